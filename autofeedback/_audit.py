@@ -1,0 +1,170 @@
+"""Offline audit of logged requests: one JSON object per line in, one result per line
+out, in order; a line that cannot be read becomes an error result, never a gap.
+
+Input record (JSONL): optional ``id``, optional ``instruction``, optional ``tools`` (an
+OpenAI tool list for this record), and exactly one of ``output`` (raw LLM text),
+``call`` (``{"name", "arguments"}``) or ``request`` (``{"method", "url", "params",
+"headers", "json", "data"}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import SpecError
+from autofeedback._findings import CODES, Finding
+from autofeedback._scan import Scanner
+
+__all__ = ["AuditResult", "AuditSummary", "audit_lines", "audit_record"]
+
+_KINDS = ("output", "call", "request")
+_MAX_LINE = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The verdict on one input line. ``error`` is set when the line itself is bad."""
+
+    id: Any
+    ok: bool
+    findings: tuple[Finding, ...] = ()
+    error: str | None = None
+    line: int = 0
+    operations: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"id": self.id, "ok": False, "error": self.error}
+        return {"id": self.id, "ok": self.ok, "findings": [f.as_dict() for f in self.findings]}
+
+
+@dataclass
+class AuditSummary:
+    """Counts over a whole audit, per finding code and per operation."""
+
+    records: int = 0
+    clean: int = 0
+    bad_lines: int = 0
+    by_code: Counter[str] = field(default_factory=Counter)
+    by_operation: Counter[str] = field(default_factory=Counter)
+
+    def add(self, result: AuditResult) -> None:
+        self.records += 1
+        if result.error is not None:
+            self.bad_lines += 1
+            return
+        if result.ok:
+            self.clean += 1
+        for f in result.findings:
+            self.by_code[f.code] += 1
+            self.by_operation[f.operation or "(unresolved)"] += 1
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean, 1 findings, 2 bad input lines."""
+        if self.bad_lines:
+            return 2
+        return 0 if self.clean == self.records else 1
+
+    def code_rows(self) -> list[tuple[str, str, int]]:
+        return [(c, CODES[c], self.by_code[c]) for c in CODES if self.by_code[c]]
+
+
+class _CatalogCache:
+    """Per-record ``tools`` are usually the same few lists: load each once."""
+
+    def __init__(self, base: ApiCatalog | None) -> None:
+        self.base = base
+        self._scanners: dict[str, Scanner] = {}
+        self._base_scanner: Scanner | None = None
+        self.retriever: Any = "auto"
+
+    def scanner(self, tools: Any) -> Scanner:
+        if tools is None:
+            if self.base is None:
+                raise SpecError("record has no 'tools' and no --spec was given", source="<audit>")
+            if self._base_scanner is None:
+                self._base_scanner = Scanner(self.base, retriever=self.retriever)
+            return self._base_scanner
+        key = hashlib.sha256(json.dumps(tools, sort_keys=True, default=str).encode()).hexdigest()
+        hit = self._scanners.get(key)
+        if hit is None:
+            catalog = ApiCatalog.from_tools(tools, source="<record tools>")
+            if self.base is not None:
+                catalog = ApiCatalog.merge(catalog, self.base)
+            if len(self._scanners) > 1024:
+                self._scanners.clear()
+            hit = self._scanners[key] = Scanner(catalog, retriever=self.retriever)
+        return hit
+
+
+def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
+    """Audit one decoded record; every problem with the record itself becomes ``error``."""
+    if not isinstance(record, Mapping):
+        return AuditResult(line, False, error="record is not a JSON object", line=line)
+    rid = record.get("id", line)
+    kinds = [k for k in _KINDS if k in record]
+    if len(kinds) != 1:
+        want = "exactly one of 'output', 'call', 'request'"
+        got = ", ".join(repr(k) for k in kinds) or "none"
+        return AuditResult(rid, False, error=f"record needs {want} (got {got})", line=line)
+    instruction = record.get("instruction")
+    if instruction is not None and not isinstance(instruction, str):
+        return AuditResult(rid, False, error="'instruction' must be a string", line=line)
+    try:
+        scanner = cache.scanner(record.get("tools"))
+    except SpecError as exc:
+        return AuditResult(rid, False, error=f"bad 'tools': {exc.reason}", line=line)
+    value = record[kinds[0]]
+    if kinds[0] == "output" and not isinstance(value, str):
+        return AuditResult(rid, False, error="'output' must be a string", line=line)
+    if kinds[0] != "output" and not isinstance(value, Mapping):
+        return AuditResult(rid, False, error=f"'{kinds[0]}' must be a JSON object", line=line)
+    findings = tuple(scanner.iter_findings(value, instruction=instruction))
+    ok = not any(f.severity == "error" for f in findings)
+    ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
+    return AuditResult(rid, ok, findings, line=line, operations=ops)
+
+
+def audit_lines(
+    lines: Iterable[str | bytes],
+    catalog: ApiCatalog | None,
+    *,
+    retriever: Any = "auto",
+) -> Iterator[AuditResult]:
+    """Audit a JSONL stream lazily, in order, in constant memory.
+
+    >>> catalog = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
+    ...     "properties": {}}}])
+    >>> [r.ok for r in audit_lines(['{"call": {"name": "ping", "arguments": {}}}', 'oops'],
+    ...                            catalog, retriever=None)]
+    [True, False]
+    """
+    cache = _CatalogCache(catalog)
+    cache.retriever = retriever
+    for number, raw in enumerate(lines, start=1):
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if not text.strip():
+            yield AuditResult(number, False, error="empty line", line=number)
+            continue
+        if len(text) > _MAX_LINE:
+            yield AuditResult(number, False, error=f"line longer than {_MAX_LINE} bytes",
+                              line=number)
+            continue
+        try:
+            record = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            col = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            yield AuditResult(number, False, error=f"not valid JSON: {reason}{col}", line=number)
+            continue
+        try:
+            yield audit_record(record, number, cache)
+        except RecursionError:
+            yield AuditResult(number, False, error="record nested too deeply", line=number)

@@ -1,0 +1,209 @@
+"""E2: is the API the request names a real one, and the one the instruction asks for?
+
+Order, as in the paper: a real API not fitting the instruction (E2.1), a literal
+variant (E2.2), a semantic variant (E2.3), anything else (E2). An unknown name stops
+the scan: parameter checks against a guessed API would only add noise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._names import NameMatcher, closest_literal, closest_spelling, literal_key
+
+__all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection"]
+
+
+class _Ranked(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def score(self) -> float: ...
+
+
+class ApiRanker(Protocol):
+    """Ranks a catalog's APIs for an instruction (``retriever.ApiRetriever`` is one)."""
+
+    def rank(self, instruction: str, catalog: ApiCatalog, k: int | None = None) -> Sequence[_Ranked]: ...
+
+
+@dataclass(frozen=True)
+class NameCheck:
+    """The operation a request resolved to (``None`` when the name is wrong)."""
+
+    operation: Operation | None
+    path_params: dict[str, str] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+
+
+def _describe(op: Operation) -> str:
+    return op.description.strip().split("\n")[0][:200]
+
+
+def check_name(
+    request: ApiRequest,
+    catalog: ApiCatalog,
+    *,
+    matcher: NameMatcher | None = None,
+    threshold: float = 0.5,
+) -> NameCheck:
+    """Resolve the request's API; on failure return the E2 finding that explains why."""
+    if request.is_http:
+        return _check_http(request, catalog, matcher=matcher, threshold=threshold)
+    name = request.name or ""
+    op = catalog.get(name)
+    if op is not None:
+        return NameCheck(op)
+    names = list(catalog.names)
+    where = ("api",)
+    literal = closest_literal(name, names)
+    if literal is not None:
+        return NameCheck(None, findings=(Finding(
+            "E2.2", where, name, expected=literal, suggestion=literal,
+            message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
+            doc=_describe(catalog.get(literal) or Operation(literal)),
+        ),))
+    semantic = _semantic(name, names, matcher, threshold)
+    if semantic is not None:
+        best, score = semantic
+        return NameCheck(None, findings=(Finding(
+            "E2.3", where, name, expected=best, suggestion=best,
+            message=f"API {name!r} does not exist; the closest real API is {best!r} "
+            f"(similarity {score:.2f})",
+            doc=_describe(catalog.get(best) or Operation(best)),
+        ),))
+    guess = closest_spelling(name, names)
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return NameCheck(None, findings=(Finding(
+        "E2", where, name, expected=names[:20], suggestion=guess,
+        message=f"API {name!r} does not exist; documented APIs: {shown}",
+    ),))
+
+
+def _semantic(
+    name: str, candidates: Sequence[str], matcher: NameMatcher | None, threshold: float
+) -> tuple[str, float] | None:
+    if matcher is None or not candidates or not name.strip():
+        return None
+    ranked = matcher.name_similarity(name, candidates)
+    if ranked and ranked[0].score >= threshold:
+        return ranked[0].name, float(ranked[0].score)
+    return None
+
+
+_VAR = re.compile(r"^\{[^{}]+\}$")
+
+
+def _literal_path_match(path: str, template: str) -> bool:
+    """``/Movie/550/Credits`` or ``/movie_credits`` against ``/movie/{id}/credits``: the
+    same segments once case and separators are ignored, variables matching anything."""
+    got = [s for s in path.strip("/").split("/")]
+    want = [s for s in template.strip("/").split("/")]
+    if len(got) != len(want):
+        return literal_key(path) == literal_key(_VAR_IN_PATH.sub("", template)) and bool(
+            literal_key(path)
+        )
+    return all(_VAR.match(w) or literal_key(g) == literal_key(w) for g, w in zip(got, want))
+
+
+_VAR_IN_PATH = re.compile(r"\{[^{}]+\}")
+
+
+def _path_words(path: str) -> str:
+    # numbers and ids say nothing about which API is meant
+    parts = [p for p in re.split(r"[/_\-.{}]+", path) if p and not any(c.isdigit() for c in p)]
+    return " ".join(parts)
+
+
+def _check_http(
+    request: ApiRequest, catalog: ApiCatalog, *, matcher: NameMatcher | None, threshold: float
+) -> NameCheck:
+    assert request.method is not None and request.url is not None
+    method = request.method.upper()
+    split = urlsplit(request.url)
+    target = f"{method} {split.path or '/'}"
+    where = ("api",)
+    if split.netloc and catalog.hosts and split.netloc.lower() not in catalog.hosts:
+        servers = ", ".join(catalog.servers)
+        return NameCheck(None, findings=(Finding(
+            "E2", ("url",), split.netloc, expected=list(catalog.servers),
+            message=f"host {split.netloc!r} is not a server of this API; servers: {servers}",
+        ),))
+    path = catalog.relative_path(request.url)
+    matched = catalog.match_http(method, path)
+    if matched is not None:
+        return NameCheck(matched[0], path_params=matched[1])
+    by_path = catalog.match_path(path)
+    if by_path:
+        allowed = sorted({op.method or "" for op, _ in by_path})
+        return NameCheck(None, findings=(Finding(
+            "E2", ("method",), method, expected=allowed, suggestion=allowed[0],
+            message=f"{path} does not accept {method}; documented methods: {', '.join(allowed)}",
+        ),))
+    http_ops = [op for op in catalog.operations if op.is_http and op.method == method]
+    for op in http_ops:
+        assert op.path is not None
+        if _literal_path_match(path, op.path):
+            return NameCheck(None, findings=(Finding(
+                "E2.2", where, target, expected=op.name, suggestion=f"{method} {op.path}",
+                message=f"{target} is not documented; it is a spelling variant of "
+                f"{method} {op.path}",
+                doc=_describe(op),
+            ),))
+    templates = {f"{op.method} {op.path}": op for op in http_ops}
+    if matcher is not None and templates:
+        words = {key: _path_words(op.path or "") for key, op in templates.items()}
+        ranked = matcher.name_similarity(_path_words(path), list(words.values()))
+        if ranked and ranked[0].score >= threshold:
+            key = next(k for k, w in words.items() if w == ranked[0].name)
+            return NameCheck(None, findings=(Finding(
+                "E2.3", where, target, expected=templates[key].name, suggestion=key,
+                message=f"{target} is not documented; the closest documented endpoint is "
+                f"{key} (similarity {ranked[0].score:.2f})",
+                doc=_describe(templates[key]),
+            ),))
+    all_keys = [f"{op.method} {op.path}" for op in catalog.operations if op.is_http]
+    guess = closest_spelling(target, all_keys)
+    return NameCheck(None, findings=(Finding(
+        "E2", where, target, expected=all_keys[:20], suggestion=guess,
+        message=f"{target} is not a documented endpoint",
+    ),))
+
+
+def check_selection(
+    op: Operation,
+    instruction: str,
+    catalog: ApiCatalog,
+    ranker: ApiRanker,
+    *,
+    top_k: int = 1,
+    confident_margin: float = 0.15,
+) -> Finding | None:
+    """E2.1: ``op`` is real but the retriever does not rank it in the top ``k`` for the
+    instruction. The retriever can be wrong, so this is a warning unless the best API
+    beats the chosen one by ``confident_margin`` in cosine similarity."""
+    if len(catalog) <= top_k or not instruction.strip():
+        return None
+    ranked = list(ranker.rank(instruction, catalog))
+    top = [r.name for r in ranked[:top_k]]
+    if op.name in top:
+        return None
+    scores = {r.name: float(r.score) for r in ranked}
+    margin = scores[ranked[0].name] - scores.get(op.name, 0.0)
+    severity = "error" if margin >= confident_margin else "warning"
+    best = ranked[0].name
+    return Finding(
+        "E2.1", ("api",), op.name, expected=top, suggestion=best, severity=severity,
+        message=f"API {op.name!r} exists but does not fit the instruction; {best!r} fits "
+        f"better (similarity {scores[best]:.2f} vs {scores.get(op.name, 0.0):.2f})",
+        operation=op.name,
+        doc=_describe(catalog.get(best) or Operation(best)),
+    )

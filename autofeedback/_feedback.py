@@ -1,0 +1,110 @@
+"""Static feedback for the model, rendered from findings (never from ``str(exc)``).
+
+The paper's five-part template: (1) there is an error; (2) where it is and what it is;
+(3) which checks already passed; (4) the likely cause and the correction; (5) please
+regenerate the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from autofeedback._findings import Finding
+
+__all__ = ["render_feedback"]
+
+_PASSED = {
+    "E1": "",
+    "E2": "The request was parsed successfully.",
+    "E3": "The request was parsed successfully and the API name is correct.",
+    "E4": "The request was parsed successfully, the API name is correct and the parameter "
+    "names are correct.",
+}
+
+_CAUSE = {
+    "E1": "The output does not contain a request in a format that can be parsed.",
+    "E2.1": "The API exists, but it does not do what the instruction asks for.",
+    "E2.2": "The API name is written in a different case or with different separators "
+    "than the documented name.",
+    "E2.3": "The API name is made up; it resembles a documented API.",
+    "E2": "The API name is not in the documentation.",
+    "E3.1": "The parameter belongs to a different API.",
+    "E3.2": "The parameter name is written in a different case or with different separators "
+    "than the documented name.",
+    "E3.3": "The parameter name is made up; it resembles a documented parameter.",
+    "E3.4": "A parameter the documentation marks as required was left out.",
+    "E3": "The parameter is not documented for this API, or it is sent in the wrong place.",
+    "E4.1": "The value does not have the type the documentation gives for this parameter.",
+    "E4.2": "The value breaks a constraint the documentation gives for this parameter.",
+}
+
+
+def _family(code: str) -> str:
+    return code.split(".")[0]
+
+
+def _correction(f: Finding) -> str:
+    if f.code == "E1":
+        return (
+            "Write exactly one request, e.g. <API>ApiName(key1='value1', key2='value2')"
+            "</API>, with every argument a literal value."
+        )
+    if f.code == "E2.1" and f.suggestion:
+        return f"Use {f.suggestion!r} instead of {f.got!r} if it fits the instruction."
+    if _family(f.code) == "E2":
+        if f.suggestion:
+            return f"Use the documented API {f.suggestion!r}."
+        return "Choose one of the documented APIs."
+    if f.code == "E3.4":
+        return f"Add the required parameter {f.suggestion!r}."
+    if _family(f.code) == "E3":
+        if f.code == "E3" and isinstance(f.expected, str) and f.suggestion:
+            return f"Send {f.suggestion!r} in the {f.expected}."
+        if f.suggestion:
+            return f"Replace {f.got!r} with the documented parameter {f.suggestion!r}."
+        names = f.expected if isinstance(f.expected, list) else []
+        if names:
+            return f"Remove {f.got!r}; documented parameters: {', '.join(map(str, names))}."
+        return f"Remove {f.got!r}; this API takes no such parameter."
+    if f.code == "E4.1":
+        return f"Give a value of type {_show(f.expected)}."
+    return "Give a value that satisfies the documented constraint."
+
+
+def _show(value: object) -> str:
+    if isinstance(value, list):
+        return " or ".join(map(str, value))
+    return str(value)
+
+
+def render_feedback(finding: Finding | Sequence[Finding]) -> str:
+    """The feedback message for the model about one finding (or the first of several,
+    listing the others briefly).
+
+    >>> from autofeedback import Finding
+    >>> print(render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",
+    ...     suggestion="userLogin", message="API 'user_login' does not exist")))
+    There is an error in your API request.
+    Error E2.2 (literal variant of an API name) at api: API 'user_login' does not exist.
+    The request was parsed successfully.
+    Likely cause: The API name is written in a different case or with different separators than the documented name. Correction: Use the documented API 'userLogin'.
+    Please regenerate the API request.
+    """
+    findings = [finding] if isinstance(finding, Finding) else list(finding)
+    if not findings:
+        raise ValueError("render_feedback needs at least one finding")
+    first = findings[0]
+    where = ".".join(first.location) or "the output"
+    lines = ["There is an error in your API request."]
+    lines.append(f"Error {first.code} ({first.title}) at {where}: {first.message.rstrip('.')}.")
+    if first.doc:
+        lines.append(f"Documentation: {first.doc}")
+    passed = _PASSED[_family(first.code)]
+    if passed:
+        lines.append(passed)
+    lines.append(f"Likely cause: {_CAUSE[first.code]} Correction: {_correction(first)}")
+    if len(findings) > 1:
+        lines.append("Other problems in the same request:")
+        lines.extend(f"- {f}" for f in findings[1:6])
+    lines.append("Please regenerate the API request.")
+    return "\n".join(lines)

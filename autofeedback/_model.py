@@ -1,0 +1,124 @@
+"""The internal model every spec format is loaded into, and the request shape every
+LLM output format is parsed into.
+
+Everything here is a frozen dataclass: specs are loaded once and shared between
+threads, requests are values that checks only read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ApiRequest", "Operation", "Parameter", "Response"]
+
+#: Where a parameter travels. ``"argument"`` is a parameter of a function-style API
+#: (OpenAI tools, BFCL, API-Bank) that has no HTTP placement.
+Location = Literal["path", "query", "header", "cookie", "body", "argument"]
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One documented parameter.
+
+    ``schema`` is a JSON Schema (draft 2020-12 vocabulary, OpenAPI's ``nullable`` already
+    folded into ``type``); ``style``/``explode`` are OpenAPI serialization hints used to
+    deserialize HTTP query strings before type-checking.
+    """
+
+    name: str
+    location: Location
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    required: bool = False
+    description: str = ""
+    style: str | None = None
+    explode: bool | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    """One documented response: ``status`` is ``"200"``, ``"4XX"`` or ``"default"``."""
+
+    status: str
+    description: str = ""
+    schema: Mapping[str, Any] | None = None
+    example: Any = None
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One API: an OpenAPI operation or a function.
+
+    ``name`` is the ``operationId`` when the spec gives one, else ``"METHOD /path"``;
+    function-style APIs have ``method`` and ``path`` set to ``None``.
+    ``body_schema`` is the JSON request body schema, whose top-level properties are also
+    listed in ``parameters`` with location ``"body"``.
+    """
+
+    name: str
+    description: str = ""
+    method: str | None = None
+    path: str | None = None
+    parameters: tuple[Parameter, ...] = ()
+    responses: tuple[Response, ...] = ()
+    body_schema: Mapping[str, Any] | None = None
+    body_required: bool = False
+    source: str = ""
+    tags: tuple[str, ...] = ()
+    #: Credentials the spec's security schemes carry in a query, header or cookie
+    #: (``apiKey`` schemes): accepted where they appear, never reported as unknown.
+    auth_parameters: tuple[Parameter, ...] = ()
+
+    @property
+    def is_http(self) -> bool:
+        return self.method is not None and self.path is not None
+
+    @property
+    def error_responses(self) -> tuple[Response, ...]:
+        """Documented non-2xx responses (``4XX``, ``500``, ``default``...)."""
+        return tuple(r for r in self.responses if not r.status.startswith("2"))
+
+    def parameter(self, name: str, location: Location | None = None) -> Parameter | None:
+        for p in self.parameters:
+            if p.name == name and (location is None or p.location == location):
+                return p
+        return None
+
+
+RequestFormat = Literal[
+    "api-tag",  # <API>Name(k=v)</API>, the AutoFeedback paper's format
+    "python",  # Name(k=v)
+    "api-bank",  # API-Request: [Name(k='v')]
+    "json",  # {"name": ..., "arguments": ...}
+    "openai",  # OpenAI tool_calls
+    "restgpt",  # Operation: GET / Input: {"url", "params", "data"}
+    "http",  # GET /movie/550/credits?language=en
+    "request",  # a structured {"method", "url", ...} record (audit logs, requests adapter)
+]
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """One request an LLM produced, in either of two shapes.
+
+    * a *call*: ``name`` and ``arguments`` (function-call formats);
+    * an *HTTP request*: ``method`` and ``url`` (path and query string, absolute or not),
+      with ``params`` (extra query parameters), ``headers`` and ``body``.
+
+    ``raw`` is the text it was parsed from, ``format`` which parser recognised it.
+    """
+
+    name: str | None = None
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    method: str | None = None
+    url: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    format: RequestFormat = "json"
+    raw: str = ""
+
+    @property
+    def is_http(self) -> bool:
+        return self.method is not None and self.url is not None

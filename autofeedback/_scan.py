@@ -1,0 +1,195 @@
+"""The Static Scanning Component: parse -> resolve the API -> check names -> check
+parameters -> check values, in the paper's order (E1 -> E2 -> E3 -> E4).
+
+:meth:`Scanner.iter_findings` yields every finding (for audits);
+:meth:`Scanner.scan` returns the one to feed back first (for the loop).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+import weakref
+from typing import Any, Union
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._check_name import ApiRanker, check_name, check_selection
+from autofeedback._check_params import check_parameters
+from autofeedback._check_values import check_value
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._names import NameMatcher
+from autofeedback._resolve import request_args
+
+__all__ = ["Output", "Scanner", "iter_findings", "scan"]
+
+#: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
+#: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
+Output = Union[str, ApiRequest, Mapping[str, Any]]
+
+
+class _Retriever(ApiRanker, NameMatcher):
+    pass
+
+
+class Scanner:
+    """Checks LLM requests against one catalog.
+
+    ``retriever`` gives the semantic checks (E2.1, E2.3, E3.3): ``"auto"`` (default)
+    creates the packaged-MiniLM :class:`retriever.ApiRetriever` the first time a check
+    needs it, so well-formed calls never load a model; ``None`` runs the structural
+    checks only (unknown names are then plain E2/E3 with a spelling suggestion).
+
+    >>> catalog = ApiCatalog.from_tools([{"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"city": {"type": "string"}}}}])
+    >>> Scanner(catalog, retriever=None).scan("get_weather(City='Paris')").code
+    'E3.2'
+    """
+
+    def __init__(
+        self,
+        catalog: ApiCatalog,
+        *,
+        retriever: Any = "auto",
+        threshold: float = 0.5,
+        top_k: int = 1,
+        confident_margin: float = 0.15,
+    ) -> None:
+        self.catalog = catalog
+        self._retriever = retriever
+        self.threshold = threshold
+        self.top_k = top_k
+        self.confident_margin = confident_margin
+
+    @property
+    def retriever(self) -> _Retriever | None:
+        if self._retriever == "auto":
+            from retriever import ApiRetriever
+
+            self._retriever = ApiRetriever()
+        return self._retriever  # type: ignore[no-any-return]
+
+    # -- entry points ---------------------------------------------------------------
+
+    def iter_findings(self, output: Output, *, instruction: str | None = None) -> Iterator[Finding]:
+        """Every finding for every request in ``output``, in the paper's order per request."""
+        requests, problem = to_requests(output)
+        if problem is not None:
+            yield problem
+            return
+        for i, request in enumerate(requests):
+            prefix = (f"request[{i}]",) if len(requests) > 1 else ()
+            for f in self.check_request(request, instruction=instruction, calls=len(requests)):
+                yield dataclasses.replace(f, location=prefix + f.location) if prefix else f
+
+    def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
+        """The finding to feed back first: the first error in the paper's order, else the
+        first warning, else ``None``."""
+        findings = list(self.iter_findings(output, instruction=instruction))
+        errors = [f for f in findings if f.severity == "error"]
+        return (errors or findings or [None])[0]
+
+    def check_request(
+        self, request: ApiRequest, *, instruction: str | None = None, calls: int = 1
+    ) -> Iterator[Finding]:
+        """E2 -> E3 -> E4 for one parsed request."""
+        semantic = self._semantic_needed(request)
+        matcher = self.retriever if semantic else None
+        named = check_name(request, self.catalog, matcher=matcher, threshold=self.threshold)
+        yield from named.findings
+        op = named.operation
+        if op is None:
+            return
+        if instruction and len(self.catalog) > 1 and self.retriever is not None:
+            found = check_selection(
+                op, instruction, self.catalog, self.retriever,
+                top_k=max(self.top_k, calls), confident_margin=self.confident_margin,
+            )
+            if found is not None:
+                yield found
+        yield from self.check_operation(op, request, named.path_params)
+
+    def check_operation(
+        self, op: Operation, request: ApiRequest, path_params: Mapping[str, str] | None = None
+    ) -> Iterator[Finding]:
+        """E3 and E4 for a request already known to target ``op``."""
+        args = request_args(request, path_params)
+        needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
+        matcher = self.retriever if needs_matcher else None
+        params = check_parameters(op, args, self.catalog, matcher=matcher, threshold=self.threshold)
+        yield from params.findings
+        for arg, param in params.matched:
+            yield from check_value(op, arg, param)
+
+    def _semantic_needed(self, request: ApiRequest) -> bool:
+        if request.is_http:
+            assert request.method is not None and request.url is not None
+            return self.catalog.match_http(request.method, request.url) is None
+        return (request.name or "") not in self.catalog
+
+
+def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
+    """Normalise what :class:`Scanner` accepts into parsed requests, or an E1 finding."""
+    if isinstance(output, ApiRequest):
+        return [output], None
+    from autofeedback._parse import (
+        RequestFormatError,
+        parse_output,
+        request_from_call,
+        request_from_http,
+    )
+
+    if isinstance(output, Mapping):
+        try:
+            if "method" in output or "url" in output:
+                return [request_from_http(output)], None
+            return [request_from_call(output)], None
+        except RequestFormatError as exc:
+            return [], Finding("E1", (), _excerpt(output), message=str(exc))
+    if not isinstance(output, str):
+        return [], Finding("E1", (), repr(type(output)), message="output is not text")
+    result = parse_output(output)
+    if result.requests:
+        return result.requests, None
+    return [], Finding(
+        "E1", (), _excerpt(output), expected=result.format_hint,
+        message=result.problem or "no API request found in the output",
+    )
+
+
+def _excerpt(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+_default: weakref.WeakKeyDictionary[ApiCatalog, Scanner] = weakref.WeakKeyDictionary()
+
+
+def _scanner(catalog: ApiCatalog, retriever: Any) -> Scanner:
+    if retriever != "auto":
+        return Scanner(catalog, retriever=retriever)
+    hit = _default.get(catalog)
+    if hit is None:
+        hit = _default[catalog] = Scanner(catalog)
+    return hit
+
+
+def iter_findings(
+    output: Output, catalog: ApiCatalog, *, instruction: str | None = None, retriever: Any = "auto"
+) -> Iterator[Finding]:
+    """Every finding for ``output`` against ``catalog`` (see :class:`Scanner`)."""
+    return _scanner(catalog, retriever).iter_findings(output, instruction=instruction)
+
+
+def scan(
+    output: Output, catalog: ApiCatalog, *, instruction: str | None = None, retriever: Any = "auto"
+) -> Finding | None:
+    """The first finding for ``output`` in the paper's order, or ``None`` when it is clean.
+
+    >>> catalog = ApiCatalog.from_tools([{"name": "userLogin", "parameters": {
+    ...     "type": "object", "properties": {}}}])
+    >>> scan("<API>user_login()</API>", catalog, retriever=None).code
+    'E2.2'
+    """
+    return _scanner(catalog, retriever).scan(output, instruction=instruction)
+
