@@ -1,0 +1,801 @@
+"""A sandbox API server: any loaded spec, served on 127.0.0.1, validating every request.
+
+Each request is checked with openapi-core against :func:`autofeedback.to_openapi` of the
+catalog (function-style operations are ``POST /{name}``, see :func:`function_path`).
+A valid request gets the first documented 2xx status and a body built from the
+documented example, else generated from the response schema. An invalid one gets:
+
+* verbose mode: 400 (404 unknown path, 405 wrong method, 413 body too large) and a JSON
+  body that explains every error;
+* terse mode: the same status and only a short machine code, ``{"info_code": 40001}``
+  (the AutoFeedback paper's Figure 1), so that only the docs can explain it.
+
+Terse codes come from the operation's documented error responses when they define
+codes (a description such as ``"info_code 20001: `since` must be a date"`` or an
+example ``{"info_code": 20001}``): the documented code whose text matches the error's
+kind, and best the offending parameter, wins. Otherwise, this stable default table:
+
+=====  ====  ===================  ==================================================
+code   HTTP  kind                 meaning
+=====  ====  ===================  ==================================================
+40001  400   missing_parameter    a required parameter or request body is missing
+40002  400   unknown_parameter    an undocumented query parameter or body property
+40003  400   wrong_type           a value of the wrong type
+40004  400   bad_format           a string that breaks its format or pattern
+40005  400   bad_value            a value outside an enum or a numeric/length bound
+40006  400   invalid_body         a body that is not JSON, or the wrong content type
+40400  404   unknown_path         no documented path (or function) matches
+40500  405   method_not_allowed   the path exists, the method is not documented for it
+41300  413   body_too_large       the body exceeds the server's limit (1 MiB)
+=====  ====  ===================  ==================================================
+
+The server binds to a loopback address only and logs only method, path and status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from ipaddress import ip_address
+from os import PathLike
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from openapi_core import Config, OpenAPI
+from openapi_core.casting.schemas.exceptions import CastError
+from openapi_core.datatypes import RequestParameters
+from openapi_core.deserializing.exceptions import DeserializeError
+from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
+from openapi_core.templating.paths.exceptions import OperationNotFound, PathError
+from openapi_core.validation.request.exceptions import (
+    MissingRequestBodyError,
+    MissingRequiredParameter,
+    ParameterValidationError,
+    RequestBodyValidationError,
+)
+from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
+from werkzeug.datastructures import Headers, ImmutableMultiDict
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
+from autofeedback._model import Operation, Response
+from autofeedback._openapi import _export, sample_value, sanitize_schema
+
+__all__ = ["DEFAULT_ERROR_CODES", "Sandbox", "SeenRequest", "run_sandbox"]
+
+#: Error kind -> (HTTP status, terse code) when the docs define no code for it.
+DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
+    "missing_parameter": (400, 40001),
+    "unknown_parameter": (400, 40002),
+    "wrong_type": (400, 40003),
+    "bad_format": (400, 40004),
+    "bad_value": (400, 40005),
+    "invalid_body": (400, 40006),
+    "unknown_path": (404, 40400),
+    "method_not_allowed": (405, 40500),
+    "body_too_large": (413, 41300),
+}
+
+MAX_BODY_BYTES = 1 << 20
+# Bodies up to this size are read and dropped so the client sees the 413, larger ones
+# get the connection closed on them.
+_DRAIN_LIMIT = 16 << 20
+_HOST_URL = "http://127.0.0.1"
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE")
+
+# Words a documented error description uses for each kind of error; the first kind in
+# a description's text is the one it documents.
+_KIND_WORDS: dict[str, tuple[str, ...]] = {
+    "missing_parameter": ("missing", "required", "must be provided", "not provided"),
+    "unknown_parameter": ("unknown", "unexpected", "not allowed", "unsupported", "unrecognized"),
+    "bad_format": ("format", "yyyy", "pattern", "iso 8601", "iso8601", "malformed"),
+    "bad_value": (
+        "one of",
+        "enum",
+        "range",
+        "between",
+        "at least",
+        "at most",
+        "greater",
+        "less",
+        "exceed",
+        "invalid value",
+        "allowed values",
+    ),
+    "wrong_type": (
+        "type",
+        "must be an integer",
+        "must be a number",
+        "must be a boolean",
+        "integer",
+        "number",
+        "boolean",
+        "numeric",
+    ),
+    "invalid_body": ("json", "body", "payload", "not valid", "parse"),
+    "body_too_large": ("too large", "size"),
+}
+_CODE_IN_TEXT = re.compile(
+    r"\b(?:info[_ ]?code|error[_ ]?code|code)\b\s*[:=#]?\s*(\d{3,6})\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class SeenRequest:
+    """What the sandbox received and answered; ``kind`` is ``"ok"`` or an error kind."""
+
+    method: str
+    path: str
+    status: int
+    kind: str = "ok"
+    operation: str | None = None
+
+
+@dataclass(frozen=True)
+class _Error:
+    kind: str
+    message: str
+    location: tuple[str, ...] = ()
+    parameter: str | None = None
+
+
+@dataclass(frozen=True)
+class _DocumentedCode:
+    code: int
+    status: int
+    key: str
+    text: str
+
+
+@dataclass(frozen=True)
+class _Route:
+    template: str
+    method: str
+    operation: Operation
+    segments: tuple[re.Pattern[str], ...]
+    names: tuple[tuple[str, ...], ...]
+    literal_len: int
+    query_names: frozenset[str] = field(default_factory=frozenset)
+
+
+class Sandbox:
+    """A local HTTP server answering the catalog's operations; a context manager.
+
+    ``terse`` answers errors with a code only; ``error_codes`` overrides codes of the
+    default table by error kind (``{"wrong_type": 777}``); ``seed`` varies generated
+    bodies; ``log`` gets one ``METHOD /path STATUS`` line per request. Paths are
+    accepted with or without the path prefix of the spec's servers (``/3/movie/550``
+    and ``/movie/550`` for TMDB); ``requests_seen`` records every answer.
+
+    >>> catalog = ApiCatalog([Operation("ping")])
+    >>> with Sandbox(catalog) as sandbox:  # doctest: +SKIP
+    ...     requests.post(sandbox.url + "/ping", json={}).status_code
+    200
+    """
+
+    def __init__(
+        self,
+        catalog: ApiCatalog,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        terse: bool = False,
+        error_codes: Mapping[str, int] | None = None,
+        seed: int = 0,
+        log: IO[str] | None = None,
+    ) -> None:
+        if not _is_loopback(host):
+            raise ConfigurationError(f"the sandbox binds to loopback only, not {host!r}")
+        self.catalog = catalog
+        self.host = host
+        self.port = port
+        self.terse = terse
+        self.seed = seed
+        self.requests_seen: list[SeenRequest] = []
+        self._log = log
+        self._codes = {k: v[1] for k, v in DEFAULT_ERROR_CODES.items()}
+        if error_codes:
+            unknown = set(error_codes) - set(DEFAULT_ERROR_CODES)
+            if unknown:
+                raise ConfigurationError(
+                    f"unknown error kind(s) {sorted(unknown)}; known: {sorted(DEFAULT_ERROR_CODES)}"
+                )
+            self._codes.update(error_codes)
+        exported = _export(catalog)
+        document = dict(exported.document)
+        # one fixed server, and longest paths first: openapi-core takes the first path
+        # whose name ends the URL, and "/{id}" also ends "/books/{id}"
+        document["servers"] = [{"url": _HOST_URL}]
+        document["paths"] = {
+            path: {method: _without_response_bodies(op) for method, op in item.items()}
+            for path, item in sorted(document["paths"].items(), key=lambda kv: -len(kv[0]))
+        }
+        try:
+            # The export is checked against the OpenAPI 3.1 meta-schema by the test suite
+            # on every real spec we know; re-checking here costs seconds per start.
+            self._openapi = OpenAPI.from_dict(document, config=Config(spec_validator_cls=None))
+        except Exception as exc:  # openapi-core raises many unrelated types here
+            raise SpecError(f"cannot serve this spec: {exc}", source=catalog.source) from exc
+        self._routes = [
+            _compile_route(path, method, op) for (path, method), op in exported.routes.items()
+        ]
+        self._doc_codes = {op.name: _documented_codes(op) for op in catalog.operations}
+        self._prefixes = sorted(
+            {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
+        )
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:54321`` (after :meth:`start`)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def _bind(self) -> ThreadingHTTPServer:
+        if self._server is None:
+            handler = type("_BoundHandler", (_Handler,), {"sandbox": self})
+            server_cls = _IPv6Server if ":" in self.host else ThreadingHTTPServer
+            self._server = server_cls((self.host, self.port), handler)
+            self._server.daemon_threads = True
+            self.port = int(self._server.server_address[1])
+        return self._server
+
+    def start(self) -> Sandbox:
+        """Bind and serve in a background thread; returns ``self``."""
+        if self._thread is None:
+            server = self._bind()
+            self._thread = threading.Thread(
+                target=server.serve_forever, name="autofeedback-sandbox", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Bind and serve in this thread until :meth:`stop` or KeyboardInterrupt."""
+        self._bind().serve_forever()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            if self._thread is not None:
+                self._server.shutdown()
+                self._thread.join()
+            self._server.server_close()
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- answering -----------------------------------------------------------------
+
+    def handle(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        oversize: bool = False,
+    ) -> tuple[int, dict[str, str], Any, SeenRequest]:
+        """Answer one request: ``(status, extra headers, JSON body, record)``.
+
+        ``headers`` have lower-case names; ``oversize`` says the body was too large to
+        read."""
+        split = urlsplit(target)
+        raw_path = split.path or "/"
+        route, path_vars, allowed = self._route(method, raw_path)
+        if route is None:
+            if allowed:
+                error = _Error(
+                    "method_not_allowed",
+                    f"{method} is not documented for {raw_path}; allowed: {', '.join(allowed)}",
+                )
+                return self._error(method, raw_path, None, [error], {"Allow": ", ".join(allowed)})
+            error = _Error("unknown_path", f"no documented operation at {raw_path}")
+            return self._error(method, raw_path, None, [error], {})
+        op = route.operation
+        if oversize or (body is not None and len(body) > MAX_BODY_BYTES):
+            error = _Error("body_too_large", f"the body exceeds {MAX_BODY_BYTES} bytes")
+            return self._error(method, raw_path, op, [error], {})
+        query = parse_qsl(split.query, keep_blank_values=True)
+        errors = [
+            _Error("unknown_parameter", f"unknown query parameter '{name}'", ("query", name), name)
+            for name in dict.fromkeys(n for n, _ in query)
+            if name not in route.query_names
+        ]
+        errors += self._validate(route, path_vars, query, headers, body)
+        if errors:
+            return self._error(method, raw_path, op, errors, {})
+        status, payload = self._success(op)
+        seen = SeenRequest(method, raw_path, status, "ok", op.name)
+        return status, {}, payload, seen
+
+    def _route(self, method: str, raw_path: str) -> tuple[_Route | None, dict[str, str], list[str]]:
+        candidates = [raw_path]
+        for prefix in self._prefixes:
+            if raw_path == prefix or raw_path.startswith(prefix + "/"):
+                candidates.insert(0, raw_path[len(prefix) :] or "/")
+        for path in candidates:
+            segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+            matches: list[tuple[_Route, dict[str, str]]] = []
+            for route in self._routes:
+                found = _match(route, segments)
+                if found is not None:
+                    matches.append((route, found))
+            if not matches:
+                continue
+            best = max(r.literal_len for r, _ in matches)
+            matches = [(r, v) for r, v in matches if r.literal_len == best]
+            for route, path_vars in matches:
+                if route.method == method.lower():
+                    return route, path_vars, []
+            return None, {}, sorted({r.method.upper() for r, _ in matches})
+        return None, {}, []
+
+    def _validate(
+        self,
+        route: _Route,
+        path_vars: dict[str, str],
+        query: list[tuple[str, str]],
+        headers: Mapping[str, str],
+        body: bytes | None,
+    ) -> list[_Error]:
+        content_type = headers.get("content-type", "")
+        if body and not content_type:
+            content_type = "application/json"  # a body with no type is read as JSON
+        request = _OpenAPIRequest(
+            method=route.method,
+            path_pattern=route.template,
+            path_vars=path_vars,
+            query=query,
+            headers=headers,
+            body=body,
+            content_type=content_type.lower() or "application/json",
+        )
+        with self._lock:
+            try:
+                result = self._openapi.unmarshal_request(request)
+            except Exception as exc:  # never let a validator bug take the server down
+                return [
+                    _Error(
+                        "invalid_body", f"the request could not be validated: {type(exc).__name__}"
+                    )
+                ]
+        errors: list[_Error] = []
+        for problem in result.errors:
+            errors.extend(_explain(problem))
+        return errors
+
+    def _success(self, op: Operation) -> tuple[int, Any]:
+        ok = [r for r in op.responses if r.status.startswith("2")]
+        response: Response | None = ok[0] if ok else None
+        status = int(response.status) if response and response.status.isdigit() else 200
+        if response is not None and response.example is not None:
+            return status, response.example
+        if response is not None and response.schema is not None:
+            return status, sample_value(sanitize_schema(response.schema), seed=self.seed)
+        return status, {"ok": True, "operation": op.name}
+
+    def _error(
+        self,
+        method: str,
+        path: str,
+        op: Operation | None,
+        errors: list[_Error],
+        headers: dict[str, str],
+    ) -> tuple[int, dict[str, str], Any, SeenRequest]:
+        first = errors[0]
+        status = DEFAULT_ERROR_CODES[first.kind][0]
+        code, key = self._codes[first.kind], "info_code"
+        documented = self._pick_code(op, first)
+        if documented is not None:
+            code, key = documented.code, documented.key
+            if 400 <= documented.status < 500 and status == 400:
+                status = documented.status
+        name = op.name if op else None
+        seen = SeenRequest(method, path, status, first.kind, name)
+        if self.terse:
+            return status, headers, {key: code}, seen
+        payload: dict[str, Any] = {
+            key: code,
+            "error": first.kind,
+            "message": first.message,
+            "errors": [
+                {"kind": e.kind, "message": e.message, "location": list(e.location)} for e in errors
+            ],
+        }
+        if name:
+            payload["operation"] = name
+        return status, headers, payload, seen
+
+    def _pick_code(self, op: Operation | None, error: _Error) -> _DocumentedCode | None:
+        """The documented code that best explains ``error``: one naming the parameter
+        beats one of the same kind, the count of kind words breaks ties."""
+        if op is None:
+            return None
+        best: tuple[float, _DocumentedCode] | None = None
+        for doc in self._doc_codes.get(op.name, ()):
+            hits = _kind_hits(doc.text)
+            score = 0.0
+            if _kind_of_hits(hits) == error.kind:
+                score += 1
+            if error.parameter and re.search(
+                rf"(?<![\w-]){re.escape(error.parameter)}(?![\w-])", doc.text
+            ):
+                score += 2
+            if score and (best is None or score + 0.1 * hits.get(error.kind, (0, 0))[0] > best[0]):
+                best = (score + 0.1 * hits.get(error.kind, (0, 0))[0], doc)
+        return best[1] if best else None
+
+    def _record(self, seen: SeenRequest) -> None:
+        with self._lock:
+            self.requests_seen.append(seen)
+        if self._log is not None:
+            self._log.write(f"{seen.method} {seen.path} {seen.status}\n")
+            self._log.flush()
+
+
+class _IPv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def _without_response_bodies(operation: dict[str, Any]) -> dict[str, Any]:
+    """Responses are built from the catalog, not validated: their schemas (large once
+    every ``$ref`` is inlined) would only slow openapi-core's spec check tenfold."""
+    responses = {s: {"description": r["description"]} for s, r in operation["responses"].items()}
+    return {**operation, "responses": responses}
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# -- routing -----------------------------------------------------------------------
+
+_VAR = re.compile(r"\{([^{}/]+)\}")
+
+
+def _compile_route(template: str, method: str, op: Operation) -> _Route:
+    segments: list[re.Pattern[str]] = []
+    names: list[tuple[str, ...]] = []
+    literal = 0
+    for raw in template.strip("/").split("/") if template.strip("/") else []:
+        pattern, pos = "", 0
+        seg_names: list[str] = []
+        for m in _VAR.finditer(raw):
+            text = unquote(raw[pos : m.start()])
+            pattern += re.escape(text)
+            literal += len(text)
+            pattern += f"(?P<v{len(seg_names)}>.+?)"
+            seg_names.append(m.group(1))
+            pos = m.end()
+        text = unquote(raw[pos:])
+        pattern += re.escape(text)
+        literal += len(text) + 1
+        segments.append(re.compile(pattern, re.DOTALL))
+        names.append(tuple(seg_names))
+    query = frozenset(p.name for p in op.parameters if p.location == "query")
+    if op.is_http and op.path is not None:
+        # path parameters the template lacks were exported as query parameters
+        query |= {
+            p.name
+            for p in op.parameters
+            if p.location == "path" and "{" + p.name + "}" not in template
+        }
+    return _Route(template, method, op, tuple(segments), tuple(names), literal, query)
+
+
+def _match(route: _Route, segments: Sequence[str]) -> dict[str, str] | None:
+    if len(segments) != len(route.segments):
+        return None
+    out: dict[str, str] = {}
+    for text, regex, names in zip(segments, route.segments, route.names, strict=True):
+        m = regex.fullmatch(text)
+        if m is None:
+            return None
+        for i, name in enumerate(names):
+            out[name] = m.group(f"v{i}")
+    return out
+
+
+class _OpenAPIRequest:
+    """openapi-core's ``Request`` protocol over what the handler read."""
+
+    def __init__(
+        self,
+        *,
+        method: str,
+        path_pattern: str,
+        path_vars: Mapping[str, str],
+        query: Sequence[tuple[str, str]],
+        headers: Mapping[str, str],
+        body: bytes | None,
+        content_type: str,
+    ) -> None:
+        self.host_url = _HOST_URL
+        self.path = path_pattern
+        self.path_pattern = path_pattern
+        self.method = method.lower()
+        self.body = body
+        self.content_type = content_type
+        cookies: list[tuple[str, str]] = []
+        for part in headers.get("cookie", "").split(";"):
+            if "=" in part:
+                k, v = part.split("=", 1)
+                cookies.append((k.strip(), v.strip()))
+        self.parameters = RequestParameters(
+            query=ImmutableMultiDict(list(query)),
+            header=Headers(list(headers.items())),
+            cookie=ImmutableMultiDict(cookies),
+            path=dict(path_vars),
+        )
+
+
+# -- explaining validation errors ------------------------------------------------------
+
+
+def _explain(exc: BaseException) -> list[_Error]:
+    cause = exc.__cause__
+    if isinstance(exc, ParameterValidationError):
+        where = (exc.location, exc.name)
+        what = f"{exc.location} parameter '{exc.name}'"
+        if isinstance(exc, MissingRequiredParameter):
+            return [_Error("missing_parameter", f"missing required {what}", where, exc.name)]
+        if isinstance(cause, CastError):
+            return [_Error("wrong_type", f"{what} must be of type {cause.type}", where, exc.name)]
+        if isinstance(cause, InvalidSchemaValue):
+            return [_schema_error(e, where, exc.name) for e in cause.schema_errors] or [
+                _Error("bad_value", f"invalid {what}", where, exc.name)
+            ]
+        if isinstance(cause, DeserializeError):
+            return [_Error("wrong_type", f"{what} cannot be read as documented", where, exc.name)]
+        return [_Error("bad_value", f"invalid {what}", where, exc.name)]
+    if isinstance(exc, MissingRequestBodyError):
+        return [_Error("missing_parameter", "missing required JSON request body", ("body",))]
+    if isinstance(exc, RequestBodyValidationError):
+        if isinstance(cause, InvalidSchemaValue):
+            return [_schema_error(e, ("body",), None) for e in cause.schema_errors] or [
+                _Error("bad_value", "invalid request body", ("body",))
+            ]
+        if isinstance(cause, MediaTypeNotFound):
+            return [_Error("invalid_body", "the body must be sent as application/json", ("body",))]
+        return [_Error("invalid_body", "the body is not valid JSON", ("body",))]
+    if isinstance(exc, OperationNotFound):
+        return [_Error("method_not_allowed", "method not documented for this path")]
+    if isinstance(exc, PathError):
+        return [_Error("unknown_path", "no documented operation at this path")]
+    return [_Error("bad_value", f"invalid request ({type(exc).__name__})")]
+
+
+def _schema_error(err: Any, where: tuple[str, ...], parameter: str | None) -> _Error:
+    """One jsonschema ``ValidationError`` as an :class:`_Error`."""
+    validator = str(getattr(err, "validator", ""))
+    path = tuple(str(p) for p in getattr(err, "absolute_path", ()))
+    location = where + path
+    name = parameter if parameter is not None else (path[0] if path else None)
+    message = str(getattr(err, "message", "invalid value"))
+    if len(message) > 300:
+        message = message[:300] + "..."
+    label = ".".join(location[1:]) if len(location) > 1 else location[0]
+    if validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", message)
+        if missing:
+            name = missing[0]
+            location = (*location, missing[0])
+        kind = "missing_parameter"
+    elif validator in ("additionalProperties", "unevaluatedProperties"):
+        unexpected = re.findall(r"'([^']+)'", message)
+        if unexpected:
+            name = unexpected[0]
+            location = (*location, unexpected[0])
+        kind = "unknown_parameter"
+    elif validator == "type":
+        kind = "wrong_type"
+    elif validator in ("format", "pattern"):
+        kind = "bad_format"
+    else:
+        kind = "bad_value"
+    return _Error(kind, f"{label}: {message}", location, name)
+
+
+def _kind_hits(text: str) -> dict[str, tuple[int, int]]:
+    """Error kind -> (how many of its words ``text`` uses, where the first one is)."""
+    lowered = text.lower()
+    out: dict[str, tuple[int, int]] = {}
+    for kind, words in _KIND_WORDS.items():
+        positions = [p for p in (lowered.find(w) for w in words) if p >= 0]
+        if positions:
+            out[kind] = (len(positions), min(positions))
+    return out
+
+
+def _kind_of_hits(hits: Mapping[str, tuple[int, int]]) -> str | None:
+    """The kind a description documents: most words, then the earliest word."""
+    if not hits:
+        return None
+    return min(hits, key=lambda k: (-hits[k][0], hits[k][1]))
+
+
+def _documented_codes(op: Operation) -> tuple[_DocumentedCode, ...]:
+    out: list[_DocumentedCode] = []
+    for r in op.error_responses:
+        status = int(r.status) if r.status.isdigit() else 400
+        if isinstance(r.example, Mapping):
+            key = next(
+                (
+                    k
+                    for k, v in r.example.items()
+                    if isinstance(k, str)
+                    and "code" in k.lower()
+                    and isinstance(v, int)
+                    and not isinstance(v, bool)
+                ),
+                None,
+            )
+            if key is not None:
+                text = " ".join(
+                    [r.description] + [str(v) for v in r.example.values() if isinstance(v, str)]
+                )
+                out.append(_DocumentedCode(int(r.example[key]), status, key, text))
+                continue
+        # "info_code 20001: ... ; info_code 20002: ..." documents several codes
+        matches = list(_CODE_IN_TEXT.finditer(r.description))
+        for i, m in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(r.description)
+            key = "info_code" if "info" in m.group(0).lower() else "error_code"
+            if not m.group(0).lower().startswith(("info", "error")):
+                key = "code"
+            out.append(_DocumentedCode(int(m.group(1)), status, key, r.description[m.end() : end]))
+    return tuple(out)
+
+
+# -- HTTP ---------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    sandbox: Sandbox
+    server_version = "autofeedback-sandbox"
+    sys_version = ""
+    timeout = 15
+    # http.server's own answers to unparsable requests: JSON too, and nothing echoed
+    error_content_type = "application/json"
+    error_message_format = '{"error": "bad_http_request", "status": %(code)d}'
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the sandbox logs method, path and status itself; never headers or bodies
+
+    def _serve(self) -> None:
+        method = self.command.upper()
+        body: bytes | None = None
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        try:
+            length = int(headers.get("content-length", "0") or "0")
+        except ValueError:
+            length = -1
+        if length < 0:
+            self._reply(
+                400,
+                {},
+                {
+                    "info_code": DEFAULT_ERROR_CODES["invalid_body"][1],
+                    "error": "invalid_body",
+                    "message": "bad Content-Length header",
+                },
+                SeenRequest(method, urlsplit(self.path).path, 400, "invalid_body"),
+            )
+            return
+        if length > MAX_BODY_BYTES:
+            if length <= _DRAIN_LIMIT:
+                remaining = length
+                while remaining > 0:
+                    chunk = self.rfile.read(min(remaining, 1 << 16))
+                    if not chunk:
+                        break
+                    remaining -= len(chunk)
+            self.close_connection = True
+        elif length > 0:
+            body = self.rfile.read(length)
+        try:
+            status, extra, payload, seen = self.sandbox.handle(
+                method, self.path, headers, body, oversize=length > MAX_BODY_BYTES
+            )
+        except Exception as exc:  # the sandbox must answer, whatever it was sent
+            status, extra, seen = 500, {}, SeenRequest(method, "?", 500, "internal_error")
+            payload = {"error": "internal_error", "message": type(exc).__name__}
+        self._reply(status, extra, payload, seen)
+
+    def _reply(
+        self, status: int, extra: Mapping[str, str], payload: Any, seen: SeenRequest
+    ) -> None:
+        self.sandbox._record(seen)  # before replying, so a client that got it sees it
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in extra.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command.upper() != "HEAD":
+            self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+    do_HEAD = do_OPTIONS = do_TRACE = _serve
+
+
+# -- CLI ----------------------------------------------------------------------------
+
+
+def run_sandbox(
+    spec: str | PathLike[str],
+    *,
+    port: int | None = None,
+    terse: bool = False,
+    host: str = "127.0.0.1",
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Serve ``spec`` until interrupted: what ``autofeedback sandbox`` runs.
+
+    ``port=None`` takes the port of a loopback server the spec declares, else 8080.
+    Returns 0 after Ctrl-C, 2 on a bad spec or a port that cannot be bound.
+
+    >>> run_sandbox("specs/examples/bookshop.yaml", stdout=sys.stdout,
+    ...             stderr=sys.stderr)  # doctest: +SKIP
+    """
+    try:
+        catalog = ApiCatalog.from_file(Path(spec))
+        if port is None:
+            port = _default_port(catalog)
+        sandbox = Sandbox(catalog, host=host, port=port, terse=terse, log=stdout)
+        sandbox._bind()
+    except AutoFeedbackError as exc:
+        stderr.write(f"error: {exc}\n")
+        return 2
+    except OSError as exc:
+        stderr.write(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        return 2
+    mode = "terse" if terse else "verbose"
+    stdout.write(
+        f"Serving {len(catalog)} operations of {spec} at {sandbox.url} ({mode} errors); "
+        "Ctrl-C to stop\n"
+    )
+    stdout.flush()
+    try:
+        sandbox.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sandbox.stop()
+    return 0
+
+
+def _default_port(catalog: ApiCatalog) -> int:
+    for server in catalog.servers:
+        parts = urlsplit(server)
+        if parts.hostname and _is_loopback(parts.hostname) and parts.port:
+            return parts.port
+    return 8080
