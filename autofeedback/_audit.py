@@ -21,7 +21,7 @@ from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding
 from autofeedback._scan import Scanner
 
-__all__ = ["AuditResult", "AuditSummary", "audit_lines", "audit_record"]
+__all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
 _KINDS = ("output", "call", "request")
 _MAX_LINE = 8 * 1024 * 1024
@@ -53,6 +53,8 @@ class AuditSummary:
     bad_lines: int = 0
     by_code: Counter[str] = field(default_factory=Counter)
     by_operation: Counter[str] = field(default_factory=Counter)
+    #: ``(operation, code) -> count``: the per-operation breakdown reports show.
+    by_operation_code: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def add(self, result: AuditResult) -> None:
         self.records += 1
@@ -63,7 +65,9 @@ class AuditSummary:
             self.clean += 1
         for f in result.findings:
             self.by_code[f.code] += 1
-            self.by_operation[f.operation or "(unresolved)"] += 1
+            op = f.operation or "(unresolved)"
+            self.by_operation[op] += 1
+            self.by_operation_code[op, f.code] += 1
 
     @property
     def exit_code(self) -> int:
@@ -74,6 +78,18 @@ class AuditSummary:
 
     def code_rows(self) -> list[tuple[str, str, int]]:
         return [(c, CODES[c], self.by_code[c]) for c in CODES if self.by_code[c]]
+
+    def operation_rows(self) -> list[tuple[str, int, str]]:
+        """``(operation, findings, "E3.2×2, E4.1×1")``, most findings first."""
+        rows = []
+        for op, count in sorted(self.by_operation.items(), key=lambda kv: (-kv[1], kv[0])):
+            codes = ", ".join(
+                f"{c}×{self.by_operation_code[op, c]}"
+                for c in CODES
+                if self.by_operation_code[op, c]
+            )
+            rows.append((op, count, codes))
+        return rows
 
 
 class _CatalogCache:
@@ -137,8 +153,12 @@ def audit_lines(
     catalog: ApiCatalog | None,
     *,
     retriever: Any = "auto",
+    start: int = 1,
 ) -> Iterator[AuditResult]:
     """Audit a JSONL stream lazily, in order, in constant memory.
+
+    ``start`` is the number of the first line (a partition of a bigger log keeps the
+    line numbers, and so the default ids, of the whole file).
 
     >>> catalog = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
     ...     "properties": {}}}])
@@ -148,14 +168,15 @@ def audit_lines(
     """
     cache = _CatalogCache(catalog)
     cache.retriever = retriever
-    for number, raw in enumerate(lines, start=1):
+    for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         if not text.strip():
             yield AuditResult(number, False, error="empty line", line=number)
             continue
         if len(text) > _MAX_LINE:
-            yield AuditResult(number, False, error=f"line longer than {_MAX_LINE} bytes",
-                              line=number)
+            yield AuditResult(
+                number, False, error=f"line longer than {_MAX_LINE} bytes", line=number
+            )
             continue
         try:
             record = json.loads(text)
@@ -168,3 +189,41 @@ def audit_lines(
             yield audit_record(record, number, cache)
         except RecursionError:
             yield AuditResult(number, False, error="record nested too deeply", line=number)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One decoded input unit from a non-JSONL reader (HAR entry, chat-log tool call).
+
+    ``record`` follows the JSONL record contract; ``error`` marks a unit that could not
+    be read (it becomes an error result, never a gap). ``line`` is where it starts.
+    """
+
+    line: int
+    record: Any = None
+    error: str | None = None
+    id: Any = None
+
+
+def audit_units(
+    units: Iterable[Unit], catalog: ApiCatalog | None, *, retriever: Any = "auto"
+) -> Iterator[AuditResult]:
+    """Audit already-decoded records (see :mod:`autofeedback._inputs`), lazily, in order.
+
+    >>> catalog = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
+    ...     "properties": {}}}])
+    >>> units = [Unit(1, {"call": {"name": "ping", "arguments": {}}}), Unit(2, error="bad")]
+    >>> [(r.ok, r.error) for r in audit_units(units, catalog, retriever=None)]
+    [(True, None), (False, 'bad')]
+    """
+    cache = _CatalogCache(catalog)
+    cache.retriever = retriever
+    for unit in units:
+        rid = unit.id if unit.id is not None else unit.line
+        if unit.error is not None:
+            yield AuditResult(rid, False, error=unit.error, line=unit.line)
+            continue
+        try:
+            yield audit_record(unit.record, unit.line, cache)
+        except RecursionError:
+            yield AuditResult(rid, False, error="record nested too deeply", line=unit.line)

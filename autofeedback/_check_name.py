@@ -32,7 +32,9 @@ class _Ranked(Protocol):
 class ApiRanker(Protocol):
     """Ranks a catalog's APIs for an instruction (``retriever.ApiRetriever`` is one)."""
 
-    def rank(self, instruction: str, catalog: ApiCatalog, k: int | None = None) -> Sequence[_Ranked]: ...
+    def rank(
+        self, instruction: str, catalog: ApiCatalog, k: int | None = None
+    ) -> Sequence[_Ranked]: ...
 
 
 @dataclass(frozen=True)
@@ -66,26 +68,53 @@ def check_name(
     where = ("api",)
     literal = closest_literal(name, names)
     if literal is not None:
-        return NameCheck(None, findings=(Finding(
-            "E2.2", where, name, expected=literal, suggestion=literal,
-            message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
-            doc=_describe(catalog.get(literal) or Operation(literal)),
-        ),))
+        return NameCheck(
+            None,
+            findings=(
+                Finding(
+                    "E2.2",
+                    where,
+                    name,
+                    expected=literal,
+                    suggestion=literal,
+                    message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
+                    doc=_describe(catalog.get(literal) or Operation(literal)),
+                ),
+            ),
+        )
     semantic = _semantic(name, names, matcher, threshold)
     if semantic is not None:
         best, score = semantic
-        return NameCheck(None, findings=(Finding(
-            "E2.3", where, name, expected=best, suggestion=best,
-            message=f"API {name!r} does not exist; the closest real API is {best!r} "
-            f"(similarity {score:.2f})",
-            doc=_describe(catalog.get(best) or Operation(best)),
-        ),))
+        return NameCheck(
+            None,
+            findings=(
+                Finding(
+                    "E2.3",
+                    where,
+                    name,
+                    expected=best,
+                    suggestion=best,
+                    message=f"API {name!r} does not exist; the closest real API is {best!r} "
+                    f"(similarity {score:.2f})",
+                    doc=_describe(catalog.get(best) or Operation(best)),
+                ),
+            ),
+        )
     guess = closest_spelling(name, names)
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return NameCheck(None, findings=(Finding(
-        "E2", where, name, expected=names[:20], suggestion=guess,
-        message=f"API {name!r} does not exist; documented APIs: {shown}",
-    ),))
+    return NameCheck(
+        None,
+        findings=(
+            Finding(
+                "E2",
+                where,
+                name,
+                expected=names[:20],
+                suggestion=guess,
+                message=f"API {name!r} does not exist; documented APIs: {shown}",
+            ),
+        ),
+    )
 
 
 def _semantic(
@@ -111,7 +140,9 @@ def _literal_path_match(path: str, template: str) -> bool:
         return literal_key(path) == literal_key(_VAR_IN_PATH.sub("", template)) and bool(
             literal_key(path)
         )
-    return all(_VAR.match(w) or literal_key(g) == literal_key(w) for g, w in zip(got, want))
+    return all(
+        _VAR.match(w) or literal_key(g) == literal_key(w) for g, w in zip(got, want, strict=False)
+    )
 
 
 _VAR_IN_PATH = re.compile(r"\{[^{}]+\}")
@@ -133,10 +164,19 @@ def _check_http(
     where = ("api",)
     if split.netloc and catalog.hosts and split.netloc.lower() not in catalog.hosts:
         servers = ", ".join(catalog.servers)
-        return NameCheck(None, findings=(Finding(
-            "E2", ("url",), split.netloc, expected=list(catalog.servers),
-            message=f"host {split.netloc!r} is not a server of this API; servers: {servers}",
-        ),))
+        return NameCheck(
+            None,
+            findings=(
+                Finding(
+                    "E2",
+                    ("url",),
+                    split.netloc,
+                    expected=list(catalog.servers),
+                    message=f"host {split.netloc!r} is not a server of this API; "
+                    f"servers: {servers}",
+                ),
+            ),
+        )
     path = catalog.relative_path(request.url)
     matched = catalog.match_http(method, path)
     if matched is not None:
@@ -144,38 +184,75 @@ def _check_http(
     by_path = catalog.match_path(path)
     if by_path:
         allowed = sorted({op.method or "" for op, _ in by_path})
-        return NameCheck(None, findings=(Finding(
-            "E2", ("method",), method, expected=allowed, suggestion=allowed[0],
-            message=f"{path} does not accept {method}; documented methods: {', '.join(allowed)}",
-        ),))
+        return NameCheck(
+            None,
+            findings=(
+                Finding(
+                    "E2",
+                    ("method",),
+                    method,
+                    expected=allowed,
+                    suggestion=allowed[0],
+                    message=f"{path} does not accept {method}; "
+                    f"documented methods: {', '.join(allowed)}",
+                ),
+            ),
+        )
     http_ops = [op for op in catalog.operations if op.is_http and op.method == method]
     for op in http_ops:
         assert op.path is not None
         if _literal_path_match(path, op.path):
-            return NameCheck(None, findings=(Finding(
-                "E2.2", where, target, expected=op.name, suggestion=f"{method} {op.path}",
-                message=f"{target} is not documented; it is a spelling variant of "
-                f"{method} {op.path}",
-                doc=_describe(op),
-            ),))
+            return NameCheck(
+                None,
+                findings=(
+                    Finding(
+                        "E2.2",
+                        where,
+                        target,
+                        expected=op.name,
+                        suggestion=f"{method} {op.path}",
+                        message=f"{target} is not documented; it is a spelling variant of "
+                        f"{method} {op.path}",
+                        doc=_describe(op),
+                    ),
+                ),
+            )
     templates = {f"{op.method} {op.path}": op for op in http_ops}
     if matcher is not None and templates:
         words = {key: _path_words(op.path or "") for key, op in templates.items()}
         ranked = matcher.name_similarity(_path_words(path), list(words.values()))
         if ranked and ranked[0].score >= threshold:
             key = next(k for k, w in words.items() if w == ranked[0].name)
-            return NameCheck(None, findings=(Finding(
-                "E2.3", where, target, expected=templates[key].name, suggestion=key,
-                message=f"{target} is not documented; the closest documented endpoint is "
-                f"{key} (similarity {ranked[0].score:.2f})",
-                doc=_describe(templates[key]),
-            ),))
+            return NameCheck(
+                None,
+                findings=(
+                    Finding(
+                        "E2.3",
+                        where,
+                        target,
+                        expected=templates[key].name,
+                        suggestion=key,
+                        message=f"{target} is not documented; the closest documented endpoint is "
+                        f"{key} (similarity {ranked[0].score:.2f})",
+                        doc=_describe(templates[key]),
+                    ),
+                ),
+            )
     all_keys = [f"{op.method} {op.path}" for op in catalog.operations if op.is_http]
     guess = closest_spelling(target, all_keys)
-    return NameCheck(None, findings=(Finding(
-        "E2", where, target, expected=all_keys[:20], suggestion=guess,
-        message=f"{target} is not a documented endpoint",
-    ),))
+    return NameCheck(
+        None,
+        findings=(
+            Finding(
+                "E2",
+                where,
+                target,
+                expected=all_keys[:20],
+                suggestion=guess,
+                message=f"{target} is not a documented endpoint",
+            ),
+        ),
+    )
 
 
 def check_selection(
@@ -201,7 +278,12 @@ def check_selection(
     severity = "error" if margin >= confident_margin else "warning"
     best = ranked[0].name
     return Finding(
-        "E2.1", ("api",), op.name, expected=top, suggestion=best, severity=severity,
+        "E2.1",
+        ("api",),
+        op.name,
+        expected=top,
+        suggestion=best,
+        severity=severity,
         message=f"API {op.name!r} exists but does not fit the instruction; {best!r} fits "
         f"better (similarity {scores[best]:.2f} vs {scores.get(op.name, 0.0):.2f})",
         operation=op.name,

@@ -58,12 +58,19 @@ def check_parameters(
         if param is not None:
             used.add(param.name)
             if arg.location not in ("argument", param.location):
-                findings.append(Finding(
-                    "E3", (arg.location, arg.name), arg.name, expected=param.location,
-                    suggestion=param.name, operation=op.name, doc=_param_doc(param),
-                    message=f"parameter {arg.name!r} belongs in the {param.location}, "
-                    f"not the {arg.location}",
-                ))
+                findings.append(
+                    Finding(
+                        "E3",
+                        (arg.location, arg.name),
+                        arg.name,
+                        expected=param.location,
+                        suggestion=param.name,
+                        operation=op.name,
+                        doc=_param_doc(param),
+                        message=f"parameter {arg.name!r} belongs in the {param.location}, "
+                        f"not the {arg.location}",
+                    )
+                )
             else:
                 matched.append((arg, param))
             continue
@@ -80,11 +87,18 @@ def check_parameters(
                 a.location == "header" and a.name.lower() == p.name.lower() for a in args
             ):
                 continue
-            findings.append(Finding(
-                "E3.4", (p.location, p.name), None, expected=p.name, suggestion=p.name,
-                operation=op.name, doc=_param_doc(p),
-                message=f"required {_where(p)}parameter {p.name!r} is missing",
-            ))
+            findings.append(
+                Finding(
+                    "E3.4",
+                    (p.location, p.name),
+                    None,
+                    expected=p.name,
+                    suggestion=p.name,
+                    operation=op.name,
+                    doc=_param_doc(p),
+                    message=f"required {_where(p)}parameter {p.name!r} is missing",
+                )
+            )
     return ParamCheck(tuple(findings), tuple(matched))
 
 
@@ -129,7 +143,12 @@ def _unknown(
     if literal is not None:
         p = next(p for p in params if p.name == literal)
         return Finding(
-            "E3.2", where, arg.name, expected=literal, suggestion=literal, operation=op.name,
+            "E3.2",
+            where,
+            arg.name,
+            expected=literal,
+            suggestion=literal,
+            operation=op.name,
             doc=_param_doc(p),
             message=f"unknown {place}parameter {arg.name!r}; it is a spelling variant of "
             f"{literal!r}",
@@ -144,21 +163,35 @@ def _unknown(
         suggestion = semantic[0] if semantic else closest_spelling(arg.name, names)
         shown = ", ".join(owners[:3])
         return Finding(
-            "E3.1", where, arg.name, expected=names, suggestion=suggestion, operation=op.name,
+            "E3.1",
+            where,
+            arg.name,
+            expected=names,
+            suggestion=suggestion,
+            operation=op.name,
             message=f"parameter {arg.name!r} belongs to {shown}, not to {op.name}",
         )
     if semantic is not None:
         best, score = semantic
         p = next(p for p in params if p.name == best)
         return Finding(
-            "E3.3", where, arg.name, expected=best, suggestion=best, operation=op.name,
+            "E3.3",
+            where,
+            arg.name,
+            expected=best,
+            suggestion=best,
+            operation=op.name,
             doc=_param_doc(p),
             message=f"unknown {place}parameter {arg.name!r}; the closest documented one is "
             f"{best!r} (similarity {score:.2f})",
         )
     shown = ", ".join(names) if names else "none"
     return Finding(
-        "E3", where, arg.name, expected=names, suggestion=closest_spelling(arg.name, names),
+        "E3",
+        where,
+        arg.name,
+        expected=names,
+        suggestion=closest_spelling(arg.name, names),
         operation=op.name,
         message=f"unknown {place}parameter {arg.name!r}; {op.name} takes: {shown}",
     )

@@ -121,7 +121,9 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
         return
     value = arg.value
     # a string sent to a path/query/header parameter travels as text anyway
-    if arg.raw or (isinstance(value, str) and param.location in ("path", "query", "header", "cookie")):
+    if arg.raw or (
+        isinstance(value, str) and param.location in ("path", "query", "header", "cookie")
+    ):
         value = deserialize(value, schema, param)
     try:
         errors = sorted(
@@ -147,7 +149,12 @@ def _finding(
         expected = err.validator_value
         wanted = " or ".join(expected) if isinstance(expected, list) else str(expected)
         return Finding(
-            "E4.1", where, got, expected=expected, operation=op.name, doc=doc,
+            "E4.1",
+            where,
+            got,
+            expected=expected,
+            operation=op.name,
+            doc=doc,
             message=f"{name} must be {_article(wanted)} {wanted}{described}, got "
             f"{_type_name(got)} {_short(got)}",
         )
@@ -164,8 +171,14 @@ def _finding(
         message = f"{name}: {_short(got)} breaks the documented {kind} {_short(expected, 40)}"
         suggestion = None
     return Finding(
-        "E4.2", where, got, expected={kind: expected} if not isinstance(expected, dict) else expected,
-        operation=op.name, doc=doc, message=message, suggestion=suggestion,
+        "E4.2",
+        where,
+        got,
+        expected={kind: expected} if not isinstance(expected, dict) else expected,
+        operation=op.name,
+        doc=doc,
+        message=message,
+        suggestion=suggestion,
     )
 
 

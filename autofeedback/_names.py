@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["NameMatcher", "closest_literal", "literal_key", "closest_spelling"]
+__all__ = ["NameMatcher", "closest_literal", "closest_spelling", "literal_key"]
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 

@@ -8,9 +8,9 @@ parameters -> check values, in the paper's order (E1 -> E2 -> E3 -> E4).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
 import weakref
-from typing import Any, Union
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._check_name import ApiRanker, check_name, check_selection
@@ -25,7 +25,7 @@ __all__ = ["Output", "Scanner", "iter_findings", "scan"]
 
 #: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
 #: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
-Output = Union[str, ApiRequest, Mapping[str, Any]]
+Output = str | ApiRequest | Mapping[str, Any]
 
 
 class _Retriever(ApiRanker, NameMatcher):
@@ -102,8 +102,12 @@ class Scanner:
             return
         if instruction and len(self.catalog) > 1 and self.retriever is not None:
             found = check_selection(
-                op, instruction, self.catalog, self.retriever,
-                top_k=max(self.top_k, calls), confident_margin=self.confident_margin,
+                op,
+                instruction,
+                self.catalog,
+                self.retriever,
+                top_k=max(self.top_k, calls),
+                confident_margin=self.confident_margin,
             )
             if found is not None:
                 yield found
@@ -152,7 +156,10 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
     if result.requests:
         return result.requests, None
     return [], Finding(
-        "E1", (), _excerpt(output), expected=result.format_hint,
+        "E1",
+        (),
+        _excerpt(output),
+        expected=result.format_hint,
         message=result.problem or "no API request found in the output",
     )
 
@@ -192,4 +199,3 @@ def scan(
     'E2.2'
     """
     return _scanner(catalog, retriever).scan(output, instruction=instruction)
-

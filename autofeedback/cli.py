@@ -10,15 +10,15 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from autofeedback._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
 from autofeedback._scan import Scanner
 
 __all__ = ["main", "run"]
@@ -42,16 +42,80 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--instruction", help="the user instruction, for the E2.1 selection check")
     s.add_argument("--format", choices=["text", "json"], default="text")
     s.add_argument("--no-semantic", action="store_true", help="structural checks only, no model")
-    s.add_argument("output", nargs="?", default="-",
-                   help="a file holding the LLM output, the output text itself, or - (stdin)")
+    s.add_argument(
+        "output",
+        nargs="?",
+        default="-",
+        help="a file holding the LLM output, the output text itself, or - (stdin)",
+    )
 
-    a = sub.add_parser("audit", help="audit a JSONL log of requests")
-    a.add_argument("log", help="JSONL file, or - for stdin")
+    a = sub.add_parser("audit", help="audit a log of requests (JSONL, HAR, OpenAI chat log)")
+    a.add_argument("log", help="log file, or - for stdin")
     a.add_argument("--spec", action="append", default=[], help="spec file (repeatable)")
-    a.add_argument("--format", choices=["text", "json", "jsonl"], default="text")
+    a.add_argument(
+        "--input-format",
+        choices=["auto", "jsonl", "har", "openai"],
+        default="auto",
+        help="how to read the log (auto: by extension, then by content)",
+    )
+    a.add_argument(
+        "--format", choices=["text", "json", "jsonl", "junit", "sarif", "html"], default="text"
+    )
     a.add_argument("-o", "--output", help="write the report here instead of stdout")
     a.add_argument("--no-semantic", action="store_true", help="structural checks only, no model")
     a.add_argument("--progress", choices=["auto", "always", "never"], default="auto")
+    a.add_argument(
+        "--engine",
+        choices=["local", "dask"],
+        default="local",
+        help="dask: audit partitions of a big line-based log in parallel (same report)",
+    )
+    a.add_argument(
+        "--dask-scheduler", choices=["processes", "threads", "synchronous"], default="processes"
+    )
+    a.add_argument("--workers", type=int, help="Dask workers (default: CPU count)")
+    a.add_argument("--partition-mb", type=float, help="Dask partition size in MiB")
+
+    sb = sub.add_parser("sandbox", help="serve a spec on 127.0.0.1, validating every request")
+    sb.add_argument("--spec", required=True)
+    sb.add_argument("--port", type=int, help="default: the spec's loopback server port, or 8080")
+    sb.add_argument(
+        "--terse",
+        action="store_true",
+        help="answer invalid requests with only a status and a machine code",
+    )
+
+    ix = sub.add_parser("index", help="the RAG index over a spec's documentation")
+    ix_sub = ix.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
+    ib = ix_sub.add_parser("build", help="build (or reuse, when the spec is unchanged) an index")
+    ib.add_argument("--spec", required=True)
+    ib.add_argument(
+        "--docs",
+        action="append",
+        default=[],
+        help="a Markdown/text file or folder of extra docs (repeatable)",
+    )
+    ib.add_argument("-o", "--output", required=True, help="index directory")
+    ib.add_argument("--embedder", help="embedding model name or local model directory")
+
+    r = sub.add_parser("run", help="ask an LLM, check, send, explain, retry (the loop)")
+    r.add_argument("--spec", required=True)
+    r.add_argument("--instruction", required=True)
+    r.add_argument(
+        "--llm",
+        default="local",
+        help="'local' (embedded GGUF model), 'local:0.5b', an OpenAI-compatible "
+        "base URL, or replay:FILE (recorded outputs separated by '---' lines)",
+    )
+    r.add_argument("--model", help="model name for an OpenAI-compatible endpoint")
+    r.add_argument("--base-url", help="where to send requests (default: the spec's server)")
+    r.add_argument("--allow-host", action="append", default=[], help="extra allowed host")
+    r.add_argument("--max-static", type=int, default=3)
+    r.add_argument("--max-dynamic", type=int, default=2)
+    r.add_argument("--token-budget", type=int)
+    r.add_argument("--timeout", type=float, default=10.0, help="per HTTP request, seconds")
+    r.add_argument("--index", help="doc index directory (built there if missing or stale)")
+    r.add_argument("--trace", help="append a JSONL trace of every attempt (credentials redacted)")
     return p
 
 
@@ -62,8 +126,12 @@ def _load_specs(paths: Sequence[str]) -> ApiCatalog | None:
     return catalogs[0] if len(catalogs) == 1 else ApiCatalog.merge(*catalogs)
 
 
-def run(argv: Sequence[str] | None = None, stdout: IO[str] | None = None,
-        stderr: IO[str] | None = None, stdin: IO[str] | None = None) -> int:
+def run(
+    argv: Sequence[str] | None = None,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+    stdin: IO[str] | None = None,
+) -> int:
     """Run the CLI; returns the exit code."""
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
@@ -74,6 +142,14 @@ def run(argv: Sequence[str] | None = None, stdout: IO[str] | None = None,
             return _scan(args, out, inp)
         if args.command == "audit":
             return _audit(args, out, err, inp)
+        if args.command == "sandbox":
+            from autofeedback._sandbox import run_sandbox
+
+            return run_sandbox(args.spec, port=args.port, terse=args.terse, stdout=out, stderr=err)
+        if args.command == "index":
+            return _index(args, out)
+        if args.command == "run":
+            return _run_loop(args, out)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{exc}\n")
@@ -116,8 +192,11 @@ def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
     ordered = ([first] if first else []) + [f for f in findings if f is not first]
     feedback = render_feedback(ordered) if ordered else None
     if args.format == "json":
-        json.dump({"ok": not errors, "findings": [f.as_dict() for f in findings],
-                   "feedback": feedback}, out, indent=2)
+        json.dump(
+            {"ok": not errors, "findings": [f.as_dict() for f in findings], "feedback": feedback},
+            out,
+            indent=2,
+        )
         out.write("\n")
     elif not findings:
         out.write("ok: no findings\n")
@@ -131,9 +210,16 @@ def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
 # -- audit --------------------------------------------------------------------------
 
 
+class _Sink(Protocol):
+    def record(self, result: AuditResult) -> None: ...
+
+    def finish(self, summary: AuditSummary) -> None: ...
+
+
 class _Formatter:
-    def __init__(self, out: IO[str]) -> None:
+    def __init__(self, out: IO[str], source: str = "-") -> None:
         self.out = out
+        self.source = source
 
     def record(self, result: AuditResult) -> None: ...
 
@@ -146,26 +232,35 @@ class _JsonlFormatter(_Formatter):
 
 
 class _JsonFormatter(_Formatter):
-    def __init__(self, out: IO[str]) -> None:
-        super().__init__(out)
+    def __init__(self, out: IO[str], source: str = "-") -> None:
+        super().__init__(out, source)
         self.results: list[dict[str, Any]] = []
 
     def record(self, result: AuditResult) -> None:
         self.results.append(result.as_dict())
 
     def finish(self, summary: AuditSummary) -> None:
-        json.dump({
-            "records": self.results,
-            "summary": {
-                "records": summary.records, "clean": summary.clean,
-                "bad_lines": summary.bad_lines, "by_code": dict(summary.by_code),
-                "by_operation": dict(summary.by_operation),
+        json.dump(
+            {
+                "records": self.results,
+                "summary": {
+                    "records": summary.records,
+                    "clean": summary.clean,
+                    "bad_lines": summary.bad_lines,
+                    "by_code": dict(summary.by_code),
+                    "by_operation": dict(summary.by_operation),
+                },
             },
-        }, self.out, indent=2, ensure_ascii=False)
+            self.out,
+            indent=2,
+            ensure_ascii=False,
+        )
         self.out.write("\n")
 
 
 class _TextFormatter(_Formatter):
+    max_operations = 50
+
     def record(self, result: AuditResult) -> None:
         if result.error is not None:
             self.out.write(f"[{result.id}] bad input (line {result.line}): {result.error}\n")
@@ -189,61 +284,302 @@ class _TextFormatter(_Formatter):
             self.out.write(f"\n{'code':<6} {'error type':<{width}} {'count':>6}\n")
             for code, title, count in rows:
                 self.out.write(f"{code:<6} {title:<{width}} {count:>6}\n")
+        ops = summary.operation_rows()
+        if ops:
+            shown = ops[: self.max_operations]
+            width = max(len("operation"), *(len(op) for op, _, _ in shown))
+            self.out.write(f"\n{'operation':<{width}} {'count':>6}  codes\n")
+            for op, count, codes in shown:
+                self.out.write(f"{op:<{width}} {count:>6}  {codes}\n")
+            if len(ops) > len(shown):
+                self.out.write(f"... and {len(ops) - len(shown)} more operations\n")
 
 
-_FORMATTERS: dict[str, type[_Formatter]] = {
-    "text": _TextFormatter, "json": _JsonFormatter, "jsonl": _JsonlFormatter,
+def _report(name: str) -> Callable[[IO[str], str], _Sink]:
+    def make(out: IO[str], source: str) -> _Sink:
+        from autofeedback import _reports
+
+        cls: Callable[[IO[str], str], _Sink] = getattr(_reports, name)
+        return cls(out, source)
+
+    return make
+
+
+_FORMATTERS: dict[str, Callable[[IO[str], str], _Sink]] = {
+    "text": _TextFormatter,
+    "json": _JsonFormatter,
+    "jsonl": _JsonlFormatter,
+    "junit": _report("JunitReport"),
+    "sarif": _report("SarifReport"),
+    "html": _report("HtmlReport"),
 }
 
+_SNIFF = 64 * 1024
 
-def _lines(path: str, inp: IO[str]) -> tuple[Iterator[str], int | None, Any]:
+
+class _Rewound:
+    """stdin with the lines read for sniffing put back in front."""
+
+    def __init__(self, head: list[str], rest: IO[str]) -> None:
+        self.head = "".join(head)
+        self.lines = head
+        self.rest = rest
+
+    def __iter__(self) -> Iterator[str]:
+        lines, self.lines, self.head = self.lines, [], ""
+        yield from lines
+        yield from self.rest
+
+    def read(self, size: int = -1) -> str:
+        if self.head:
+            head, self.head, self.lines = self.head, "", []
+            return head
+        return self.rest.read(size)
+
+
+def _lines(path: str, inp: IO[str]) -> tuple[Any, str, int | None, Any]:
+    """(stream, its first characters, size in bytes or None, file handle to close)."""
     if path == "-":
-        return iter(inp), None, None
+        head: list[str] = []
+        while sum(map(len, head)) < _SNIFF:
+            line = inp.readline()
+            if not line:
+                break
+            head.append(line)
+        return _Rewound(head, inp), "".join(head), None, None
     handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by caller
-    return iter(handle), os.path.getsize(path), handle
+    start = handle.read(_SNIFF)
+    handle.seek(0)
+    return handle, start, os.path.getsize(path), handle
 
 
 def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
+    from autofeedback._audit import audit_units
+    from autofeedback._inputs import read_har, read_openai, sniff_format
+
     catalog = _load_specs(args.spec)
-    lines, size, handle = _lines(args.log, inp)
-    target = open(args.output, "w", encoding="utf-8") if args.output else out  # noqa: SIM115
-    summary = AuditSummary()
-    formatter = _FORMATTERS[args.format](target)
-    show = args.progress == "always" or (args.progress == "auto" and err.isatty() and size)
+    retriever = None if args.no_semantic else "auto"
+    if args.engine == "dask" and args.log == "-":
+        raise _Usage("autofeedback audit: --engine dask needs a log file, not stdin")
+    if args.workers is not None and args.workers < 1:
+        raise _Usage("autofeedback audit: --workers must be at least 1")
+    stream, head, size, handle = _lines(args.log, inp)
+    fmt = args.input_format
+    if fmt == "auto":
+        fmt = sniff_format(args.log, head)
+    done = [0]  # bytes the dask engine has finished, for progress
+    results: Iterator[AuditResult]
     try:
-        results = audit_lines(lines, catalog, retriever=None if args.no_semantic else "auto")
-        if show:
-            results = _with_progress(results, handle, size, err)
-        for result in results:
-            summary.add(result)
-            formatter.record(result)
-        formatter.finish(summary)
+        if args.engine == "dask":
+            from autofeedback._engines import audit_file_dask
+
+            results = audit_file_dask(
+                args.log,
+                catalog,
+                input_format=fmt,
+                retriever=retriever,
+                scheduler=args.dask_scheduler,
+                workers=args.workers,
+                partition_bytes=int(args.partition_mb * 2**20) if args.partition_mb else None,
+                on_partition=lambda n: done.__setitem__(0, done[0] + n),
+            )
+            position: Callable[[], int] | None = lambda: done[0]  # noqa: E731
+        else:
+            if fmt == "har":
+                results = audit_units(read_har(stream), catalog, retriever=retriever)
+            elif fmt == "openai":
+                results = audit_units(read_openai(stream), catalog, retriever=retriever)
+            else:
+                results = audit_lines(stream, catalog, retriever=retriever)
+            position = _position(handle)
+        target = open(args.output, "w", encoding="utf-8") if args.output else out  # noqa: SIM115
+        try:
+            summary = AuditSummary()
+            formatter = _FORMATTERS[args.format](target, args.log)
+            show = args.progress == "always" or (
+                args.progress == "auto" and err.isatty() and bool(size)
+            )
+            if show:
+                results = _with_progress(results, position, size, err)
+            for result in results:
+                summary.add(result)
+                formatter.record(result)
+            formatter.finish(summary)
+        finally:
+            if args.output:
+                target.close()
     finally:
         if handle is not None:
             handle.close()
-        if args.output:
-            target.close()
     return summary.exit_code
 
 
-def _with_progress(results: Iterator[AuditResult], handle: Any, size: int | None,
-                   err: IO[str]) -> Iterator[AuditResult]:
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeRemainingColumn, TransferSpeedColumn)
+def _position(handle: Any) -> Callable[[], int] | None:
+    """Bytes read so far from a text file (its buffer's offset: the text layer cannot
+    tell() while being iterated)."""
+    if handle is None:
+        return None
 
+    def tell() -> int:
+        try:
+            return int(handle.buffer.tell())
+        except (OSError, AttributeError, ValueError):
+            return 0
+
+    return tell
+
+
+def _with_progress(
+    results: Iterator[AuditResult],
+    position: Callable[[], int] | None,
+    size: int | None,
+    err: IO[str],
+) -> Iterator[AuditResult]:
+    """A rich progress bar on stderr: bytes with rate and ETA when the size is known,
+    else a running count of records with their rate."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.text import Text
+
+    class _Records(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            n = task.fields.get("records", 0)
+            speed = n / task.elapsed if task.elapsed else 0.0
+            return Text(f"{n} records ({speed:,.0f}/s)")
+
+    by_bytes = bool(size) and position is not None
+    columns: list[ProgressColumn] = [TextColumn("auditing")]
+    if by_bytes:
+        columns += [
+            BarColumn(),
+            TaskProgressColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+        ]
+    else:
+        columns += [TimeElapsedColumn()]
+    columns.append(_Records())
     console = Console(file=err)
-    columns = [TextColumn("auditing"), BarColumn(), TransferSpeedColumn(),
-               TimeRemainingColumn(), MofNCompleteColumn()]
     with Progress(*columns, console=console, transient=True) as progress:
-        task = progress.add_task("audit", total=size)
-        done = 0
-        for result in results:
-            done += 1
-            if handle is not None and done % 50 == 0:
-                try:
-                    progress.update(task, completed=handle.buffer.tell())
-                except (OSError, AttributeError, ValueError):
-                    pass
+        task = progress.add_task("audit", total=size if by_bytes else None, records=0)
+        last = 0.0
+        for done, result in enumerate(results, start=1):
+            now = time.monotonic()
+            if now - last > 0.1:  # rich redraws at 10 Hz itself; update no faster
+                last = now
+                fields: dict[str, Any] = {"records": done}
+                if by_bytes and position is not None:
+                    fields["completed"] = position()
+                progress.update(task, **fields)
             yield result
-        progress.update(task, completed=size)
+        progress.update(task, completed=size if by_bytes else None, records=done if last else 0)
+
+
+# -- index / run ------------------------------------------------------------------
+
+
+def _doc_paths(items: Sequence[str]) -> list[Path]:
+    paths: list[Path] = []
+    for item in items:
+        p = Path(item)
+        if p.is_dir():
+            paths += sorted(x for x in p.rglob("*") if x.suffix.lower() in (".md", ".txt", ".rst"))
+        elif p.is_file():
+            paths.append(p)
+        else:
+            raise _Usage(f"autofeedback index build: no such file or folder: {item}")
+    return paths
+
+
+def _index(args: argparse.Namespace, out: IO[str]) -> int:
+    from doc_index import build_or_load
+    from retriever import load_embedder
+
+    catalog = ApiCatalog.from_file(args.spec)
+    embedder = load_embedder(args.embedder) if args.embedder else None
+    index = build_or_load(catalog, Path(args.output), embedder, _doc_paths(args.docs))
+    out.write(f"index of {args.spec} in {args.output}: {len(index)} chunks\n")
+    return 0
+
+
+def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
+    from rich.console import Console
+
+    from autofeedback._llm import load_llm
+    from autofeedback._loop import FeedbackLoop
+    from autofeedback._replay import ReplayLLM
+
+    catalog = ApiCatalog.from_file(args.spec)
+    if args.llm.startswith("replay:"):
+        llm: Any = ReplayLLM.from_file(args.llm.removeprefix("replay:"))
+    else:
+        llm = load_llm(args.llm, **({"model": args.model} if args.model else {}))
+    index = None
+    if args.index:
+        from doc_index import build_or_load
+
+        index = build_or_load(catalog, Path(args.index))
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    loop = FeedbackLoop(
+        llm,
+        catalog,
+        base_url=args.base_url,
+        allow_hosts=args.allow_host,
+        doc_index=index,
+        max_static=args.max_static,
+        max_dynamic=args.max_dynamic,
+        token_budget=args.token_budget,
+        timeout=args.timeout,
+        hooks={"attempt": [lambda a: _print_attempt(console, a)]},
+    )
+    result = loop.run(args.instruction, trace=args.trace)
+    verdict = "[green]success[/]" if result.success else f"[red]failed[/] ({result.stop_reason})"
+    console.print(
+        f"\n[bold]Result:[/] {verdict} after {len(result.attempts)} attempt(s), "
+        f"{result.tokens} tokens"
+    )
+    if result.request is not None:
+        console.print(
+            f"[bold]Final request:[/] {result.request.raw or result.request}", markup=False
+        )
+    if result.status is not None:
+        console.print(
+            f"Final response: HTTP {result.status} {result.response_body or ''}", markup=False
+        )
+    return 0 if result.success else 1
+
+
+def _print_attempt(console: Any, attempt: Any) -> None:
+    from rich.panel import Panel
+    from rich.text import Text
+
+    body = Text()
+    body.append("model: ", style="bold")
+    body.append(attempt.output.strip()[:500] + "\n")
+    for f in attempt.findings:
+        body.append(f"{f.severity}: {f}\n", style="yellow" if f.severity == "warning" else "red")
+    if attempt.sent is not None:
+        body.append(f"sent: {attempt.sent['method']} {attempt.sent['url']}\n", style="cyan")
+    if attempt.status is not None:
+        body.append(f"response: HTTP {attempt.status} {attempt.response_excerpt or ''}\n")
+    if attempt.explanation:
+        body.append("from the docs: ", style="bold")
+        body.append(attempt.explanation[:600] + "\n")
+    if attempt.error:
+        body.append(attempt.error + "\n", style="red")
+    if attempt.feedback:
+        body.append(f"{attempt.feedback_kind} feedback:\n", style="bold magenta")
+        body.append(attempt.feedback)
+    console.print(Panel(body, title=f"attempt {attempt.number}", expand=False))

@@ -1,0 +1,391 @@
+"""The feedback loop (the paper's Algorithm 1, made correct).
+
+The model proposes a request; the static scanner checks it and feeds errors back (at
+most ``max_static`` rounds); a clean request is sent; the response is judged; on failure
+the dynamic analysis retrieves what the docs say about the error and feeds it back
+ReAct-style (at most ``max_dynamic`` rounds). The printed pseudo-code loops while the
+requirement is unmet *or* rounds remain and re-sends the old request; here the loop runs
+while the requirement is unmet *and* rounds remain, and always sends the new request.
+
+Beyond the paper: stop when the model repeats a request that already failed, optional
+token budget, per-request timeout, never send a request with E1-E3 findings, never send
+to a host that is not a spec server, the user's base URL or an explicit allowlist.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import requests
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._check_name import check_name
+from autofeedback._check_response import DocumentedResponse, Requirement
+from autofeedback._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback._feedback import render_feedback
+from autofeedback._findings import Finding
+from autofeedback._llm import LLMClient
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._prompt import dynamic_feedback, initial_messages
+from autofeedback._scan import Scanner, to_requests
+from autofeedback._send import (
+    REDACTED,
+    SENSITIVE,
+    HttpCall,
+    allowed_hosts,
+    body_excerpt,
+    build_http,
+    send,
+)
+
+__all__ = ["Attempt", "FeedbackLoop", "LoopResult", "StopReason"]
+
+StopReason = Literal[
+    "success",
+    "static-budget",
+    "dynamic-budget",
+    "repeated",
+    "token-budget",
+    "host-not-allowed",
+    "blocked",
+]
+HOOKS = ("attempt", "finding", "response", "exhausted")
+_BLOCKING = ("E1", "E2", "E3")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One model turn and what became of it."""
+
+    number: int
+    output: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    request: ApiRequest | None = None
+    findings: tuple[Finding, ...] = ()
+    feedback: str | None = None
+    feedback_kind: Literal["static", "dynamic"] | None = None
+    sent: Mapping[str, Any] | None = None  # the HTTP call, credentials redacted
+    status: int | None = None
+    response_excerpt: str | None = None
+    explanation: str | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = [f.as_dict() for f in self.findings]
+        d["request"] = _request_dict(self.request)
+        return d
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """The outcome: the final request and response, and every attempt for the human who
+    takes over."""
+
+    success: bool
+    stop_reason: StopReason
+    request: ApiRequest | None
+    status: int | None
+    response_body: str | None
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+
+    @property
+    def tokens(self) -> int:
+        return sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in self.attempts)
+
+
+class FeedbackLoop:
+    """Bounded static + dynamic feedback around any LLM.
+
+    >>> loop = FeedbackLoop(llm, catalog, base_url=sandbox.url)   # doctest: +SKIP
+    >>> result = loop.run("Find books by Frank Herbert")         # doctest: +SKIP
+    >>> result.success, len(result.attempts)                     # doctest: +SKIP
+    (True, 2)
+    """
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        catalog: ApiCatalog,
+        *,
+        base_url: str | None = None,
+        allow_hosts: Iterable[str] = (),
+        scanner: Scanner | None = None,
+        doc_index: Any = None,
+        max_static: int = 3,
+        max_dynamic: int = 2,
+        static: bool = True,
+        dynamic: bool = True,
+        retrieve_docs: bool = True,
+        requirement: Requirement | None = None,
+        token_budget: int | None = None,
+        timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        session: requests.Session | None = None,
+        hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
+        max_prompt_apis: int = 8,
+    ) -> None:
+        if max_static < 0 or max_dynamic < 0:
+            raise ConfigurationError("max_static and max_dynamic must be >= 0")
+        unknown = set(hooks or {}) - set(HOOKS)
+        if unknown:
+            raise ConfigurationError(f"unknown hooks {sorted(unknown)}; known: {list(HOOKS)}")
+        self.llm = llm
+        self.catalog = catalog
+        self.base_url = base_url or (catalog.servers[0] if catalog.servers else None)
+        if self.base_url is None:
+            raise ConfigurationError("the spec declares no server: pass base_url")
+        self.allowed = allowed_hosts(catalog, base_url, allow_hosts)
+        self.scanner = scanner or Scanner(catalog)
+        self._doc_index = doc_index
+        self.max_static = max_static
+        self.max_dynamic = max_dynamic
+        self.static = static
+        self.dynamic = dynamic
+        self.retrieve_docs = retrieve_docs
+        self.requirement = requirement or DocumentedResponse(catalog, self.base_url)
+        self.token_budget = token_budget
+        self.timeout = timeout
+        self.headers = dict(headers or {})
+        self.session = session or requests.Session()
+        self.hooks: dict[str, list[Callable[[Any], None]]] = {
+            name: list((hooks or {}).get(name, ())) for name in HOOKS
+        }
+        self.max_prompt_apis = max_prompt_apis
+        self._secrets = [v for k, v in self.headers.items() if k.lower() in SENSITIVE and v]
+
+    # -- pieces -----------------------------------------------------------------------
+
+    @property
+    def doc_index(self) -> Any:
+        if self._doc_index is None:
+            from doc_index import DocIndex
+
+            self._doc_index = DocIndex.build(self.catalog)
+        return self._doc_index
+
+    def _prompt_ops(self, instruction: str) -> list[Operation]:
+        ops = list(self.catalog.operations)
+        if len(ops) <= self.max_prompt_apis or self.scanner.retriever is None:
+            return ops[: max(self.max_prompt_apis, 50)]
+        ranked = self.scanner.retriever.rank(instruction, self.catalog, k=self.max_prompt_apis)
+        return [op for r in ranked if (op := self.catalog.get(r.name)) is not None]
+
+    def _fire(self, hook: str, value: Any) -> None:
+        for fn in self.hooks[hook]:
+            fn(value)
+
+    def _explain(self, op: Operation, status: int | None, body: str) -> str | None:
+        if not self.retrieve_docs or status is None:
+            return None
+        from autofeedback._explain import explain_response
+
+        explanation = explain_response(self.doc_index, op.name, status, body)
+        return explanation.text or None
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self, instruction: str, *, trace: str | Path | None = None) -> LoopResult:
+        """Ask, check, send, judge, explain, until the requirement is met or the budgets
+        run out. Never mutates anything the caller passed in."""
+        messages = initial_messages(instruction, self._prompt_ops(instruction))
+        attempts: list[Attempt] = []
+        failed: set[str] = set()
+        history: list[str] = []
+        static_left, dynamic_left = self.max_static, self.max_dynamic
+        tokens = 0
+        final: tuple[bool, StopReason, ApiRequest | None, int | None, str | None] | None = None
+        while final is None:
+            started = time.perf_counter()
+            text = self.llm.complete(list(messages))
+            usage = getattr(self.llm, "last_usage", None)
+            p_tok = getattr(usage, "prompt_tokens", None)
+            c_tok = getattr(usage, "completion_tokens", None)
+            tokens += (p_tok or 0) + (c_tok or 0)
+            requests_, problem = to_requests(text)
+            request = requests_[0] if requests_ else None
+            if problem is not None:
+                findings: list[Finding] = [problem]
+            else:
+                assert request is not None
+                findings = list(self.scanner.iter_findings(request, instruction=instruction))
+            for f in findings:
+                self._fire("finding", f)
+            errors = [f for f in findings if f.severity == "error"]
+            base = Attempt(len(attempts) + 1, text, p_tok, c_tok, request, tuple(findings))
+            key = _request_key(request) if request is not None else f"text:{text.strip()}"
+            over_budget = self.token_budget is not None and tokens >= self.token_budget
+
+            if key in failed:
+                attempt = _done(base, started, error="the model repeated a request that failed")
+                final = (False, "repeated", request, None, None)
+            elif errors and self.static and static_left > 0 and not over_budget:
+                feedback = render_feedback(errors + [f for f in findings if f not in errors])
+                attempt = _done(base, started, feedback=feedback, feedback_kind="static")
+                static_left -= 1
+                failed.add(key)
+            elif any(f.code.split(".")[0] in _BLOCKING for f in errors):
+                attempt = _done(
+                    base, started, error="request not sent: it still has E1-E3 findings"
+                )
+                final = (False, "static-budget" if self.static else "blocked", request, None, None)
+            else:
+                assert request is not None
+                attempt, outcome = self._send(
+                    base,
+                    request,
+                    started,
+                    history,
+                    dynamic_left > 0 and self.dynamic and not over_budget,
+                )
+                if outcome == "success":
+                    final = (True, "success", request, attempt.status, attempt.response_excerpt)
+                elif outcome == "host":
+                    final = (False, "host-not-allowed", request, None, None)
+                elif attempt.feedback is None:
+                    final = (
+                        False,
+                        "dynamic-budget",
+                        request,
+                        attempt.status,
+                        attempt.response_excerpt,
+                    )
+                else:
+                    dynamic_left -= 1
+                    failed.add(key)
+            if final is None and over_budget:
+                final = (False, "token-budget", request, attempt.status, attempt.response_excerpt)
+            attempts.append(attempt)
+            self._fire("attempt", attempt)
+            if attempt.feedback is not None and final is None:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": attempt.feedback},
+                ]
+        success, reason, request, status, body = final
+        result = LoopResult(success, reason, request, status, body, tuple(attempts))
+        if not success:
+            self._fire("exhausted", result)
+        if trace is not None:
+            self.write_trace(result, trace)
+        return result
+
+    def _send(
+        self,
+        base: Attempt,
+        request: ApiRequest,
+        started: float,
+        history: list[str],
+        may_retry: bool,
+    ) -> tuple[Attempt, str]:
+        named = check_name(request, self.catalog)
+        op = named.operation
+        assert op is not None  # E2 findings would have blocked the request
+        assert self.base_url is not None
+        call = build_http(request, op, self.base_url, self.headers)
+        sent = self._redact_call(call, op)
+        try:
+            response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
+        except HostNotAllowed as exc:
+            return _done(base, started, sent=sent, error=str(exc)), "host"
+        except requests.RequestException as exc:
+            status, body, ok = None, f"{type(exc).__name__}: {exc}"[:300], False
+        else:
+            status, body = response.status_code, body_excerpt(response)
+            ok = self.requirement(op, response)
+        self._fire("response", (status, body))
+        if ok:
+            return _done(base, started, sent=sent, status=status, response_excerpt=body), "success"
+        action = f"{call.method} {sent['url']}" + (
+            f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
+        )
+        explanation = self._explain(op, status, body) if may_retry else None
+        feedback = (
+            dynamic_feedback(action, status, body, explanation, history) if may_retry else None
+        )
+        history.append(f"{action} -> {status}")
+        return _done(
+            base,
+            started,
+            sent=sent,
+            status=status,
+            response_excerpt=body,
+            explanation=explanation,
+            feedback=feedback,
+            feedback_kind="dynamic" if feedback else None,
+        ), "failed"
+
+    def _redact_call(self, call: HttpCall, op: Operation) -> dict[str, Any]:
+        extra = [p.name for p in op.auth_parameters]
+        return self._scrub(call.redacted(extra))  # type: ignore[no-any-return]
+
+    def _scrub(self, value: Any) -> Any:
+        """Replace every known secret value wherever it appears (URLs, bodies, text)."""
+        if isinstance(value, str):
+            for secret in self._secrets:
+                value = value.replace(secret, REDACTED)
+            return value
+        if isinstance(value, dict):
+            return {
+                k: (REDACTED if str(k).lower() in SENSITIVE else self._scrub(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self._scrub(v) for v in value]
+        return value
+
+    def write_trace(self, result: LoopResult, path: str | Path) -> None:
+        """One JSON line per attempt, then a summary line; credentials redacted."""
+        with open(path, "a", encoding="utf-8") as fh:
+            for a in result.attempts:
+                fh.write(json.dumps(self._scrub(a.as_dict()), default=str) + "\n")
+            fh.write(
+                json.dumps(
+                    self._scrub(
+                        {
+                            "summary": True,
+                            "success": result.success,
+                            "stop_reason": result.stop_reason,
+                            "status": result.status,
+                            "tokens": result.tokens,
+                            "request": _request_dict(result.request),
+                        }
+                    ),
+                    default=str,
+                )
+                + "\n"
+            )
+
+
+def _done(base: Attempt, started: float, **changes: Any) -> Attempt:
+    from dataclasses import replace
+
+    return replace(base, seconds=round(time.perf_counter() - started, 4), **changes)
+
+
+def _request_dict(request: ApiRequest | None) -> dict[str, Any] | None:
+    if request is None:
+        return None
+    d = asdict(request)
+    d["arguments"] = dict(request.arguments)
+    return d
+
+
+def _request_key(request: ApiRequest) -> str:
+    payload = {
+        "name": request.name,
+        "arguments": request.arguments,
+        "method": request.method,
+        "url": request.url,
+        "params": request.params,
+        "body": request.body,
+    }
+    return json.dumps(payload, sort_keys=True, default=str)

@@ -1,0 +1,400 @@
+"""Labelled mutations of gold calls: one function per error subtype of the paper's
+taxonomy. Each takes a gold call and its catalog and returns the mutated call, or
+``None`` where the subtype cannot be produced for that call (a one-API doc set has no
+"other API"; a parameter with no enum cannot leave it).
+
+All choices are deterministic (a seeded ``random.Random`` per record).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from autofeedback import ApiCatalog, Operation
+
+Call = tuple[str, dict[str, Any]]
+
+# Common API vocabulary -> a word with the same meaning, for E2.3/E3.3 renames.
+SYNONYMS: dict[str, str] = {
+    "get": "fetch",
+    "fetch": "retrieve",
+    "retrieve": "get",
+    "query": "lookup",
+    "search": "find",
+    "find": "search",
+    "list": "enumerate",
+    "create": "make",
+    "add": "insert",
+    "delete": "remove",
+    "remove": "delete",
+    "update": "modify",
+    "modify": "change",
+    "set": "assign",
+    "calculate": "compute",
+    "compute": "calculate",
+    "calc": "compute",
+    "check": "verify",
+    "send": "dispatch",
+    "book": "reserve",
+    "cancel": "abort",
+    "open": "launch",
+    "register": "enroll",
+    "convert": "transform",
+    "translate": "interpret",
+    "count": "tally",
+    "play": "start",
+    "show": "display",
+    "predict": "forecast",
+    "estimate": "approximate",
+    "analyze": "examine",
+    "generate": "produce",
+    "recommend": "suggest",
+    "user": "account",
+    "name": "title",
+    "id": "identifier",
+    "date": "day",
+    "time": "clock",
+    "city": "town",
+    "country": "nation",
+    "number": "count",
+    "amount": "quantity",
+    "price": "cost",
+    "location": "place",
+    "address": "residence",
+    "email": "mail",
+    "phone": "telephone",
+    "message": "note",
+    "description": "summary",
+    "content": "text",
+    "text": "content",
+    "title": "heading",
+    "start": "begin",
+    "end": "finish",
+    "year": "annum",
+    "month": "mo",
+    "type": "kind",
+    "category": "class",
+    "size": "dimension",
+    "length": "extent",
+    "width": "breadth",
+    "height": "tall",
+    "weight": "mass",
+    "speed": "velocity",
+    "distance": "range",
+    "temperature": "temp",
+    "weather": "climate",
+    "movie": "film",
+    "song": "track",
+    "music": "audio",
+    "image": "picture",
+    "picture": "photo",
+    "photo": "image",
+    "word": "term",
+    "language": "lang",
+    "code": "identifier",
+    "key": "token",
+    "token": "key",
+    "password": "passcode",
+    "username": "login",
+    "limit": "max",
+    "page": "offset",
+    "sort": "order",
+    "order": "sequence",
+    "area": "region",
+    "value": "amount",
+    "base": "bottom",
+    "rate": "ratio",
+    "interest": "yield",
+    "principal": "capital",
+    "radius": "radial",
+    "initial": "starting",
+    "final": "ending",
+    "total": "sum",
+    "data": "info",
+    "info": "details",
+    "details": "info",
+    "status": "state",
+    "event": "occasion",
+    "meeting": "appointment",
+    "appointment": "booking",
+    "doctor": "physician",
+    "patient": "sufferer",
+    "symptom": "sign",
+    "stock": "share",
+    "company": "firm",
+    "product": "item",
+    "item": "product",
+    "recipe": "dish",
+    "restaurant": "eatery",
+    "hotel": "lodging",
+    "flight": "trip",
+    "airport": "airfield",
+    "holiday": "vacation",
+    "team": "squad",
+    "player": "athlete",
+    "game": "match",
+    "score": "points",
+    "population": "inhabitants",
+    "history": "past",
+    "news": "headlines",
+    "law": "statute",
+    "case": "lawsuit",
+    "court": "tribunal",
+    "book_title": "title",
+    "author": "writer",
+    "function": "func",
+    "equation": "formula",
+    "matrix": "array",
+    "vector": "array",
+    "probability": "chance",
+    "mean": "average",
+    "average": "mean",
+    "list_of": "array_of",
+    "numbers": "values",
+    "values": "numbers",
+    "unit": "measure",
+    "units": "measures",
+    "currency": "money",
+    "from": "source",
+    "to": "target",
+    "source": "origin",
+    "destination": "target",
+    "alarm": "alert",
+    "reminder": "alert",
+    "agenda": "schedule",
+    "schedule": "timetable",
+    "balance": "funds",
+    "account": "profile",
+    "device": "gadget",
+    "scene": "setting",
+    "knowledge": "info",
+    "emergency": "urgent",
+    "health": "wellness",
+    "registration": "enrollment",
+    "translation": "rendering",
+    "wiki": "encyclopedia",
+    "joke": "gag",
+    "fact": "trivia",
+    "fruit": "produce",
+    "cat": "kitty",
+    "dictionary": "lexicon",
+    "definition": "meaning",
+    "country_code": "nation_code",
+    "countrycode": "nationcode",
+}
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def split_words(name: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(name)]
+
+
+def _style(name: str) -> str:
+    if "." in name:
+        return "dot"
+    if "_" in name:
+        return "snake"
+    if "-" in name:
+        return "kebab"
+    if name[:1].isupper():
+        return "pascal"
+    return "camel"
+
+
+def join_words(words: list[str], style: str) -> str:
+    if style == "snake":
+        return "_".join(words)
+    if style == "kebab":
+        return "-".join(words)
+    if style == "pascal":
+        return "".join(w.capitalize() for w in words)
+    if style == "dot":
+        return ".".join(words)
+    return words[0] + "".join(w.capitalize() for w in words[1:])
+
+
+def literal_variant(name: str, taken: set[str]) -> str | None:
+    """A case/separator variant of ``name`` (``user_login`` <-> ``userLogin``)."""
+    words = split_words(name)
+    candidates = []
+    if "." in name:
+        candidates.append(name.replace(".", "_"))
+    style = _style(name)
+    for other in ("camel", "snake", "pascal", "kebab"):
+        if other != style and words:
+            candidates.append(join_words(words, other))
+    candidates += [name.upper(), name.capitalize(), name.lower()]
+    for c in candidates:
+        if (
+            c != name
+            and c not in taken
+            and re.sub(r"[^0-9a-z]", "", c.lower()) == re.sub(r"[^0-9a-z]", "", name.lower())
+        ):
+            return c
+    return None
+
+
+def synonym_variant(name: str, taken: set[str]) -> str | None:
+    """``get_weather`` -> ``fetch_weather``: one word swapped for a synonym."""
+    style = _style(name)
+    if style == "dot":
+        head, _, tail = name.rpartition(".")
+        inner = synonym_variant(tail, set())
+        return f"{head}.{inner}" if inner and f"{head}.{inner}" not in taken else None
+    words = split_words(name)
+    for i, w in enumerate(words):
+        if w in SYNONYMS:
+            new = words[:i] + SYNONYMS[w].split("_") + words[i + 1 :]
+            cand = join_words(new, style)
+            if cand != name and cand not in taken:
+                return cand
+    joined = "_".join(words)
+    if joined in SYNONYMS:
+        cand = join_words(SYNONYMS[joined].split("_"), style)
+        if cand not in taken:
+            return cand
+    return None
+
+
+def wrong_type(value: Any, schema: Mapping[str, Any]) -> Any:
+    """A value of a type the schema does not allow, or ``None`` if none is known."""
+    t = schema.get("type")
+    types = [t] if isinstance(t, str) else list(t or [])
+    if not types:
+        return None
+    if "string" in types:
+        return None if {"integer", "number"} & set(types) else 12345
+    if "integer" in types or "number" in types:
+        return "twelve"
+    if "boolean" in types:
+        return "yes"
+    if "array" in types:
+        return "a, b"
+    if "object" in types:
+        return "key=value"
+    return None
+
+
+def _required(op: Operation) -> list[str]:
+    return [p.name for p in op.parameters if p.required]
+
+
+Mutator = Callable[[Call, Operation, ApiCatalog, random.Random], Call | None]
+
+
+def e2_1(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    others = [n for n in catalog.names if n != call[0]]
+    return (rng.choice(others), dict(call[1])) if others else None
+
+
+def e2_2(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    new = literal_variant(call[0], set(catalog.names))
+    return (new, dict(call[1])) if new else None
+
+
+def e2_3(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    new = synonym_variant(call[0], set(catalog.names))
+    return (new, dict(call[1])) if new else None
+
+
+def _rename(args: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    return {(new if k == old else k): v for k, v in args.items()}
+
+
+def e3_1(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    own = {p.name for p in op.parameters}
+    foreign = sorted(
+        {p.name for o in catalog.operations if o.name != op.name for p in o.parameters} - own
+    )
+    if not foreign or not call[1]:
+        return None
+    old = next(iter(call[1]))
+    return call[0], _rename(call[1], old, rng.choice(foreign))
+
+
+def e3_2(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    own = {p.name for p in op.parameters}
+    for old in call[1]:
+        new = literal_variant(old, own)
+        if new:
+            return call[0], _rename(call[1], old, new)
+    return None
+
+
+def e3_3(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    own = {p.name for p in op.parameters}
+    every = {p.name for o in catalog.operations for p in o.parameters}
+    for old in call[1]:
+        new = synonym_variant(old, every | own)
+        if new:
+            return call[0], _rename(call[1], old, new)
+    return None
+
+
+def e3_4(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    present = [n for n in _required(op) if n in call[1]]
+    if not present:
+        return None
+    drop = present[0]
+    return call[0], {k: v for k, v in call[1].items() if k != drop}
+
+
+def e4_1(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    for name in call[1]:
+        p = op.parameter(name)
+        if p is None:
+            continue
+        bad = wrong_type(call[1][name], p.schema)
+        if bad is not None:
+            return call[0], {**call[1], name: bad}
+    return None
+
+
+def e4_2(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
+    for name in call[1]:
+        p = op.parameter(name)
+        if p is None or not isinstance(p.schema.get("enum"), list):
+            continue
+        enum = p.schema["enum"]
+        if all(isinstance(v, str) for v in enum):
+            return call[0], {**call[1], name: "not_a_documented_value"}
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in enum):
+            return call[0], {**call[1], name: max(enum) + 1000}
+    return None
+
+
+MUTATORS: dict[str, Mutator] = {
+    "E2.1": e2_1,
+    "E2.2": e2_2,
+    "E2.3": e2_3,
+    "E3.1": e3_1,
+    "E3.2": e3_2,
+    "E3.3": e3_3,
+    "E3.4": e3_4,
+    "E4.1": e4_1,
+    "E4.2": e4_2,
+}
+
+
+def render(calls: list[Call]) -> str:
+    """Calls in the paper's ``<API>Name(k=v)</API>`` format, one per line."""
+    return "\n".join(
+        f"<API>{name}({', '.join(f'{k}={v!r}' for k, v in args.items())})</API>"
+        for name, args in calls
+    )
+
+
+def garble(text: str, rng: random.Random, index: int) -> str:
+    """Three ways real outputs fail to parse: cut off mid-call, no request at all,
+    a JSON call that breaks off."""
+    kind = index % 3
+    if kind == 0:
+        cut = text.find("(")
+        return text[: cut + 1] + "city='unterminated" if cut >= 0 else "<API>"
+    if kind == 1:
+        return "I'm sorry, I cannot determine which API to call for this request."
+    return '{"name": "' + text[5:15] + '", "arguments": {"a": [1, 2'

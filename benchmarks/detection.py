@@ -1,0 +1,267 @@
+"""How well does the static scanner detect each error subtype, and how often does it
+flag a correct call?
+
+Corpus: the gold calls of API-Bank level-1, BFCL simple/multiple/parallel and
+ToolAlpaca (``../shared/data``), unchanged (they must pass) and mutated into each
+subtype (see ``_mutations.py``). Side by side, on the same records: openapi-core's
+request validator (ToolAlpaca, the OpenAPI-based part) and BFCL's AST checker (BFCL).
+
+    python benchmarks/detection.py            # full corpus, writes benchmarks/RESULTS.md
+    python benchmarks/detection.py --limit 50 # first 50 tasks per dataset, no write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autofeedback import ApiCatalog, Finding, Scanner
+from benchmarks import _datasets
+from benchmarks._mutations import MUTATORS, Call, garble, render
+from benchmarks._peers import OpenApiCorePeer, load_bfcl_checker
+from benchmarks._results import write_section
+
+DATASETS = ["api-bank", "bfcl-simple", "bfcl-multiple", "bfcl-parallel", "toolalpaca"]
+SUBTYPES = ["E1", *MUTATORS]
+
+
+@dataclass
+class Record:
+    dataset: str
+    task: _datasets.Task
+    subtype: str  # "clean" or a code
+    text: str
+    calls: list[Call] | None  # None when the output is garbled
+
+
+def build(tasks: list[_datasets.Task], catalogs: dict[str, ApiCatalog]) -> list[Record]:
+    out: list[Record] = []
+    for i, task in enumerate(tasks):
+        if not task.calls:
+            continue
+        catalog = catalogs[task.spec_key]
+        gold = [(n, dict(a)) for n, a in task.calls]
+        out.append(Record(task.dataset, task, "clean", render(gold), gold))
+        rng = random.Random(f"{task.dataset}/{task.id}")
+        out.append(Record(task.dataset, task, "E1", garble(render(gold), rng, i), None))
+        op = catalog.get(gold[0][0])
+        if op is None:
+            continue
+        for code, mutate in MUTATORS.items():
+            mutated = mutate(gold[0], op, catalog, rng)
+            if mutated is not None:
+                calls = [mutated, *gold[1:]]
+                out.append(Record(task.dataset, task, code, render(calls), calls))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, help="tasks per dataset (default: all)")
+    parser.add_argument("--no-peers", action="store_true")
+    args = parser.parse_args(argv)
+    if _datasets.shared_data_dir() is None:
+        print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
+        return 2
+
+    from retriever import ApiRetriever
+
+    retriever = ApiRetriever()
+    catalogs: dict[str, ApiCatalog] = {}
+    scanners: dict[str, Scanner] = {}
+    records: list[Record] = []
+    for name in DATASETS:
+        tasks = _datasets.load_dataset(name)[: args.limit]
+        for t in tasks:
+            if t.spec_key not in catalogs:
+                catalogs[t.spec_key] = ApiCatalog.from_obj(t.spec, source=name)
+                scanners[t.spec_key] = Scanner(catalogs[t.spec_key], retriever=retriever)
+        records += build(tasks, catalogs)
+
+    bfcl_raw = _bfcl_raw() if not args.no_peers else {}
+    bfcl_check = load_bfcl_checker() if not args.no_peers else None
+    oac: dict[str, OpenApiCorePeer] = {}
+
+    ours: dict[tuple[str, str], list[list[Finding]]] = defaultdict(list)
+    peer_hits: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
+    started = time.perf_counter()
+    for rec in records:
+        scanner = scanners[rec.task.spec_key]
+        findings = list(scanner.iter_findings(rec.text, instruction=rec.task.instruction))
+        ours[(rec.dataset, rec.subtype)].append(findings)
+        if args.no_peers:
+            continue
+        if rec.dataset == "toolalpaca":
+            peer = oac.get(rec.task.spec_key)
+            if peer is None:
+                peer = oac[rec.task.spec_key] = OpenApiCorePeer(
+                    rec.task.spec, catalogs[rec.task.spec_key]
+                )
+            if rec.calls is not None:  # openapi-core validates requests, it has no parser
+                hit = any(peer.flags(n, a) for n, a in rec.calls)
+                peer_hits[("openapi-core", rec.dataset, rec.subtype)].append(hit)
+        elif rec.dataset.startswith("bfcl") and bfcl_check is not None:
+            q, answer = bfcl_raw[rec.task.id]
+            output = None if rec.calls is None else [{n: a} for n, a in rec.calls]
+            category = rec.dataset.removeprefix("bfcl-")
+            peer_hits[("bfcl-ast", rec.dataset, rec.subtype)].append(
+                bfcl_check(q["function"], output, answer["ground_truth"], category)
+            )
+    elapsed = time.perf_counter() - started
+
+    table = _table(ours, peer_hits)
+    print(table)
+    print(f"\n{len(records)} records in {elapsed:.1f} s")
+    if args.limit is None:
+        cmd = "python benchmarks/detection.py"
+        write_section(
+            "Detection",
+            cmd,
+            table + f"\n\n{len(records)} records; wall time "
+            f"{elapsed:.0f} s on this machine (2 CPU cores), model included.",
+        )
+    return 0
+
+
+def _bfcl_raw() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    base = _datasets.shared_data_dir()
+    assert base is not None
+    out = {}
+    for stem in _datasets.BFCL_CATEGORIES.values():
+        qs = [json.loads(x) for x in (base / "bfcl" / f"{stem}.json").read_text().splitlines() if x]
+        ans = {
+            json.loads(x)["id"]: json.loads(x)
+            for x in (base / "bfcl" / "possible_answer" / f"{stem}.json").read_text().splitlines()
+            if x
+        }
+        for q in qs:
+            out[q["id"]] = (q, ans[q["id"]])
+    return out
+
+
+def _errors(fs: list[Finding]) -> list[Finding]:
+    return [f for f in fs if f.severity == "error"]
+
+
+def _pct(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def _table(
+    ours: dict[tuple[str, str], list[list[Finding]]], peers: dict[tuple[str, str, str], list[bool]]
+) -> str:
+    def merged(subtype: str, dataset_filter: str | None = None) -> list[list[Finding]]:
+        return [
+            f
+            for (d, s), v in ours.items()
+            if s == subtype and (dataset_filter is None or d.startswith(dataset_filter))
+            for f in v
+        ]
+
+    def peer_rate(peer: str, subtype: str) -> str:
+        hits = [h for (p, _, s), v in peers.items() if p == peer and s == subtype for h in v]
+        return f"{sum(hits) / len(hits):.3f} ({len(hits)})" if hits else "n/a"
+
+    targets = {
+        "E1": 0.98,
+        "E2.2": 0.98,
+        "E3.1": 0.98,
+        "E3.2": 0.98,
+        "E3.4": 0.98,
+        "E4.1": 0.98,
+        "E4.2": 0.98,
+        "E2.3": 0.9,
+        "E3.3": 0.9,
+    }
+    lines = [
+        "| subtype | records | recall (error) | recall (any severity) "
+        "| exact subtype (first finding) | target "
+        "| openapi-core recall (ToolAlpaca, n) | BFCL AST recall (BFCL, n) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for sub in SUBTYPES:
+        rows = merged(sub)
+        if not rows:
+            continue
+        n = len(rows)
+        rec_err = sum(bool(_errors(f)) for f in rows) / n
+        rec_any = sum(bool(f) for f in rows) / n
+        exact = sum(bool(f) and f[0].code == sub for f in rows) / n
+        target = targets.get(sub)
+        mark = (
+            ""
+            if target is None
+            else (f"≥ {target} ✓" if min(rec_err, exact) >= target else f"≥ {target} ✗ missed")
+        )
+        lines.append(
+            f"| {sub} | {n} | {_pct(rec_err)} | {_pct(rec_any)} | {_pct(exact)} | {mark} "
+            f"| {peer_rate('openapi-core', sub)} | {peer_rate('bfcl-ast', sub)} |"
+        )
+    clean = merged("clean")
+    n = len(clean)
+    fp = sum(bool(_errors(f)) for f in clean) / n
+    fp_no21 = sum(any(x.code != "E2.1" for x in _errors(f)) for f in clean) / n
+    warn21 = sum(any(x.code == "E2.1" and x.severity == "warning" for x in f) for f in clean) / n
+    err21 = sum(any(x.code == "E2.1" and x.severity == "error" for x in f) for f in clean) / n
+    lines += [
+        "",
+        "False positives on unchanged gold calls (must pass):",
+        "",
+        "| dataset | records | flagged (any error) | flagged outside E2.1 | E2.1 error "
+        "| E2.1 warning | openapi-core flagged | BFCL AST flagged |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for ds in [*DATASETS, "all"]:
+        rows = (
+            clean
+            if ds == "all"
+            else [f for (d, s), v in ours.items() if s == "clean" and d == ds for f in v]
+        )
+        if not rows:
+            continue
+        m = len(rows)
+
+        def rate(pred: Any, rows: list[list[Finding]] = rows, m: int = m) -> str:
+            return _pct(sum(pred(f) for f in rows) / m)
+
+        pk = [
+            h
+            for (p, d, s), v in peers.items()
+            if s == "clean" and (ds == "all" or d == ds)
+            for h in v
+            if p == "openapi-core"
+        ]
+        pb = [
+            h
+            for (p, d, s), v in peers.items()
+            if s == "clean" and (ds == "all" or d == ds)
+            for h in v
+            if p == "bfcl-ast"
+        ]
+        lines.append(
+            f"| {ds} | {m} | {rate(lambda f: bool(_errors(f)))} "
+            f"| {rate(lambda f: any(x.code != 'E2.1' for x in _errors(f)))} "
+            f"| {rate(lambda f: any(x.code == 'E2.1' and x.severity == 'error' for x in f))} "
+            f"| {rate(lambda f: any(x.code == 'E2.1' and x.severity == 'warning' for x in f))} "
+            f"| {_pct(sum(pk) / len(pk)) if pk else 'n/a'} "
+            f"| {_pct(sum(pb) / len(pb)) if pb else 'n/a'} |"
+        )
+    lines.append("")
+    lines.append(
+        f"Overall: {n} clean records, false-positive rate {fp:.3f} "
+        f"({fp_no21:.3f} outside E2.1; E2.1 errors {err21:.3f}, E2.1 warnings {warn21:.3f})."
+    )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

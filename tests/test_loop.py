@@ -1,0 +1,215 @@
+"""The feedback loop end to end: a scripted LLM (the one test double: the LLM is the
+external party), the real sandbox on 127.0.0.1, the real embedding model and FAISS."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, ConfigurationError
+from autofeedback._llm import CallableLLM, Usage
+from autofeedback._loop import HOOKS, FeedbackLoop
+from autofeedback._sandbox import Sandbox
+
+SPEC = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+INSTRUCTION = "Find science books published after 1 January 2020"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> ApiCatalog:
+    return ApiCatalog.from_file(SPEC)
+
+
+@pytest.fixture(scope="module")
+def terse(catalog: ApiCatalog) -> Iterator[Sandbox]:
+    with Sandbox(catalog, terse=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def index(catalog: ApiCatalog) -> Any:
+    from doc_index import DocIndex
+
+    return DocIndex.build(catalog)
+
+
+class Script:
+    """Replies with the next scripted output; records every transcript it was shown."""
+
+    def __init__(self, *outputs: str) -> None:
+        self.outputs = list(outputs)
+        self.seen: list[list[dict[str, str]]] = []
+
+    def __call__(self, messages: list[dict[str, str]]) -> tuple[str, Usage]:
+        self.seen.append(messages)
+        if not self.outputs:
+            raise AssertionError("the loop asked the model more often than scripted")
+        return self.outputs.pop(0), Usage(prompt_tokens=100, completion_tokens=20)
+
+
+GOOD = "<API>searchBooks(query='science', genre='science', published_after='2020-01-01')</API>"
+
+
+def test_whole_round_trip(
+    catalog: ApiCatalog, terse: Sandbox, index: Any, api_retriever: Any
+) -> None:
+    """bad name -> static feedback -> bad date (static budget spent, so it is sent) ->
+    terse server error -> explanation from the docs -> corrected request -> success."""
+    from autofeedback import Scanner
+
+    script = Script(
+        "<API>search_books(query='science')</API>",
+        "<API>searchBooks(query='science', published_after='01/01/2020')</API>",
+        GOOD,
+    )
+    loop = FeedbackLoop(
+        CallableLLM(script),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        scanner=Scanner(catalog, retriever=api_retriever),
+        max_static=1,
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.success and result.stop_reason == "success" and result.status == 200
+    first, second, third = result.attempts
+    assert first.findings[0].code == "E2.2" and first.feedback_kind == "static"
+    assert "searchBooks" in (first.feedback or "")
+    assert second.status == 400 and second.feedback_kind == "dynamic"
+    assert json.loads(second.response_excerpt or "{}") == {"info_code": 20002}
+    assert "YYYY-MM-DD" in (second.explanation or "")  # only the docs could say this
+    assert "Documentation about this error" in (second.feedback or "")
+    assert third.status == 200 and third.feedback is None
+    assert result.tokens == 3 * 120
+    # the model saw the static feedback, then the dynamic one, in new lists each time
+    assert len(script.seen[0]) == 2 and len(script.seen[1]) == 4 and len(script.seen[2]) == 6
+    assert "info_code" in script.seen[2][-1]["content"]
+
+
+def test_static_budget_stops_and_never_sends(
+    catalog: ApiCatalog, terse: Sandbox, index: Any
+) -> None:
+    before = len(terse.requests_seen)
+    script = Script(
+        *[
+            "<API>search_books(query='x')</API>",
+            "<API>findBooks(query='x')</API>",
+            "<API>search_books(q='x')</API>",
+        ]
+    )
+    loop = FeedbackLoop(
+        CallableLLM(script),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        max_static=2,
+        max_dynamic=2,
+    )
+    result = loop.run(INSTRUCTION)
+    assert not result.success and result.stop_reason == "static-budget"
+    assert len(result.attempts) == 3
+    assert len(terse.requests_seen) == before  # nothing with E1-E3 was ever sent
+
+
+def test_repeated_request_stops_early(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+    same = "<API>search_books(query='x')</API>"
+    loop = FeedbackLoop(
+        CallableLLM(Script(same, same)), catalog, base_url=terse.url, doc_index=index, max_static=3
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.stop_reason == "repeated" and len(result.attempts) == 2
+
+
+def test_dynamic_budget_and_exhausted_hook(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+    bad = "<API>searchBooks(query='x', published_after='{}')</API>"
+    fired: dict[str, list[Any]] = {name: [] for name in HOOKS}
+    hooks = {name: [fired[name].append] for name in HOOKS}
+    loop = FeedbackLoop(
+        CallableLLM(Script(*(bad.format(d) for d in ("May 1", "June 1", "July 1")))),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        static=False,
+        max_dynamic=2,
+        hooks=hooks,
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.stop_reason == "dynamic-budget" and len(result.attempts) == 3
+    assert [a.status for a in result.attempts] == [400, 400, 400]
+    assert all(fired[name] for name in HOOKS), {k: len(v) for k, v in fired.items()}
+    assert fired["exhausted"] == [result]
+
+
+def test_token_budget(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+    loop = FeedbackLoop(
+        CallableLLM(Script("<API>search_books(query='x')</API>")),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        token_budget=50,
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.stop_reason in ("token-budget", "static-budget") and len(result.attempts) == 1
+
+
+def test_model_cannot_redirect_to_another_host(
+    catalog: ApiCatalog, terse: Sandbox, index: Any
+) -> None:
+    evil = "GET http://203.0.113.9/books?query=x"
+    loop = FeedbackLoop(
+        CallableLLM(Script(evil, evil)), catalog, base_url=terse.url, doc_index=index, max_static=1
+    )
+    result = loop.run(INSTRUCTION)
+    assert not result.success
+    assert result.attempts[0].findings[0].code == "E2"
+    assert all(a.status is None for a in result.attempts)
+
+
+def test_trace_redacts_credentials(
+    catalog: ApiCatalog, terse: Sandbox, index: Any, tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    loop = FeedbackLoop(
+        CallableLLM(Script(GOOD)),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        headers={"Authorization": "Bearer s3cr3t-token", "X-Api-Key": "k-999"},
+    )
+    result = loop.run(INSTRUCTION, trace=trace)
+    assert result.success
+    text = trace.read_text()
+    assert "s3cr3t-token" not in text and "k-999" not in text and "[REDACTED]" in text
+    lines = [json.loads(x) for x in text.splitlines()]
+    assert lines[-1]["summary"] is True and lines[-1]["success"] is True
+    assert lines[0]["sent"]["headers"]["Authorization"] == "[REDACTED]"
+
+
+def test_caller_messages_and_bad_config(catalog: ApiCatalog, terse: Sandbox) -> None:
+    with pytest.raises(ConfigurationError):
+        FeedbackLoop(CallableLLM(Script()), catalog, base_url=terse.url, hooks={"nope": []})
+    with pytest.raises(ConfigurationError):
+        FeedbackLoop(CallableLLM(Script()), catalog, max_static=-1)
+
+
+def test_custom_requirement(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+    seen: list[int] = []
+
+    def never(op: Any, response: Any) -> bool:
+        seen.append(response.status_code)
+        return False
+
+    loop = FeedbackLoop(
+        CallableLLM(Script(GOOD, GOOD)),
+        catalog,
+        base_url=terse.url,
+        doc_index=index,
+        requirement=never,
+        max_dynamic=1,
+    )
+    result = loop.run(INSTRUCTION)
+    assert seen == [200] and result.stop_reason == "repeated"
