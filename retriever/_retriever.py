@@ -1,0 +1,359 @@
+"""``ApiRetriever``: rank a catalog's operations for an instruction, and compare names.
+
+Operations are embedded as text (their name split into words, their description and
+their parameter names). The matrix is cached on disk per catalog fingerprint and
+embedder, so a second process does not re-encode the spec; name embeddings are kept
+in an in-memory LRU because identifier similarity runs for every unknown name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import ConfigurationError
+from autofeedback._model import Operation
+from retriever._embedders import Embedder, load_embedder
+
+__all__ = ["ApiRetriever", "Ranked", "default_cache_dir", "operation_text", "split_identifier"]
+
+_log = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+#: Bump when :func:`operation_text` changes, so old disk caches are not reused.
+_TEXT_VERSION = 1
+_NAME_CACHE_SIZE = 4096
+#: BM25's share of the hybrid score; 0.2-0.3 was best on every dataset of
+#: benchmarks/retrieval.py (picked on those data: there is no held-out split).
+_BM25_WEIGHT = 0.3
+
+_PLACEHOLDER = re.compile(r"[{}<>:]")
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "get",
+        "give",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "please",
+        "show",
+        "tell",
+        "that",
+        "the",
+        "this",
+        "to",
+        "what",
+        "which",
+        "with",
+        "you",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One ranked API: its catalog name and a score (higher is better)."""
+
+    name: str
+    score: float
+
+
+def split_identifier(name: str) -> str:
+    """An identifier as lower-case words: camelCase, snake_case, kebab-case, dots and
+    ``METHOD /path/{var}`` are all split.
+
+    >>> split_identifier("getUserInfo"), split_identifier("GET /movie/{movie_id}/credits")
+    ('get user info', 'get movie movie id credits')
+    """
+    words: list[str] = []
+    for chunk in re.split(r"[^A-Za-z0-9]+", _PLACEHOLDER.sub(" ", name)):
+        words.extend(w.lower() for w in _WORD.findall(chunk))
+    return " ".join(words)
+
+
+def operation_text(op: Operation) -> str:
+    """The text an operation is embedded as: split name, description, parameter names.
+
+    >>> operation_text(Operation("getUserInfo", "Fetch a user.", ))
+    'get user info. Fetch a user.'
+    """
+    parts = [split_identifier(op.name)]
+    if op.is_http:
+        # an operationId can hide the path, which often says more ("albums id tracks")
+        route = split_identifier(f"{op.method} {op.path}")
+        if route != parts[0]:
+            parts[0] += f" ({route})"
+    description = " ".join(op.description.split())
+    if description:
+        parts.append(description)
+    params = list(dict.fromkeys(split_identifier(p.name) for p in op.parameters))
+    if params:
+        parts.append("parameters: " + ", ".join(p for p in params if p))
+    return ". ".join(p.rstrip(".") for p in parts if p) + ("." if description or params else "")
+
+
+def default_cache_dir() -> Path:
+    """``$AUTOFEEDBACK_CACHE_DIR`` or ``~/.cache/autofeedback``.
+
+    >>> default_cache_dir().name  # doctest: +SKIP
+    'autofeedback'
+    """
+    env = os.environ.get("AUTOFEEDBACK_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "autofeedback"
+
+
+class ApiRetriever:
+    """Ranks a catalog's APIs for an instruction by embedding similarity (optionally
+    fused with BM25), and scores how close two identifiers are.
+
+    >>> retriever = ApiRetriever()                                     # doctest: +SKIP
+    >>> retriever.rank("search for the movie Titanic", tmdb, k=1)      # doctest: +SKIP
+    [Ranked(name='GET_search-movie', score=0.46)]
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        hybrid: bool = False,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self._embedder = embedder
+        self.hybrid = hybrid
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self._lock = threading.Lock()
+        self._matrices: dict[tuple[str, str], Vectors] = {}
+        self._bm25: dict[str, Any] = {}
+        self._names: OrderedDict[str, Vectors] = OrderedDict()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder, loaded on first use so constructing a retriever is free."""
+        if self._embedder is None:
+            self._embedder = load_embedder()
+        return self._embedder
+
+    # -- ranking --------------------------------------------------------------------
+
+    def rank(self, instruction: str, catalog: ApiCatalog, k: int | None = None) -> list[Ranked]:
+        """The catalog's operations, best first (the top ``k``, or all when ``k`` is None).
+
+        Scores are cosine similarities; with ``hybrid`` they are ``0.7 * dense + 0.3 * BM25``,
+        each min-max normalised over the catalog (so in [0, 1]).
+        An operation name listed twice in the catalog appears once, with its best score.
+
+        >>> ApiRetriever().rank("weather in Paris", catalog, k=1)[0].name   # doctest: +SKIP
+        'get_weather'
+        """
+        if k is not None and k < 0:
+            raise ConfigurationError(f"k must be a non-negative number or None, got {k}")
+        if len(catalog) == 0 or k == 0:
+            return []
+        matrix = self.operation_vectors(catalog)
+        query = self.embedder.embed([instruction])[0]
+        scores = matrix @ query
+        if self.hybrid:
+            scores = _fuse(scores, self._bm25_scores(instruction, catalog))
+        return _top(scores, catalog, k)
+
+    def rank_bm25(
+        self, instruction: str, catalog: ApiCatalog, k: int | None = None
+    ) -> list[Ranked]:
+        """BM25 alone over the same operation texts (the lexical half of ``hybrid``);
+        a baseline for benchmarks.
+
+        >>> ApiRetriever().rank_bm25("weather in Paris", catalog, k=1)[0].name  # doctest: +SKIP
+        'get_weather'
+        """
+        if k is not None and k < 0:
+            raise ConfigurationError(f"k must be a non-negative number or None, got {k}")
+        if len(catalog) == 0 or k == 0:
+            return []
+        return _top(self._bm25_scores(instruction, catalog), catalog, k)
+
+    def operation_vectors(self, catalog: ApiCatalog) -> Vectors:
+        """The ``(len(catalog), dim)`` embedding matrix of the catalog's operations,
+        from memory, the disk cache, or the embedder (then written to disk)."""
+        key = (catalog.fingerprint, self.embedder.name)
+        with self._lock:
+            cached = self._matrices.get(key)
+        if cached is not None:
+            return cached
+        path = self._cache_path(catalog)
+        matrix = _load_matrix(path, len(catalog))
+        if matrix is None:
+            matrix = self.embedder.embed([operation_text(op) for op in catalog.operations])
+            matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            _save_matrix(path, matrix)
+        with self._lock:
+            self._matrices[key] = matrix
+        return matrix
+
+    def _cache_path(self, catalog: ApiCatalog) -> Path:
+        embedder = self.embedder.name
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder)[:40]
+        # the slug may collide for two model paths; the hash keeps them apart
+        digest = hashlib.sha256(f"{embedder}\0{_TEXT_VERSION}".encode()).hexdigest()[:8]
+        return self.cache_dir / "retriever" / f"{catalog.fingerprint}-{slug}-{digest}.npy"
+
+    def _bm25_scores(self, instruction: str, catalog: ApiCatalog) -> npt.NDArray[np.float64]:
+        with self._lock:
+            bm25 = self._bm25.get(catalog.fingerprint)
+        if bm25 is None:
+            from rank_bm25 import BM25Okapi
+
+            corpus = [_tokens(operation_text(op)) or ["_"] for op in catalog.operations]
+            bm25 = BM25Okapi(corpus)
+            with self._lock:
+                self._bm25[catalog.fingerprint] = bm25
+        return np.asarray(bm25.get_scores(_tokens(instruction)), dtype=np.float64)
+
+    # -- names ----------------------------------------------------------------------
+
+    def name_similarity(self, name: str, candidates: Sequence[str]) -> list[Ranked]:
+        """``candidates`` by cosine similarity of their split identifiers to ``name``'s,
+        best first.
+
+        >>> r = ApiRetriever()                                          # doctest: +SKIP
+        >>> r.name_similarity("getUserInfo", ["deleteUser", "get_user_information"])[0].name
+        ... # doctest: +SKIP
+        'get_user_information'
+        """
+        if not candidates:
+            return []
+        vectors = self._name_vectors([name, *candidates])
+        scores = vectors[1:] @ vectors[0]
+        order = np.argsort(-scores, kind="stable")
+        return [Ranked(candidates[int(i)], float(scores[int(i)])) for i in order]
+
+    def _name_vectors(self, names: Sequence[str]) -> Vectors:
+        texts = [split_identifier(n) or n for n in names]
+        found: dict[str, Vectors] = {}
+        with self._lock:
+            for t in texts:
+                vec = self._names.get(t)
+                if vec is not None:
+                    found[t] = vec
+                    self._names.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            fresh = self.embedder.embed(missing)
+            with self._lock:
+                for text, vec in zip(missing, fresh, strict=True):
+                    found[text] = vec
+                    self._names[text] = vec
+                while len(self._names) > _NAME_CACHE_SIZE:
+                    self._names.popitem(last=False)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def _top(scores: npt.NDArray[Any], catalog: ApiCatalog, k: int | None) -> list[Ranked]:
+    """Best first; an operation name listed twice keeps its best score."""
+    out: list[Ranked] = []
+    seen: set[str] = set()
+    for i in np.argsort(-scores, kind="stable"):
+        name = catalog.operations[int(i)].name
+        if name in seen:
+            continue
+        seen.add(name)
+        out.append(Ranked(name, float(scores[int(i)])))
+        if k is not None and len(out) == k:
+            break
+    return out
+
+
+def _tokens(text: str) -> list[str]:
+    return [t for t in _TOKEN.findall(split_identifier(text)) if t not in _STOPWORDS]
+
+
+def _minmax(scores: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    low, high = float(scores.min()), float(scores.max())
+    if high <= low:
+        return np.zeros(len(scores), dtype=np.float64)
+    return (scores.astype(np.float64) - low) / (high - low)
+
+
+def _fuse(dense: npt.NDArray[Any], sparse: npt.NDArray[Any]) -> npt.NDArray[np.float64]:
+    """Weighted sum of min-max-normalised scores. Measured in benchmarks/retrieval.py:
+    reciprocal-rank fusion lost 16 points of top-1 on BFCL's 2-4 function catalogs (one
+    rank step there is a big jump), this kept or raised top-1 on every dataset."""
+    dense_part = (1 - _BM25_WEIGHT) * _minmax(dense)
+    fused: npt.NDArray[np.float64] = dense_part + _BM25_WEIGHT * _minmax(sparse)
+    return fused
+
+
+def _load_matrix(path: Path, rows: int) -> Vectors | None:
+    """The cached matrix, or None when absent, unreadable or not the expected shape."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, EOFError) as exc:
+        _log.info("ignoring unreadable embedding cache %s: %s", path, exc)
+        return None
+    if (
+        not isinstance(data, np.ndarray)
+        or data.ndim != 2
+        or data.shape[0] != rows
+        or data.dtype != np.float32
+        or not np.isfinite(data).all()
+    ):
+        _log.info("ignoring embedding cache %s with unexpected contents", path)
+        return None
+    return data
+
+
+def _save_matrix(path: Path, matrix: Vectors) -> None:
+    """Write atomically (temp file + rename) so a reader never sees half a file; a
+    cache that cannot be written only costs speed."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, matrix, allow_pickle=False)
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        _log.info("cannot write embedding cache %s: %s", path, exc)
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
