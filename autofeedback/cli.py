@@ -396,9 +396,7 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
         try:
             summary = AuditSummary()
             formatter = _FORMATTERS[args.format](target, args.log)
-            show = args.progress == "always" or (
-                args.progress == "auto" and err.isatty() and bool(size)
-            )
+            show = args.progress == "always" or (args.progress == "auto" and err.isatty())
             if show:
                 results = _with_progress(results, position, size, err)
             for result in results:
@@ -455,6 +453,8 @@ def _with_progress(
     class _Records(ProgressColumn):
         def render(self, task: Task) -> Text:
             n = task.fields.get("records", 0)
+            if task.total is not None:  # the byte columns already show rate and ETA
+                return Text(f"{n} records")
             speed = n / task.elapsed if task.elapsed else 0.0
             return Text(f"{n} records ({speed:,.0f}/s)")
 

@@ -1,0 +1,373 @@
+"""Audit inputs other than the JSONL record log: HAR captures and OpenAI chat logs.
+
+Each reader turns its input into :class:`~autofeedback._audit.Unit` values that follow
+the JSONL record contract (``{"id", "instruction", "tools", "call" | "request" |
+"output"}``), lazily and in order. Nothing is dropped: a unit that cannot be read
+becomes a ``Unit`` with ``error`` set, which the audit reports as a bad input line.
+
+HAR files are read incrementally: the top-level object is walked with
+:meth:`json.JSONDecoder.raw_decode` and ``log.entries`` is decoded one entry at a time
+from a growing text buffer, so memory is bounded by the largest single entry, not by
+the file. Only a structurally broken HAR (one whose next entry cannot be decoded) stops
+the reader; it then reports that entry as unreadable and says the rest was skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any, Literal
+from urllib.parse import parse_qsl
+
+from autofeedback._audit import Unit
+
+__all__ = [
+    "INPUT_FORMATS",
+    "InputFormat",
+    "har_request",
+    "openai_records",
+    "read_har",
+    "read_openai",
+    "sniff_format",
+]
+
+InputFormat = Literal["jsonl", "har", "openai"]
+INPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "har", "openai")
+
+_CHUNK = 1 << 20
+# Values of these headers are credentials: they are never needed to check a request
+# against the docs, and must not surface in a report through a finding's ``got``.
+_SECRET_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "set-cookie"})
+_OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "messages", "body"})
+
+
+# -- sniffing --------------------------------------------------------------------------
+
+
+def sniff_format(name: str, head: str) -> InputFormat:
+    """Guess the input format from a file name and its first characters.
+
+    >>> sniff_format("capture.har", "")
+    'har'
+    >>> sniff_format("log.jsonl", '{"custom_id": "r1", "response": {"body": {}}}')
+    'openai'
+    >>> sniff_format("-", '{"id": 1, "call": {"name": "f"}}')
+    'jsonl'
+    """
+    if name.lower().endswith(".har"):
+        return "har"
+    first = next((line for line in head.splitlines() if line.strip()), "")
+    try:
+        value = json.loads(first)
+    except (json.JSONDecodeError, RecursionError):
+        # a pretty-printed JSON document, not one object per line
+        return "har" if first.lstrip().startswith("{") and '"log"' in head else "jsonl"
+    if isinstance(value, Mapping):
+        if "log" in value and isinstance(value["log"], Mapping):
+            return "har"
+        if _OPENAI_KEYS & value.keys():
+            return "openai"
+        request = value.get("request")
+        if isinstance(request, Mapping) and "messages" in request:
+            return "openai"
+    return "jsonl"
+
+
+# -- HAR -------------------------------------------------------------------------------
+
+
+class _HarError(Exception):
+    pass
+
+
+class _Buffer:
+    """A text buffer over a stream, grown on demand, trimmed as values are consumed."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.text = ""
+        self.pos = 0
+        self.eof = False
+        self.line = 1  # line number of ``pos`` in the whole stream
+
+    def more(self) -> bool:
+        if self.eof:
+            return False
+        # grow geometrically so a huge entry is re-parsed O(log n) times, not O(n)
+        want = max(_CHUNK, len(self.text) - self.pos)
+        chunk = self.stream.read(want)
+        if not chunk:
+            self.eof = True
+            return False
+        self.line += self.text.count("\n", 0, self.pos)
+        self.text = self.text[self.pos :] + chunk
+        self.pos = 0
+        return True
+
+    def skip_ws(self) -> str:
+        """The next non-blank character ('' at the end), without consuming it."""
+        while True:
+            text, n = self.text, len(self.text)
+            while self.pos < n and text[self.pos] in " \t\r\n":
+                self.pos += 1
+            if self.pos < n:
+                return text[self.pos]
+            if not self.more():
+                return ""
+
+    def expect(self, chars: str) -> str:
+        got = self.skip_ws()
+        if not got or got not in chars:
+            shown = repr(got) if got else "the end of the file"
+            raise _HarError(f"expected {' or '.join(repr(c) for c in chars)}, got {shown}")
+        self.pos += 1
+        return got
+
+    def value(self, decoder: json.JSONDecoder) -> Any:
+        self.skip_ws()
+        while True:
+            try:
+                value, end = decoder.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                near_end = exc.pos >= len(self.text) - 16 or exc.msg.startswith("Unterminated")
+                if near_end and self.more():
+                    continue
+                raise _HarError(f"not valid JSON: {exc.msg}") from None
+            except RecursionError:
+                raise _HarError("nested too deeply") from None
+            # a number cut at the buffer's end decodes "successfully" but short
+            if end >= len(self.text) and not self.eof and self.more():
+                continue
+            self.pos = end
+            return value
+
+    def current_line(self) -> int:
+        return self.line + self.text.count("\n", 0, self.pos)
+
+
+def _walk_to(buf: _Buffer, decoder: json.JSONDecoder, path: tuple[str, ...]) -> None:
+    """Advance ``buf`` to just inside the array at ``path`` (object keys), skipping the
+    values of other keys."""
+    for depth, key in enumerate(path):
+        buf.expect("{")
+        while True:
+            if buf.skip_ws() == "}":
+                where = ".".join(path[:depth]) or "the top level"
+                raise _HarError(f"no {key!r} in {where}: not a HAR file")
+            name = buf.value(decoder)
+            buf.expect(":")
+            if name == key:
+                break
+            buf.value(decoder)
+            if buf.expect(",}") == "}":
+                raise _HarError(f"no {key!r} found: not a HAR file")
+    buf.expect("[")
+
+
+def read_har(stream: IO[str]) -> Iterator[Unit]:
+    """Each entry of a HAR capture's ``log.entries`` as an audit record ``{"id", "request"}``.
+
+    >>> import io
+    >>> har = '{"log": {"entries": [{"request": {"method": "GET", "url": "/ping"}}]}}'
+    >>> [u.record for u in read_har(io.StringIO(har))]
+    [{'id': 1, 'request': {'method': 'GET', 'url': '/ping'}}]
+    """
+    buf = _Buffer(stream)
+    decoder = json.JSONDecoder()
+    try:
+        _walk_to(buf, decoder, ("log", "entries"))
+    except _HarError as exc:
+        yield Unit(buf.current_line(), error=f"HAR: {exc}", id="har")
+        return
+    index = 0
+    while True:
+        try:
+            if buf.skip_ws() == "]":
+                return
+            if index:
+                buf.expect(",")
+            buf.skip_ws()
+            line = buf.current_line()
+            entry = buf.value(decoder)
+        except _HarError as exc:
+            yield Unit(
+                buf.current_line(),
+                error=f"HAR entry {index + 1}: {exc}; the rest of the file was not read",
+                id=index + 1,
+            )
+            return
+        index += 1
+        try:
+            yield Unit(line, {"id": index, "request": har_request(entry)}, id=index)
+        except _HarError as exc:
+            yield Unit(line, error=f"HAR entry {index}: {exc}", id=index)
+
+
+def _pairs(items: Any, what: str) -> list[tuple[str, str]]:
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise _HarError(f"'{what}' must be a list")
+    out = []
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise _HarError(f"'{what}' items need a 'name'")
+        value = item.get("value", "")
+        out.append((item["name"], value if isinstance(value, str) else json.dumps(value)))
+    return out
+
+
+def har_request(entry: Any) -> dict[str, Any]:
+    """The JSONL ``request`` record for one HAR entry (credential headers redacted).
+
+    >>> har_request({"request": {"method": "POST", "url": "/pets", "postData": {
+    ...     "mimeType": "application/json", "text": '{"name": "Rex"}'}}})
+    {'method': 'POST', 'url': '/pets', 'json': {'name': 'Rex'}}
+    """
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("request"), Mapping):
+        raise _HarError("entry has no 'request' object")
+    req = entry["request"]
+    method, url = req.get("method"), req.get("url")
+    if not isinstance(method, str) or not isinstance(url, str):
+        raise _HarError("request needs a string 'method' and 'url'")
+    out: dict[str, Any] = {"method": method, "url": url}
+    headers = {
+        name: ("<redacted>" if name.lower() in _SECRET_HEADERS else value)
+        for name, value in _pairs(req.get("headers"), "headers")
+        if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
+    }
+    if headers:
+        out["headers"] = headers
+    query = _pairs(req.get("queryString"), "queryString")
+    if query and "?" not in url:  # browsers put the query in the URL too; never count it twice
+        out["params"] = dict(query)
+    post = req.get("postData")
+    if isinstance(post, Mapping):
+        mime = str(post.get("mimeType", "")).split(";")[0].strip().lower()
+        text = post.get("text")
+        if isinstance(text, str) and (mime.endswith("json") or mime.endswith("+json")):
+            try:
+                out["json"] = json.loads(text)
+            except (json.JSONDecodeError, RecursionError):
+                out["data"] = text
+        elif mime == "application/x-www-form-urlencoded" and isinstance(text, str):
+            out["data"] = dict(parse_qsl(text, keep_blank_values=True))
+        elif post.get("params"):
+            out["data"] = dict(_pairs(post.get("params"), "postData.params"))
+        elif isinstance(text, str) and text:
+            out["data"] = text
+    return out
+
+
+# -- OpenAI chat logs ------------------------------------------------------------------
+
+
+def _unwrap(value: Any) -> Any:
+    """``{"body": {...}}`` (batch files, proxies) -> the body itself."""
+    while isinstance(value, Mapping) and isinstance(value.get("body"), Mapping):
+        value = value["body"]
+    return value
+
+
+def _text(content: Any) -> str | None:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        return "\n".join(p for p in parts if isinstance(p, str)) or None
+    return None
+
+
+def _split(line: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any]:
+    """(request, response) of one log line, whatever wrapping it uses."""
+    request = _unwrap(line.get("request"))
+    if not isinstance(request, Mapping):
+        request = _unwrap(line) if "messages" in _unwrap(line) else {}
+    response = _unwrap(line.get("response"))
+    if response is None and "choices" in _unwrap(line):
+        response = _unwrap(line)
+    return request, response
+
+
+def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
+    """The audit records of one chat-completion log line: one per tool call.
+
+    ``tools`` come from the request, ``instruction`` is the last user message; a reply
+    without tool calls becomes one ``output`` record (its text, checked as raw output).
+    Raises ``ValueError`` when the line holds no response to audit.
+
+    >>> line = {"request": {"messages": [{"role": "user", "content": "Hi"}]},
+    ...         "response": {"choices": [{"message": {"tool_calls": [
+    ...             {"type": "function", "function": {"name": "f", "arguments": "{}"}}]}}]}}
+    >>> openai_records(line, 1)[0]["call"]["function"]["name"]
+    'f'
+    """
+    if not isinstance(line, Mapping):
+        raise ValueError("line is not a JSON object")
+    request, response = _split(line)
+    if not isinstance(response, Mapping):
+        error = line.get("error")
+        if isinstance(error, Mapping):
+            raise ValueError(f"the request failed: {error.get('message') or error}")
+        raise ValueError("line holds no chat-completion response to audit")
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("response has no 'choices'")
+    base: Any = line.get("custom_id") or line.get("id") or response.get("id") or number
+    common: dict[str, Any] = {}
+    tools = request.get("tools") or request.get("functions")
+    if tools is not None:
+        common["tools"] = tools
+    messages = request.get("messages")
+    if isinstance(messages, list):
+        users = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
+        instruction = _text(users[-1].get("content")) if users else None
+        if instruction:
+            common["instruction"] = instruction
+    records: list[dict[str, Any]] = []
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        if not isinstance(message, Mapping):
+            raise ValueError("a choice has no 'message'")
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            records += [{**common, "call": call} for call in calls]
+        elif isinstance(message.get("function_call"), Mapping):
+            records.append({**common, "call": message["function_call"]})
+        else:
+            records.append({**common, "output": _text(message.get("content")) or ""})
+    for k, record in enumerate(records, 1):
+        record["id"] = base if len(records) == 1 else f"{base}#{k}"
+    return records
+
+
+def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Unit]:
+    """Audit units from an OpenAI chat-completion log (JSONL), lazily, one per tool call.
+
+    Accepts ``{"request", "response"}`` lines, ``{"body": ...}`` wrappers and batch
+    output lines ``{"custom_id", "response": {"body": ...}}``.
+
+    >>> line = ('{"custom_id": "r1", "response": {"body": {"choices": [{"message": '
+    ...         '{"content": "GET /ping"}}]}}}')
+    >>> [u.record for u in read_openai([line])]
+    [{'output': 'GET /ping', 'id': 'r1'}]
+    """
+    for number, raw in enumerate(lines, start=start):
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if not text.strip():
+            yield Unit(number, error="empty line")
+            continue
+        try:
+            value = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            yield Unit(number, error=f"not valid JSON: {reason}")
+            continue
+        try:
+            records = openai_records(value, number)
+        except (ValueError, AttributeError, TypeError) as exc:
+            rid = value.get("custom_id") if isinstance(value, Mapping) else None
+            yield Unit(number, error=f"chat log: {exc}", id=rid)
+            continue
+        for record in records:
+            yield Unit(number, record, id=record["id"])

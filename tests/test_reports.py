@@ -1,0 +1,281 @@
+"""Audit reports: JUnit XML, SARIF 2.1.0, the one-file HTML page, the text tables,
+progress, and constant memory on a long log."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import tracemalloc
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import _reports
+from autofeedback._audit import AuditSummary, audit_lines
+from autofeedback._catalog import ApiCatalog
+from autofeedback._findings import CODES
+from autofeedback.cli import run
+
+DATA = Path(__file__).parent / "data"
+TOOLS = str(DATA / "scan" / "tools.json")
+CHAT = str(DATA / "audit" / "chat.jsonl")
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+
+RECORDS: list[Any] = [
+    {"id": "clean", "output": "<API>get_weather(city='Paris')</API>"},
+    {"id": "typo", "output": "<API>get_weather(CITY='Paris', days='x')</API>"},
+    {"id": "<script>alert(1)</script>", "output": "<API>send_email(recipient='a\x00b')</API>"},
+    "{not json",
+    {"id": "none", "output": "no call here"},
+]
+
+
+def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(list(argv), stdout=out, stderr=err, stdin=io.StringIO(stdin))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> str:
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in RECORDS) + "\n")
+    return str(path)
+
+
+def report(log: str, fmt: str, *extra: str) -> tuple[int, str]:
+    code, out, err = cli("audit", log, "--spec", TOOLS, "--no-semantic", "--format", fmt, *extra)
+    assert "Traceback" not in err
+    return code, out
+
+
+def expected_findings(log: str) -> list[dict[str, Any]]:
+    _, out = report(log, "jsonl")
+    return [row for row in map(json.loads, out.splitlines())]
+
+
+# -- JUnit -------------------------------------------------------------------------------
+
+
+def test_junit_is_well_formed_with_a_case_per_record(log: str) -> None:
+    code, out = report(log, "junit")
+    assert code == 2
+    root = ET.fromstring(out)  # well-formed, control characters and all
+    suite = root.find("testsuite")
+    assert suite is not None
+    cases = suite.findall("testcase")
+    rows = expected_findings(log)
+    assert len(cases) == len(rows) == 5
+    assert suite.get("tests") == "5" and suite.get("errors") == "1"
+    assert suite.get("failures") == str(
+        sum(1 for r in rows if r["ok"] is False and "findings" in r)
+    )
+    for case, row in zip(cases, rows, strict=True):
+        errors = [f for f in row.get("findings", []) if f["severity"] == "error"]
+        assert len(case.findall("failure")) == len(errors)
+        assert [f.get("type") for f in case.findall("failure")] == [f["code"] for f in errors]
+        assert (case.find("error") is not None) == ("error" in row)
+    assert cases[2].get("name") == "record <script>alert(1)</script>"
+    assert cases[3].get("line") == "4"
+
+
+# -- SARIF -------------------------------------------------------------------------------
+
+
+def test_sarif_has_a_result_per_finding_with_rules_and_lines(log: str) -> None:
+    _, out = report(log, "sarif")
+    doc = json.loads(out)
+    assert doc["version"] == "2.1.0" and doc["$schema"].endswith("sarif-2.1.0.json")
+    (run_,) = doc["runs"]
+    rules = run_["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules][: len(CODES)] == list(CODES)
+    assert {r["id"]: r["shortDescription"]["text"] for r in rules if r["id"] in CODES} == CODES
+    rows = expected_findings(log)
+    want = [(f["code"], i + 1) for i, r in enumerate(rows) for f in r.get("findings", [])] + [
+        ("input", 4)
+    ]
+    got = [
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+        for r in run_["results"]
+    ]
+    assert sorted(got) == sorted(want)
+    for result in run_["results"]:
+        assert result["level"] in ("error", "warning")
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        where = result["locations"][0]["physicalLocation"]["artifactLocation"]
+        assert where["uri"].endswith("log.jsonl")
+
+
+def test_sarif_with_no_results_is_valid(tmp_path: Path) -> None:
+    path = tmp_path / "clean.jsonl"
+    path.write_text(json.dumps(RECORDS[0]) + "\n")
+    code, out = report(str(path), "sarif")
+    assert code == 0 and json.loads(out)["runs"][0]["results"] == []
+
+
+# -- HTML --------------------------------------------------------------------------------
+
+
+def test_html_is_self_contained_and_escaped(log: str) -> None:
+    _, page = report(log, "html")
+    assert page.startswith("<!DOCTYPE html>")
+    assert "<script" not in page  # the record id "<script>..." is escaped
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # no external resources: the only URL is the SVG namespace
+    assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {"http://www.w3.org/2000/svg"}
+    assert not re.search(r"\b(src|href)=", page)
+    bars = dict(re.findall(r'data-code="([^"]+)" data-count="(\d+)"', page))
+    assert list(bars) == list(CODES)  # every subtype drawn, zeros included
+    summary = AuditSummary()
+    catalog = ApiCatalog.from_file(TOOLS)
+    for result in audit_lines(Path(log).read_text().splitlines(), catalog, retriever=None):
+        summary.add(result)
+    assert {c: int(n) for c, n in bars.items() if int(n)} == dict(summary.by_code)
+    ops = dict(re.findall(r'data-operation="([^"]+)" data-count="(\d+)"', page))
+    assert {k: int(v) for k, v in ops.items()} == dict(summary.by_operation)
+
+
+def test_html_table_is_capped(log: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_reports.HtmlReport, "max_rows", 2)
+    _, page = report(log, "html")
+    assert "Showing the first 2 of" in page
+    body = page.split('<table id="findings">')[1]
+    assert body.count("<tr>") == 3  # header + 2 rows
+
+
+def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp / 'profile'}",
+            *args,
+        ],
+        capture_output=True,
+        timeout=90,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+def test_html_renders_in_headless_chromium(tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    code, _, _ = cli(
+        "audit", CHAT, "--spec", TOOLS, "--no-semantic", "--format", "html", "-o", str(page)
+    )
+    assert code == 2
+    url = page.resolve().as_uri()
+    dom = _chromium(["--dump-dom", url], tmp_path).stdout.decode()
+    assert 'id="chart-codes"' in dom and 'id="chart-operations"' in dom
+    assert dom.count('class="bar" data-code=') == len(CODES)
+    assert 'data-code="E3.4" data-count="2"' in dom
+    assert 'data-operation="get_weather" data-count="3"' in dom
+    assert '<div class="card" id="card-records"><b>8</b>' in dom
+    shot = tmp_path / "shot.png"
+    _chromium([f"--screenshot={shot}", "--window-size=1280,2000", url], tmp_path)
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000
+    try:
+        from PIL import Image  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        assert len(set(data[1000:20000])) > 200  # compressed pixels, not one flat colour
+    else:
+        with Image.open(shot) as image:
+            colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
+        assert colours is None or len(colours) > 20
+
+
+# -- text, progress ----------------------------------------------------------------------
+
+
+def test_text_has_code_and_operation_tables(log: str) -> None:
+    _, out = report(log, "text")
+    assert "5 records: 1 clean, 3 with findings, 1 bad input lines" in out
+    code_table = out.split("error type")[1].split("operation")[0]
+    assert "E3.2" in code_table and "E4.1" in code_table
+    ops = out.split("\noperation")[1]
+    assert re.search(r"get_weather\s+2\s+E3\.2×1, E4\.1×1", ops)
+    assert re.search(r"send_email\s+3\s+E3\.4×2, E4\.2×1", ops)
+
+
+def test_progress_always_keeps_the_report_unchanged(log: str) -> None:
+    plain = cli("audit", log, "--spec", TOOLS, "--no-semantic", "--format", "jsonl")
+    shown = cli(
+        "audit", log, "--spec", TOOLS, "--no-semantic", "--format", "jsonl", "--progress", "always"
+    )
+    assert shown[:2] == plain[:2] and "Traceback" not in shown[2]
+    piped = cli(
+        "audit",
+        "-",
+        "--spec",
+        TOOLS,
+        "--no-semantic",
+        "--progress",
+        "always",
+        stdin=Path(log).read_text(),
+    )
+    assert piped[0] == plain[0] and "Traceback" not in piped[2]
+
+
+# -- constant memory ---------------------------------------------------------------------
+
+
+def test_audit_streams_in_constant_memory() -> None:
+    # 200k lines through the engine and the JSONL report; 2% are real calls (clean
+    # and faulty), 1% broken JSON, the rest blank lines, which keeps the run short under
+    # tracemalloc while every line still yields a result object
+    catalog = ApiCatalog.from_file(TOOLS)
+    cycle = [
+        '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": "Paris"}}}',
+        '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": %d}}}',
+        '{"id": %d, "call": ',
+    ] + [""] * 97
+
+    def lines(n: int) -> Iterator[str]:
+        for i in range(n):
+            line = cycle[i % len(cycle)]
+            yield line.replace("%d", str(i))
+
+    from autofeedback.cli import _JsonlFormatter
+
+    null = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    sinks = [_JsonlFormatter(null)]
+    summary = AuditSummary()
+    results = audit_lines(lines(200_000), catalog, retriever=None)
+
+    def consume(it: Any) -> None:
+        for result in it:
+            summary.add(result)
+            for sink in sinks:
+                sink.record(result)
+
+    consume(itertools.islice(results, 2_000))  # warm caches before measuring
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        consume(results)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        null.close()
+    assert summary.records == 200_000
+    assert summary.by_code["E4.1"] == 2_000 and summary.bad_lines == 196_000
+    assert peak - base < 2_000_000, f"memory grew by {peak - base} bytes"
