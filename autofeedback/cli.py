@@ -525,7 +525,8 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
     if args.llm.startswith("replay:"):
         llm: Any = ReplayLLM.from_file(args.llm.removeprefix("replay:"))
     else:
-        llm = load_llm(args.llm, **({"model": args.model} if args.model else {}))
+        remote = args.llm.startswith(("http://", "https://"))
+        llm = load_llm(args.llm, **({"model": args.model} if args.model and remote else {}))
     index = None
     if args.index:
         from doc_index import build_or_load
