@@ -7,6 +7,10 @@
 E2.2 api: API 'user_login' does not exist; it is a spelling variant of 'userLogin'
 """
 
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from autofeedback._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import (
@@ -19,27 +23,113 @@ from autofeedback._exceptions import (
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import CODES, Finding, Severity
 from autofeedback._model import ApiRequest, Operation, Parameter, Response
+from autofeedback._parse import (
+    ParseResult,
+    RequestFormatError,
+    parse_output,
+    request_from_call,
+    request_from_http,
+)
+from autofeedback._replay import ReplayLLM
 from autofeedback._scan import Scanner, iter_findings, scan
+
+if _TYPE_CHECKING:
+    from autofeedback._check_response import DocumentedResponse, Requirement
+    from autofeedback._explain import Explanation, explain_response
+    from autofeedback._llm import (
+        CallableLLM,
+        LangChainLLM,
+        LLMClient,
+        LLMError,
+        LocalLLM,
+        OpenAICompatibleLLM,
+        Usage,
+        load_llm,
+    )
+    from autofeedback._loop import Attempt, FeedbackLoop, LoopResult
+    from autofeedback._openapi import function_path, to_openapi
+    from autofeedback._sandbox import Sandbox
+
+# Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
+# `import autofeedback` and `autofeedback scan` stay fast.
+_LAZY: dict[str, str] = {
+    "Explanation": "autofeedback._explain",
+    "explain_response": "autofeedback._explain",
+    "DocumentedResponse": "autofeedback._check_response",
+    "Requirement": "autofeedback._check_response",
+    "CallableLLM": "autofeedback._llm",
+    "LangChainLLM": "autofeedback._llm",
+    "LLMClient": "autofeedback._llm",
+    "LLMError": "autofeedback._llm",
+    "LocalLLM": "autofeedback._llm",
+    "OpenAICompatibleLLM": "autofeedback._llm",
+    "Usage": "autofeedback._llm",
+    "load_llm": "autofeedback._llm",
+    "Attempt": "autofeedback._loop",
+    "FeedbackLoop": "autofeedback._loop",
+    "LoopResult": "autofeedback._loop",
+    "function_path": "autofeedback._openapi",
+    "to_openapi": "autofeedback._openapi",
+    "Sandbox": "autofeedback._sandbox",
+}
+
+
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autofeedback' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CODES",
     "ApiCatalog",
     "ApiRequest",
+    "Attempt",
     "AuditResult",
     "AuditSummary",
     "AutoFeedbackError",
+    "CallableLLM",
     "ConfigurationError",
+    "DocumentedResponse",
+    "Explanation",
+    "FeedbackLoop",
     "Finding",
     "HostNotAllowed",
+    "LLMClient",
+    "LLMError",
+    "LangChainLLM",
+    "LocalLLM",
+    "LoopResult",
+    "OpenAICompatibleLLM",
     "Operation",
     "Parameter",
+    "ParseResult",
+    "ReplayLLM",
+    "RequestFormatError",
+    "Requirement",
     "Response",
+    "Sandbox",
     "Scanner",
     "Severity",
     "SpecError",
     "ToolCallRejected",
+    "Usage",
     "audit_lines",
+    "explain_response",
+    "function_path",
     "iter_findings",
+    "load_llm",
+    "parse_output",
     "render_feedback",
+    "request_from_call",
+    "request_from_http",
     "scan",
+    "to_openapi",
 ]

@@ -14,7 +14,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._names import NameMatcher, closest_literal, closest_spelling, literal_key
 
@@ -275,7 +275,7 @@ def check_selection(
         return None
     scores = {r.name: float(r.score) for r in ranked}
     margin = scores[ranked[0].name] - scores.get(op.name, 0.0)
-    severity = "error" if margin >= confident_margin else "warning"
+    severity: Severity = "error" if margin >= confident_margin else "warning"
     best = ranked[0].name
     return Finding(
         "E2.1",

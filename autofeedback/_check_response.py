@@ -60,7 +60,7 @@ class DocumentedResponse:
             return True  # nothing documented to validate against
         try:
             self._spec().validate_response(
-                RequestsOpenAPIRequest(response.request),  # type: ignore[arg-type]
+                RequestsOpenAPIRequest(response.request),
                 RequestsOpenAPIResponse(response),
             )
         except Exception as exc:

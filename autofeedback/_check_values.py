@@ -77,6 +77,16 @@ def deserialize(text: Any, schema: Mapping[str, Any], param: Parameter | None = 
     return text
 
 
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _as_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if value is None or isinstance(value, str) else str(value)
+
+
 def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
     key = id(schema)
     with _lock:
@@ -120,10 +130,11 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
     if not isinstance(schema, Mapping) or not schema:
         return
     value = arg.value
-    # a string sent to a path/query/header parameter travels as text anyway
-    if arg.raw or (
-        isinstance(value, str) and param.location in ("path", "query", "header", "cookie")
-    ):
+    # a path/query/header value travels as text whatever the model wrote (500 and "500"
+    # reach the server alike), so judge the text as the server will read it
+    if param.location in ("path", "query", "header", "cookie") and _scalar(value):
+        value = deserialize(_as_text(value), schema, param)
+    elif arg.raw:
         value = deserialize(value, schema, param)
     try:
         errors = sorted(
@@ -161,7 +172,7 @@ def _finding(
     kind = str(err.validator)
     expected = err.validator_value
     if kind == "enum":
-        allowed = ", ".join(_short(v, 30) for v in list(expected)[:12])
+        allowed = ", ".join(_short(v, 30) for v in list(expected)[:12])  # type: ignore[arg-type]
         message = f"{name} must be one of {allowed}; got {_short(got)}"
         suggestion = None
     elif kind == "format":

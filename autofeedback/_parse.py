@@ -346,6 +346,9 @@ def _call_from_node(node: ast.expr, src: str, lenient: bool) -> tuple[str, dict[
 
 # Identifiers as Python spells them: a letter or "_" (any script), then word characters.
 _CALL_HEAD = re.compile(r"([^\W\d]\w*(?:\.[^\W\d]\w*)*)[ \t]*(\()?")
+# Lenient formats also take the hyphens real operation names have (``preferred-routes_get``).
+_LENIENT_HEAD = re.compile(r"([^\W\d][\w-]*(?:\.[^\W\d][\w-]*)*)[ \t]*(\()?")
+_PLACEHOLDER = "_autofeedback_name_"
 
 
 def _call_from_source(src: str, scan: _Scan, *, lenient: bool) -> tuple[str, dict[str, Any]]:
@@ -356,7 +359,7 @@ def _call_from_source(src: str, scan: _Scan, *, lenient: bool) -> tuple[str, dic
     (``attendees='['John', 'Jane']'``).
     """
     src = src.strip()
-    head = _CALL_HEAD.match(src)
+    head = (_LENIENT_HEAD if lenient else _CALL_HEAD).match(src)
     if head is None:
         raise _Problem("it does not start with a function name")
     name = head.group(1)
@@ -365,6 +368,11 @@ def _call_from_source(src: str, scan: _Scan, *, lenient: bool) -> tuple[str, dic
             return name, {}
         raise _Problem(f"there is no '(' after {name!r}")
     try:
+        if "-" in name:  # not a Python identifier: parse the arguments under a stand-in
+            _, args = _call_from_node(
+                _ast_parse(_PLACEHOLDER + src[head.end(1) :], scan).body, src, lenient
+            )
+            return name, args
         return _call_from_node(_ast_parse(src, scan).body, src, lenient)
     except _Problem as exc:
         if not (lenient and exc.syntax):

@@ -45,8 +45,8 @@ def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = No
     query: dict[str, list[str]] = {}
     for k, v in parse_qsl(urlsplit(request.url).query, keep_blank_values=True):
         query.setdefault(k, []).append(v)
-    for k, v in query.items():
-        args.append(Arg(k, "query", v[0] if len(v) == 1 else v, raw=True))
+    for k, values in query.items():
+        args.append(Arg(k, "query", values[0] if len(values) == 1 else values, raw=True))
     for k, val in request.params.items():
         # requests' params: a str/number, or a list for repeated keys
         args.append(Arg(str(k), "query", val, raw=isinstance(val, str)))

@@ -8,6 +8,7 @@ parameters -> check values, in the paper's order (E1 -> E2 -> E3 -> E4).
 from __future__ import annotations
 
 import dataclasses
+import json
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -87,7 +88,8 @@ class Scanner:
         first warning, else ``None``."""
         findings = list(self.iter_findings(output, instruction=instruction))
         errors = [f for f in findings if f.severity == "error"]
-        return (errors or findings or [None])[0]
+        ordered = errors or findings
+        return ordered[0] if ordered else None
 
     def check_request(
         self, request: ApiRequest, *, instruction: str | None = None, calls: int = 1
@@ -143,7 +145,10 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
         request_from_http,
     )
 
-    if isinstance(output, Mapping):
+    if isinstance(output, Mapping) and _is_message(output):
+        # a whole assistant message / completion response: its tool_calls are the requests
+        output = json.dumps(output, default=str)
+    elif isinstance(output, Mapping):
         try:
             if "method" in output or "url" in output:
                 return [request_from_http(output)], None
@@ -162,6 +167,10 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
         expected=result.format_hint,
         message=result.problem or "no API request found in the output",
     )
+
+
+def _is_message(value: Mapping[str, Any]) -> bool:
+    return any(k in value for k in ("tool_calls", "choices", "role", "function_call"))
 
 
 def _excerpt(value: Any, limit: int = 200) -> str:

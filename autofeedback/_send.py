@@ -122,16 +122,16 @@ def build_http(
     if request.is_http:
         assert request.method is not None and request.url is not None
         parts = urlsplit(request.url)
-        query = parts.query
+        query_text = parts.query
         if request.params:
             extra = urlencode(
                 {k: v if isinstance(v, list) else _text(v) for k, v in request.params.items()},
                 doseq=True,
             )
-            query = f"{query}&{extra}" if query else extra
+            query_text = f"{query_text}&{extra}" if query_text else extra
         # only the path and query of the model's URL are kept: the host is ours to choose
         path = parts.path if not base or not urlsplit(base).path else _strip_base(parts.path, base)
-        url = base + path + (f"?{query}" if query else "")
+        url = base + path + (f"?{query_text}" if query_text else "")
         out_headers.update({str(k): str(v) for k, v in request.headers.items()})
         return HttpCall(request.method.upper(), url, out_headers, request.body)
     args = dict(request.arguments)

@@ -17,7 +17,9 @@ from autofeedback import ApiCatalog, Operation
 
 Call = tuple[str, dict[str, Any]]
 
-# Common API vocabulary -> a word with the same meaning, for E2.3/E3.3 renames.
+# Common API vocabulary -> a word with the same meaning, for E2.3/E3.3 renames. Only
+# same-sense synonyms: abbreviations (func), archaic words (annum) and other senses of a
+# word (book -> reserve in "book_name") are not what an LLM's semantic slip looks like.
 SYNONYMS: dict[str, str] = {
     "get": "fetch",
     "fetch": "retrieve",
@@ -38,7 +40,6 @@ SYNONYMS: dict[str, str] = {
     "calc": "compute",
     "check": "verify",
     "send": "dispatch",
-    "book": "reserve",
     "cancel": "abort",
     "open": "launch",
     "register": "enroll",
@@ -73,7 +74,6 @@ SYNONYMS: dict[str, str] = {
     "title": "heading",
     "start": "begin",
     "end": "finish",
-    "year": "annum",
     "month": "mo",
     "type": "kind",
     "category": "class",
@@ -105,7 +105,6 @@ SYNONYMS: dict[str, str] = {
     "order": "sequence",
     "area": "region",
     "value": "amount",
-    "base": "bottom",
     "rate": "ratio",
     "interest": "yield",
     "principal": "capital",
@@ -122,7 +121,7 @@ SYNONYMS: dict[str, str] = {
     "appointment": "booking",
     "doctor": "physician",
     "patient": "sufferer",
-    "symptom": "sign",
+    "symptom": "ailment",
     "stock": "share",
     "company": "firm",
     "product": "item",
@@ -145,7 +144,6 @@ SYNONYMS: dict[str, str] = {
     "court": "tribunal",
     "book_title": "title",
     "author": "writer",
-    "function": "func",
     "equation": "formula",
     "matrix": "array",
     "vector": "array",
@@ -260,14 +258,19 @@ def synonym_variant(name: str, taken: set[str]) -> str | None:
     return None
 
 
-def wrong_type(value: Any, schema: Mapping[str, Any]) -> Any:
-    """A value of a type the schema does not allow, or ``None`` if none is known."""
+def wrong_type(value: Any, schema: Mapping[str, Any], on_the_wire: bool = False) -> Any:
+    """A value of a type the schema does not allow, or ``None`` if none is known.
+
+    ``on_the_wire``: the parameter travels as URL/header text, where any scalar is a
+    string, so only a structured value is the wrong type for a string parameter."""
     t = schema.get("type")
     types = [t] if isinstance(t, str) else list(t or [])
     if not types:
         return None
     if "string" in types:
-        return None if {"integer", "number"} & set(types) else 12345
+        if {"integer", "number"} & set(types):
+            return None
+        return {"value": "x"} if on_the_wire else 12345
     if "integer" in types or "number" in types:
         return "twelve"
     if "boolean" in types:
@@ -348,7 +351,8 @@ def e4_1(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> 
         p = op.parameter(name)
         if p is None:
             continue
-        bad = wrong_type(call[1][name], p.schema)
+        wire = p.location in ("path", "query", "header", "cookie")
+        bad = wrong_type(call[1][name], p.schema, on_the_wire=wire)
         if bad is not None:
             return call[0], {**call[1], name: bad}
     return None

@@ -29,6 +29,7 @@ from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, garble, render
 from benchmarks._peers import OpenApiCorePeer, load_bfcl_checker
 from benchmarks._results import write_section
+from benchmarks.retrieval import after_last_call
 
 DATASETS = ["api-bank", "bfcl-simple", "bfcl-multiple", "bfcl-parallel", "toolalpaca"]
 SUBTYPES = ["E1", *MUTATORS]
@@ -92,12 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     oac: dict[str, OpenApiCorePeer] = {}
 
     ours: dict[tuple[str, str], list[list[Finding]]] = defaultdict(list)
+    margins: dict[str, list[float]] = defaultdict(list)  # subtype -> retriever margin
     peer_hits: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
     started = time.perf_counter()
     for rec in records:
         scanner = scanners[rec.task.spec_key]
-        findings = list(scanner.iter_findings(rec.text, instruction=rec.task.instruction))
+        findings = list(scanner.iter_findings(rec.text, instruction=_instruction(rec.task)))
         ours[(rec.dataset, rec.subtype)].append(findings)
+        if rec.subtype in ("clean", "E2.1") and rec.calls and len(catalogs[rec.task.spec_key]) > 1:
+            margins[rec.subtype].append(
+                _margin(retriever, _instruction(rec.task), catalogs[rec.task.spec_key], rec.calls)
+            )
         if args.no_peers:
             continue
         if rec.dataset == "toolalpaca":
@@ -118,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     elapsed = time.perf_counter() - started
 
-    table = _table(ours, peer_hits)
+    table = _table(ours, peer_hits) + "\n\n" + _sweep(margins)
     print(table)
     print(f"\n{len(records)} records in {elapsed:.1f} s")
     if args.limit is None:
@@ -130,6 +136,43 @@ def main(argv: list[str] | None = None) -> int:
             f"{elapsed:.0f} s on this machine (2 CPU cores), model included.",
         )
     return 0
+
+
+def _instruction(task: _datasets.Task) -> str:
+    """What the user asks for. An API-Bank dialogue replays the calls already made; the
+    gold call answers the part after the last of them (see benchmarks/retrieval.py)."""
+    return after_last_call(task.instruction) if task.dataset == "api-bank" else task.instruction
+
+
+def _margin(retriever: Any, instruction: str, catalog: ApiCatalog, calls: list[Call]) -> float:
+    """How far the retriever's best API is ahead of the called one (<= 0: the called API
+    is within the top len(calls), i.e. no E2.1)."""
+    ranked = retriever.rank(instruction, catalog)
+    scores = {r.name: r.score for r in ranked}
+    k = len(calls)
+    if calls[0][0] in [r.name for r in ranked[:k]]:
+        return 0.0
+    return ranked[0].score - scores.get(calls[0][0], 0.0)
+
+
+def _sweep(margins: dict[str, list[float]]) -> str:
+    """E2.1 as an error only when the margin reaches m: the trade-off, measured."""
+    clean, wrong = margins.get("clean", []), margins.get("E2.1", [])
+    if not clean or not wrong:
+        return ""
+    lines = [
+        "E2.1 severity threshold (`confident_margin`): an E2.1 finding is an error only when "
+        "the retriever's best API beats the called one by at least m (cosine); below that it "
+        "is a warning. Measured on the multi-API doc sets:",
+        "",
+        "| m | correct calls flagged as E2.1 error | wrong-API calls caught as E2.1 error |",
+        "|---|---|---|",
+    ]
+    for m in (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3):
+        fp = sum(x > 0 and x >= m for x in clean) / len(clean)
+        tp = sum(x > 0 and x >= m for x in wrong) / len(wrong)
+        lines.append(f"| {m:.2f} | {fp:.3f} ({len(clean)}) | {tp:.3f} ({len(wrong)}) |")
+    return "\n".join(lines)
 
 
 def _bfcl_raw() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
@@ -184,9 +227,9 @@ def _table(
     }
     lines = [
         "| subtype | records | recall (error) | recall (any severity) "
-        "| exact subtype (first finding) | target "
+        "| exact subtype (first finding) | exact subtype (first finding besides E2.1) | target "
         "| openapi-core recall (ToolAlpaca, n) | BFCL AST recall (BFCL, n) |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for sub in SUBTYPES:
         rows = merged(sub)
@@ -196,14 +239,17 @@ def _table(
         rec_err = sum(bool(_errors(f)) for f in rows) / n
         rec_any = sum(bool(f) for f in rows) / n
         exact = sum(bool(f) and f[0].code == sub for f in rows) / n
+        rest = [[x for x in f if sub == "E2.1" or x.code != "E2.1"] for f in rows]
+        exact_rest = sum(bool(f) and f[0].code == sub for f in rest) / n
         target = targets.get(sub)
         mark = (
             ""
             if target is None
-            else (f"≥ {target} ✓" if min(rec_err, exact) >= target else f"≥ {target} ✗ missed")
+            else (f"≥ {target} ✓" if min(rec_err, exact_rest) >= target else f"≥ {target} ✗ missed")
         )
         lines.append(
-            f"| {sub} | {n} | {_pct(rec_err)} | {_pct(rec_any)} | {_pct(exact)} | {mark} "
+            f"| {sub} | {n} | {_pct(rec_err)} | {_pct(rec_any)} | {_pct(exact)} "
+            f"| {_pct(exact_rest)} | {mark} "
             f"| {peer_rate('openapi-core', sub)} | {peer_rate('bfcl-ast', sub)} |"
         )
     clean = merged("clean")

@@ -5,6 +5,7 @@ from retriever._embedders import (
     Embedder,
     OnnxMiniLMEmbedder,
     SentenceTransformerEmbedder,
+    default_backend,
     load_embedder,
 )
 from retriever._retriever import ApiRetriever, Ranked, split_identifier
@@ -16,6 +17,7 @@ __all__ = [
     "OnnxMiniLMEmbedder",
     "Ranked",
     "SentenceTransformerEmbedder",
+    "default_backend",
     "load_embedder",
     "split_identifier",
 ]

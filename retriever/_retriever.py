@@ -38,6 +38,7 @@ Vectors = npt.NDArray[np.float32]
 #: Bump when :func:`operation_text` changes, so old disk caches are not reused.
 _TEXT_VERSION = 1
 _NAME_CACHE_SIZE = 4096
+_QUERY_CACHE_SIZE = 256
 #: BM25's share of the hybrid score; 0.2-0.3 was best on every dataset of
 #: benchmarks/retrieval.py (picked on those data: there is no held-out split).
 _BM25_WEIGHT = 0.3
@@ -159,6 +160,7 @@ class ApiRetriever:
         self._matrices: dict[tuple[str, str], Vectors] = {}
         self._bm25: dict[str, Any] = {}
         self._names: OrderedDict[str, Vectors] = OrderedDict()
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()
 
     @property
     def embedder(self) -> Embedder:
@@ -184,11 +186,25 @@ class ApiRetriever:
         if len(catalog) == 0 or k == 0:
             return []
         matrix = self.operation_vectors(catalog)
-        query = self.embedder.embed([instruction])[0]
+        query = self._query_vector(instruction)
         scores = matrix @ query
         if self.hybrid:
             scores = _fuse(scores, self._bm25_scores(instruction, catalog))
         return _top(scores, catalog, k)
+
+    def _query_vector(self, instruction: str) -> Vectors:
+        # the same instruction is ranked once per request of a task: embed it once
+        with self._lock:
+            hit = self._queries.get(instruction)
+            if hit is not None:
+                self._queries.move_to_end(instruction)
+                return hit
+        vec: Vectors = self.embedder.embed([instruction])[0]
+        with self._lock:
+            self._queries[instruction] = vec
+            while len(self._queries) > _QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vec
 
     def rank_bm25(
         self, instruction: str, catalog: ApiCatalog, k: int | None = None

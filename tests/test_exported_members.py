@@ -18,7 +18,10 @@ def test_all_is_exactly_the_public_names(package: str) -> None:
         and not isinstance(value, types.ModuleType)
         and name != "annotations"
     }
+    public |= set(getattr(module, "_LAZY", {}))  # names loaded on first use
     assert set(module.__all__) == public
+    for name in module.__all__:
+        assert getattr(module, name) is not None
     # ruff's RUF022 order: CONSTANTS, then Classes, then functions, each alphabetical
     def isort_key(name: str) -> tuple[int, str]:
         kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
