@@ -7,6 +7,7 @@ exceptions. Exceptions are reserved for a bad spec, bad configuration or misuse:
     ├── SpecError            a spec file cannot be read or does not describe APIs
     ├── ConfigurationError   a bad option, an unknown backend, a missing optional extra
     ├── HostNotAllowed       a request would leave for a host the spec does not declare
+    ├── RequestFormatError   a structured call/request record is malformed (also a ValueError)
     └── ToolCallRejected     a guarded tool call was rejected (carries the findings)
 """
 
