@@ -1,0 +1,446 @@
+"""Guard the HTTP layer: a ``requests`` transport adapter that scans every outgoing
+request against the spec before it leaves, and optionally explains error responses.
+
+::
+
+    session = requests.Session()
+    guard_session(session, "bookshop.yaml")      # mounted on http:// and https://
+    session.get("http://127.0.0.1:8080/books", params={"limt": 5})
+    # RequestRejected: GET http://127.0.0.1:8080/books?limt=5 -> searchBooks ...
+
+Exceptions added here (both are also ``requests.RequestException``, so code that
+already handles request failures handles these)::
+
+    AutoFeedbackError
+    ├── RequestRejected    a request broke the docs; nothing was sent
+    └── ResponseRejected   the server answered with an error (also requests.HTTPError)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import parse_qsl, urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._check_values import deserialize
+from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, HostNotAllowed
+from autofeedback._feedback import render_feedback
+from autofeedback._findings import Finding
+from autofeedback._guard import SpecLike, as_catalog
+from autofeedback._model import ApiRequest
+from autofeedback._scan import Scanner
+from autofeedback._send import REDACTED, SENSITIVE, allowed_hosts, redact_url
+
+if TYPE_CHECKING:
+    from autofeedback._explain import Explanation
+    from doc_index import DocIndex
+
+__all__ = [
+    "AutoFeedbackWarning",
+    "GuardAdapter",
+    "HttpGuard",
+    "Mode",
+    "RequestRejected",
+    "ResponseRejected",
+    "Violation",
+    "guard_session",
+]
+
+Mode = Literal["raise", "warn", "log"]
+_MODES = ("raise", "warn", "log")
+
+logger = logging.getLogger("autofeedback")
+
+#: Bodies larger than this are not parsed for checking: a guard must not cost megabytes.
+_MAX_CHECKED_BODY = 2 * 1024 * 1024
+#: The part of an error response read for its explanation.
+_MAX_EXPLAINED_BODY = 64 * 1024
+
+
+class AutoFeedbackWarning(UserWarning):
+    """A request broke the docs (or got an error response) in ``mode="warn"``."""
+
+
+class RequestRejected(AutoFeedbackError, requests.RequestException):
+    """A request broke the docs and was not sent.
+
+    ``findings`` are the scanner's findings, ``feedback`` the text for an LLM
+    (:func:`render_feedback`), ``report`` the readable summary (credentials redacted)
+    that is also ``str(exc)``; ``request`` is the ``PreparedRequest``.
+    """
+
+    def __init__(
+        self,
+        findings: Sequence[Finding],
+        feedback: str,
+        report: str,
+        *,
+        request: requests.PreparedRequest | None = None,
+    ) -> None:
+        self.findings = tuple(findings)
+        self.feedback = feedback
+        self.report = report
+        requests.RequestException.__init__(self, report, request=request)
+
+    def __str__(self) -> str:
+        return self.report
+
+
+class ResponseRejected(AutoFeedbackError, requests.HTTPError):
+    """The server answered with an error status; ``explanation`` is what the docs say
+    about it (``None`` when no doc index could be used), ``response`` the response."""
+
+    def __init__(
+        self,
+        report: str,
+        *,
+        explanation: Explanation | None,
+        response: requests.Response,
+    ) -> None:
+        self.report = report
+        self.explanation = explanation
+        requests.HTTPError.__init__(self, report, response=response)
+
+    def __str__(self) -> str:
+        return self.report
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One request that broke the docs: ``call`` is ``METHOD URL`` (credentials
+    redacted), ``operation`` the documented operation it was matched to, if any."""
+
+    call: str
+    findings: tuple[Finding, ...]
+    operation: str | None = None
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == "error")
+
+    def report(self) -> str:
+        """A few lines a person can act on: the call, then per finding the code, what is
+        wrong, the suggestion and the doc line.
+
+        >>> f = Finding("E3.2", ("query", "limt"), "limt", message="unknown query "
+        ...     "parameter 'limt'", suggestion="limit", doc="How many books to return.")
+        >>> print(Violation("GET http://h/books?limt=5", (f,), "searchBooks").report())
+        GET http://h/books?limt=5 (searchBooks) breaks the API docs:
+          E3.2 literal variant of a parameter name at query.limt: unknown query parameter 'limt'
+            suggestion: limit
+            doc: How many books to return.
+        """
+        target = f" ({self.operation})" if self.operation else ""
+        lines = [f"{self.call}{target} breaks the API docs:"]
+        for f in self.findings:
+            where = ".".join(f.location) or "request"
+            lines.append(f"  {f.code} {f.title} at {where}: {f.message}")
+            if f.suggestion is not None:
+                lines.append(f"    suggestion: {f.suggestion}")
+            if f.doc:
+                lines.append(f"    doc: {' '.join(f.doc.split())}")
+        return "\n".join(lines)
+
+
+# -- turning a PreparedRequest into an ApiRequest ---------------------------------------
+
+
+def _secrets(request: requests.PreparedRequest) -> list[str]:
+    """Credential values the request carries, to blank out of every report."""
+    found = [v for k, v in request.headers.items() if k.lower() in SENSITIVE and v]
+    parts = urlsplit(request.url or "")
+    found += [
+        v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in SENSITIVE
+    ]
+    if parts.password:
+        found.append(parts.password)
+    # longest first, so a token is not left half-redacted by a shorter one inside it
+    return sorted({s for s in found if len(s) >= 3}, key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def _body(request: requests.PreparedRequest) -> tuple[Any, bool]:
+    """The request body as the checks read it, and whether it could be read at all."""
+    raw = request.body
+    if raw is None or raw in (b"", ""):
+        return None, True
+    if not isinstance(raw, (bytes, str)):
+        return None, False  # a stream or file: not ours to consume
+    if len(raw) > _MAX_CHECKED_BODY:
+        return None, False
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    ctype = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    if ctype == "application/json" or ctype.endswith("+json"):
+        try:
+            return json.loads(text), True
+        except ValueError:
+            return None, False
+    if ctype == "application/x-www-form-urlencoded":
+        form: dict[str, Any] = {}
+        for k, v in parse_qsl(text, keep_blank_values=True):
+            form.setdefault(k, []).append(v)
+        return {k: v[0] if len(v) == 1 else v for k, v in form.items()}, True
+    return None, False
+
+
+def _typed_form(body: Mapping[str, Any], catalog: ApiCatalog, method: str, url: str) -> Any:
+    # form fields are text on the wire; read them as their documented types first
+    match = catalog.match_http(method, url)
+    if match is None:
+        return dict(body)
+    op = match[0]
+    out: dict[str, Any] = {}
+    for k, v in body.items():
+        p = op.parameter(k, "body")
+        out[k] = deserialize(v, p.schema, p) if p is not None else v
+    return out
+
+
+class HttpGuard:
+    """The checks behind :class:`GuardAdapter` and the pytest plugin: which URLs a spec
+    covers, what a prepared request breaks, what the docs say about an error response.
+
+    >>> guard = HttpGuard(ApiCatalog([], servers=["http://127.0.0.1:8080"]))
+    >>> guard.covers("http://127.0.0.1:8080/books"), guard.covers("https://example.org/")
+    (True, False)
+    """
+
+    def __init__(
+        self,
+        spec_or_catalog: SpecLike,
+        *,
+        base_url: str | None = None,
+        allow_hosts: Iterable[str] = (),
+        doc_index: DocIndex | None = None,
+        retriever: Any = None,
+    ) -> None:
+        catalog = as_catalog(spec_or_catalog)
+        if base_url:
+            if not urlsplit(base_url).netloc:
+                raise ConfigurationError(f"base_url must be an absolute URL, got {base_url!r}")
+            catalog = ApiCatalog(
+                catalog.operations, servers=[base_url, *catalog.servers], source=catalog.source
+            )
+        if not catalog.hosts:
+            raise ConfigurationError(
+                f"the spec {catalog.source!r} declares no absolute server URL; "
+                "pass base_url='https://host/prefix' to say where it is served"
+            )
+        self.catalog = catalog
+        self.scanner = Scanner(catalog, retriever=retriever)
+        self.allowed = allowed_hosts(catalog, None, allow_hosts)
+        self._doc_index = doc_index
+
+    def covers(self, url: str) -> bool:
+        """Whether ``url`` goes to one of the spec's servers."""
+        netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
+        return netloc in self.catalog.hosts
+
+    def allows(self, url: str) -> bool:
+        """Whether ``url`` goes to a spec server or an allowlisted host."""
+        netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
+        return netloc in self.allowed or netloc.split(":")[0] in self.allowed
+
+    def violation(self, request: requests.PreparedRequest) -> Violation | None:
+        """What ``request`` breaks, or ``None`` when it has no error finding."""
+        method = (request.method or "GET").upper()
+        url = request.url or ""
+        body, readable = _body(request)
+        if isinstance(body, Mapping) and "form" in (request.headers.get("Content-Type") or ""):
+            body = _typed_form(body, self.catalog, method, url)
+        api_request = ApiRequest(
+            method=method,
+            url=url,
+            headers={str(k): str(v) for k, v in request.headers.items()},
+            body=body,
+            format="request",
+        )
+        findings = list(self.scanner.iter_findings(api_request))
+        if not readable:
+            # a body we could not read is not a missing body
+            findings = [
+                f for f in findings if not (f.code == "E3.4" and f.location[:1] == ("body",))
+            ]
+        if not any(f.severity == "error" for f in findings):
+            return None
+        findings.sort(key=lambda f: f.severity != "error")
+        secrets = _secrets(request)
+        findings = [_scrub_finding(f, secrets) for f in findings] if secrets else findings
+        match = self.catalog.match_http(method, url)
+        return Violation(
+            f"{method} {redact_url(url)}", tuple(findings), match[0].name if match else None
+        )
+
+    def rejection(self, request: requests.PreparedRequest) -> RequestRejected | None:
+        """:class:`RequestRejected` for ``request``, or ``None`` when it is fine."""
+        found = self.violation(request)
+        return None if found is None else rejected(found, request)
+
+    # -- responses ---------------------------------------------------------------------
+
+    @property
+    def doc_index(self) -> DocIndex:
+        """The documentation index error responses are explained from (built on first
+        use: it embeds the docs with the packaged model)."""
+        if self._doc_index is None:
+            from doc_index import DocIndex
+
+            self._doc_index = DocIndex.build(self.catalog)
+        return self._doc_index
+
+    def explain(
+        self, response: requests.Response, *, read_body: bool = True
+    ) -> ResponseRejected | None:
+        """:class:`ResponseRejected` for an error response (status 400 and above: a
+        redirect is not an error), carrying what the docs say about it. With
+        ``read_body=False`` (a ``stream=True`` response, which reading would consume
+        behind the caller's back) only the status is explained."""
+        if response.status_code < 400:
+            return None
+        from autofeedback._explain import explain_response
+
+        request = response.request
+        method = (request.method or "GET").upper() if request is not None else "GET"
+        url = (request.url or "") if request is not None else (response.url or "")
+        match = self.catalog.match_http(method, url)
+        operation = match[0].name if match else None
+        body = response.content[:_MAX_EXPLAINED_BODY] if read_body else None
+        explanation = explain_response(self.doc_index, operation, response.status_code, body)
+        target = f" ({operation})" if operation else ""
+        lines = [f"{method} {redact_url(url)}{target} answered {response.status_code}"]
+        if explanation.text:
+            lines.append("the docs say:")
+            lines.extend(f"  {line}" for line in explanation.text.splitlines())
+        report = "\n".join(lines)
+        if request is not None:
+            report = _scrub(report, _secrets(request))
+        return ResponseRejected(report, explanation=explanation, response=response)
+
+
+def rejected(
+    violation: Violation, request: requests.PreparedRequest, *, note: str = ""
+) -> RequestRejected:
+    """The exception for ``violation``; ``note`` is appended to its report."""
+    report = _scrub(violation.report(), _secrets(request)) + note
+    feedback = render_feedback(violation.findings)
+    return RequestRejected(violation.findings, feedback, report, request=request)
+
+
+def _scrub_finding(f: Finding, secrets: Sequence[str]) -> Finding:
+
+    def clean(value: Any) -> Any:
+        return _scrub(value, secrets) if isinstance(value, str) else value
+
+    return dataclasses.replace(f, got=clean(f.got), message=_scrub(f.message, secrets))
+
+
+def report_problem(
+    problem: RequestRejected | ResponseRejected, mode: Mode, *, stacklevel: int = 2
+) -> None:
+    """Act on a problem as ``mode`` says: raise it, warn with it, or log it."""
+    if mode == "raise":
+        raise problem
+    if mode == "warn":
+        warnings.warn(AutoFeedbackWarning(problem.report), stacklevel=stacklevel + 1)
+    else:
+        logger.warning("%s", problem.report)
+
+
+class GuardAdapter(HTTPAdapter):
+    """A ``requests`` adapter that scans every request against the spec before sending.
+
+    ``mode`` says what a request that breaks the docs does: ``"raise"``
+    :class:`RequestRejected` (nothing is sent), ``"warn"`` (an
+    :class:`AutoFeedbackWarning`, then it is sent) or ``"log"`` (a warning on the
+    ``autofeedback`` logger, credentials redacted, then it is sent). A request to a host
+    that is neither a spec server nor in ``allow_hosts`` raises :class:`HostNotAllowed`
+    in every mode. With ``check_responses``, an error response is explained from the docs
+    (``doc_index``, or one built from the spec on first use) and raised as
+    :class:`ResponseRejected` (mode raise) or reported like a request.
+
+    >>> session = requests.Session()
+    >>> session.mount("http://127.0.0.1:8080/", GuardAdapter("bookshop.yaml"))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        spec_or_catalog: SpecLike,
+        mode: Mode = "raise",
+        *,
+        check_responses: bool = False,
+        doc_index: DocIndex | None = None,
+        allow_hosts: Iterable[str] = (),
+        base_url: str | None = None,
+        retriever: Any = None,
+        **adapter_kwargs: Any,
+    ) -> None:
+        if mode not in _MODES:
+            raise ConfigurationError(f"mode must be one of {', '.join(_MODES)}, not {mode!r}")
+        self.guard = HttpGuard(
+            spec_or_catalog,
+            base_url=base_url,
+            allow_hosts=allow_hosts,
+            doc_index=doc_index,
+            retriever=retriever,
+        )
+        self.mode: Mode = mode
+        self.check_responses = check_responses
+        super().__init__(**adapter_kwargs)
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float, float] | tuple[float, None] | None = None,
+        verify: bool | str = True,
+        cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
+        proxies: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        url = request.url or ""
+        if not self.guard.allows(url):
+            host = urlsplit(url).netloc.rsplit("@", 1)[-1]
+            raise HostNotAllowed(host, sorted(self.guard.allowed))
+        if self.guard.covers(url):
+            problem = self.guard.rejection(request)
+            if problem is not None:
+                report_problem(problem, self.mode, stacklevel=4)
+        response = super().send(
+            request, stream=stream, timeout=timeout, verify=verify, cert=cert, proxies=proxies
+        )
+        if self.check_responses and self.guard.covers(url):
+            explained = self.guard.explain(response, read_body=not stream)
+            if explained is not None:
+                report_problem(explained, self.mode, stacklevel=4)
+        return response
+
+
+def guard_session(
+    session: requests.Session,
+    spec_or_catalog: SpecLike,
+    mode: Mode = "raise",
+    **options: Any,
+) -> GuardAdapter:
+    """Mount one :class:`GuardAdapter` on every prefix of ``session`` (``http://``,
+    ``https://`` and any more specific prefix already mounted, which would otherwise win),
+    so no request leaves unchecked. Returns the adapter; ``options`` are its keywords.
+
+    >>> session = guard_session(requests.Session(), "bookshop.yaml")  # doctest: +SKIP
+    """
+    adapter = GuardAdapter(spec_or_catalog, mode, **options)
+    for prefix in [*session.adapters, "http://", "https://"]:
+        session.mount(prefix, adapter)
+    return adapter

@@ -1,0 +1,358 @@
+"""Guard an agent's tool calls: check the arguments a model chose against the docs
+*before* the tool runs, and hand the static feedback back instead of running it.
+
+Three shapes of tool call are covered:
+
+* a Python function the agent calls (:func:`guard`, :func:`guard_tool`);
+* an OpenAI assistant message with ``tool_calls`` (:func:`check_tool_calls`,
+  :func:`tool_messages`);
+* a LangChain tool (:func:`autofeedback._langchain.guard_langchain_tool`, built on this).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallRejected
+from autofeedback._feedback import render_feedback
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest
+from autofeedback._scan import Scanner
+
+__all__ = [
+    "OnError",
+    "SpecLike",
+    "as_catalog",
+    "check_tool_calls",
+    "guard",
+    "guard_tool",
+    "tool_messages",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: A catalog, a spec file, or an in-memory spec (OpenAI tool list, OpenAPI document).
+SpecLike = ApiCatalog | str | PathLike[str] | Sequence[Any] | Mapping[str, Any]
+OnError = Literal["raise", "return"]
+
+
+def as_catalog(spec: SpecLike) -> ApiCatalog:
+    """``spec`` as an :class:`ApiCatalog`: a catalog as is, a path loaded from disk, a
+    parsed document (tool list, OpenAPI mapping) loaded from memory.
+
+    >>> as_catalog([{"name": "ping", "parameters": {"type": "object"}}]).names
+    ('ping',)
+    """
+    if isinstance(spec, ApiCatalog):
+        return spec
+    if isinstance(spec, (str, PathLike)):
+        path = Path(spec)
+        if not path.is_file():
+            raise SpecError("no such spec file", source=str(path))
+        return ApiCatalog.from_file(path)
+    if isinstance(spec, (Sequence, Mapping)) and not isinstance(spec, (bytes, bytearray)):
+        return ApiCatalog.from_obj(spec, source="<tools>")
+    raise ConfigurationError(
+        f"expected an ApiCatalog, a spec path or a parsed spec, got {type(spec).__name__}"
+    )
+
+
+def _errors_first(findings: Sequence[Finding]) -> list[Finding]:
+    # the feedback leads with what breaks the call; warnings only ride along
+    return sorted(findings, key=lambda f: f.severity != "error")
+
+
+def _rejection(findings: Sequence[Finding]) -> ToolCallRejected | None:
+    if not any(f.severity == "error" for f in findings):
+        return None
+    ordered = _errors_first(findings)
+    return ToolCallRejected(ordered, render_feedback(ordered))
+
+
+def _call_arguments(signature: inspect.Signature | None, args: Any, kwargs: Any) -> dict[str, Any]:
+    """The arguments of one call by name, as the model wrote them (defaults not filled in:
+    the docs judge what the model sent, not what the function would assume)."""
+    if signature is None:
+        return dict(kwargs)
+    params = list(signature.parameters.values())
+    # a method's receiver is not something the model chose
+    skip_first = bool(params) and params[0].name in ("self", "cls") and len(args) > 0
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        # an argument the function does not take: still report it as the docs see it
+        named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        out = dict(zip(named, args, strict=False))
+        out.update(kwargs)
+    else:
+        out = {}
+        for name, value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                out.update(value)
+            else:
+                out[name] = value
+    if skip_first:
+        out.pop(params[0].name, None)
+    return out
+
+
+class _ToolGuard:
+    """The checking half of :func:`guard`, shared by the sync and async wrappers."""
+
+    def __init__(self, catalog: ApiCatalog, operation: str, retriever: Any) -> None:
+        if operation not in catalog:
+            known = ", ".join(catalog.names[:20]) or "(none)"
+            raise ConfigurationError(
+                f"operation {operation!r} is not in the spec {catalog.source!r}; "
+                f"known operations: {known}"
+            )
+        self.catalog = catalog
+        self.operation = operation
+        self.scanner = Scanner(catalog, retriever=retriever)
+
+    def check(self, arguments: Mapping[str, Any]) -> ToolCallRejected | None:
+        request = ApiRequest(name=self.operation, arguments=dict(arguments), format="python")
+        return _rejection(list(self.scanner.iter_findings(request)))
+
+
+@overload
+def guard(
+    spec_or_catalog: SpecLike,
+    operation: str | None = None,
+    *,
+    on_error: Literal["raise"] = "raise",
+    retriever: Any = None,
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+
+
+@overload
+def guard(
+    spec_or_catalog: SpecLike,
+    operation: str | None = None,
+    *,
+    on_error: Literal["return"],
+    retriever: Any = None,
+) -> Callable[[Callable[P, R]], Callable[P, R | str]]: ...
+
+
+def guard(
+    spec_or_catalog: SpecLike,
+    operation: str | None = None,
+    *,
+    on_error: OnError = "raise",
+    retriever: Any = None,
+) -> Callable[[Callable[P, R]], Callable[P, Any]]:
+    """Decorate a tool function so each call is checked against the docs first.
+
+    The call's arguments are scanned as a call to ``operation`` (default: the function's
+    name). When the scan finds an error, the function does not run: with
+    ``on_error="raise"`` :class:`ToolCallRejected` is raised (its ``feedback`` is the text
+    for the model), with ``on_error="return"`` that feedback text is returned instead of
+    the function's result. ``retriever=None`` runs the structural checks only; pass
+    ``"auto"`` (or a retriever) for the semantic ones (E2.3, E3.3).
+
+    >>> tools = [{"name": "get_weather", "parameters": {"type": "object",
+    ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+    >>> @guard(tools, on_error="return")
+    ... def get_weather(**kwargs: str) -> str:
+    ...     return "sunny"
+    >>> get_weather(city="Paris")
+    'sunny'
+    >>> print(get_weather(City="Paris").splitlines()[1][:65])
+    Error E3.2 (literal variant of a parameter name) at argument.City
+    """
+    if on_error not in ("raise", "return"):
+        raise ConfigurationError(f"on_error must be 'raise' or 'return', not {on_error!r}")
+    catalog = as_catalog(spec_or_catalog)
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, Any]:
+        checker = _ToolGuard(catalog, operation or fn.__name__, retriever)
+        try:
+            signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):  # builtins without a signature: kwargs only
+            signature = None
+
+        def rejected(args: Any, kwargs: Any) -> ToolCallRejected | None:
+            return checker.check(_call_arguments(signature, args, kwargs))
+
+        if inspect.iscoroutinefunction(fn):
+            async_fn = cast(Callable[..., Awaitable[Any]], fn)
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+                problem = rejected(args, kwargs)
+                if problem is not None:
+                    if on_error == "raise":
+                        raise problem
+                    return problem.feedback
+                return await async_fn(*args, **kwargs)
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+            problem = rejected(args, kwargs)
+            if problem is not None:
+                if on_error == "raise":
+                    raise problem
+                return problem.feedback
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def guard_tool(
+    fn: Callable[P, R],
+    spec_or_catalog: SpecLike,
+    operation: str | None = None,
+    *,
+    on_error: OnError = "raise",
+    retriever: Any = None,
+) -> Callable[P, Any]:
+    """:func:`guard` without the decorator syntax, for a function you do not own.
+
+    >>> tools = [{"name": "ping", "parameters": {"type": "object", "properties": {}}}]
+    >>> safe = guard_tool(lambda **kw: "pong", tools, "ping")
+    >>> safe()
+    'pong'
+    """
+    decorate: Callable[[Callable[P, R]], Callable[P, Any]] = guard(
+        spec_or_catalog,
+        operation,
+        on_error=on_error,
+        retriever=retriever,
+    )
+    return decorate(fn)
+
+
+# -- OpenAI tool calls ---------------------------------------------------------------
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj[key]`` for dicts, ``obj.key`` for SDK objects (``ChatCompletionMessage``)."""
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _tool_calls(message: Any) -> list[Any]:
+    calls = _get(message, "tool_calls")
+    if calls is None:
+        return []
+    if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+        raise ConfigurationError(
+            f"message['tool_calls'] must be a list, got {type(calls).__name__}"
+        )
+    return list(calls)
+
+
+def _call_findings(call: Any, scanner: Scanner) -> Iterator[Finding]:
+    function = _get(call, "function")
+    name = _get(function, "name") if function is not None else None
+    if not isinstance(name, str) or not name:
+        yield Finding("E1", ("function", "name"), name, message="the tool call names no function")
+        return
+    raw = _get(function, "arguments")
+    if raw is None or raw == "":
+        arguments: Any = {}
+    elif isinstance(raw, Mapping):
+        arguments = raw
+    else:
+        try:
+            arguments = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            yield Finding(
+                "E1",
+                ("function", "arguments"),
+                raw if isinstance(raw, str) else repr(raw),
+                expected="a JSON object",
+                message=f"the arguments are not valid JSON ({exc})",
+            )
+            return
+    if not isinstance(arguments, Mapping):
+        yield Finding(
+            "E1",
+            ("function", "arguments"),
+            arguments,
+            expected="a JSON object",
+            message=f"the arguments must be a JSON object, not {type(arguments).__name__}",
+        )
+        return
+    yield from scanner.iter_findings(
+        ApiRequest(name=name, arguments=dict(arguments), format="openai")
+    )
+
+
+def _findings_per_call(
+    message: Any, tools: SpecLike, retriever: Any
+) -> list[tuple[Any, list[Finding]]]:
+    scanner = Scanner(as_catalog(tools), retriever=retriever)
+    return [(call, list(_call_findings(call, scanner))) for call in _tool_calls(message)]
+
+
+def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = None) -> list[Finding]:
+    """Every finding for the ``tool_calls`` of an OpenAI assistant message (a dict or the
+    SDK's message object) against the tool list the model was given.
+
+    With several calls, each finding's location starts with ``tool_calls[i]``.
+
+    >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...     "function": {"name": "get_weather", "arguments": '{"City": "Paris"}'}}]}
+    >>> [f.code for f in check_tool_calls(message, tools)]
+    ['E3.2']
+    """
+    per_call = _findings_per_call(message, tools, retriever)
+    if len(per_call) == 1:
+        return per_call[0][1]
+    out: list[Finding] = []
+    for i, (_, findings) in enumerate(per_call):
+        prefix = (f"tool_calls[{i}]",)
+        out.extend(dataclasses.replace(f, location=prefix + f.location) for f in findings)
+    return out
+
+
+def tool_messages(
+    message: Any, tools: SpecLike, *, retriever: Any = None, include_ok: bool = False
+) -> list[dict[str, str]]:
+    """The ``{"role": "tool", "tool_call_id", "content"}`` messages answering the
+    rejected calls of an assistant message, each carrying the static feedback.
+
+    Calls without errors get no message (run them and answer with their result), or
+    ``"ok"`` as content with ``include_ok=True``.
+
+    >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
+    >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...     "function": {"name": "getWeather", "arguments": "{}"}}]}
+    >>> [reply] = tool_messages(message, tools)
+    >>> reply["tool_call_id"], reply["content"].splitlines()[1][:20]
+    ('c1', 'Error E2.2 (literal ')
+    """
+    out: list[dict[str, str]] = []
+    for call, findings in _findings_per_call(message, tools, retriever):
+        call_id = _get(call, "id")
+        problem = _rejection(findings)
+        if problem is None and not include_ok:
+            continue
+        out.append(
+            {
+                "role": "tool",
+                "tool_call_id": "" if call_id is None else str(call_id),
+                "content": "ok" if problem is None else problem.feedback,
+            }
+        )
+    return out
