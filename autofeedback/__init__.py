@@ -34,8 +34,17 @@ from autofeedback._replay import ReplayLLM
 from autofeedback._scan import Scanner, iter_findings, scan
 
 if _TYPE_CHECKING:
+    from autofeedback._adapter import (
+        AutoFeedbackWarning,
+        GuardAdapter,
+        RequestRejected,
+        ResponseRejected,
+        guard_session,
+    )
     from autofeedback._check_response import DocumentedResponse, Requirement
     from autofeedback._explain import Explanation, explain_response
+    from autofeedback._guard import check_tool_calls, guard, guard_tool, tool_messages
+    from autofeedback._langchain import guard_langchain_tool
     from autofeedback._llm import (
         CallableLLM,
         LangChainLLM,
@@ -53,6 +62,16 @@ if _TYPE_CHECKING:
 # Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
 # `import autofeedback` and `autofeedback scan` stay fast.
 _LAZY: dict[str, str] = {
+    "AutoFeedbackWarning": "autofeedback._adapter",
+    "GuardAdapter": "autofeedback._adapter",
+    "RequestRejected": "autofeedback._adapter",
+    "ResponseRejected": "autofeedback._adapter",
+    "guard_session": "autofeedback._adapter",
+    "check_tool_calls": "autofeedback._guard",
+    "guard": "autofeedback._guard",
+    "guard_tool": "autofeedback._guard",
+    "tool_messages": "autofeedback._guard",
+    "guard_langchain_tool": "autofeedback._langchain",
     "Explanation": "autofeedback._explain",
     "explain_response": "autofeedback._explain",
     "DocumentedResponse": "autofeedback._check_response",
@@ -95,12 +114,14 @@ __all__ = [
     "AuditResult",
     "AuditSummary",
     "AutoFeedbackError",
+    "AutoFeedbackWarning",
     "CallableLLM",
     "ConfigurationError",
     "DocumentedResponse",
     "Explanation",
     "FeedbackLoop",
     "Finding",
+    "GuardAdapter",
     "HostNotAllowed",
     "LLMClient",
     "LLMError",
@@ -113,8 +134,10 @@ __all__ = [
     "ParseResult",
     "ReplayLLM",
     "RequestFormatError",
+    "RequestRejected",
     "Requirement",
     "Response",
+    "ResponseRejected",
     "Sandbox",
     "Scanner",
     "Severity",
@@ -122,8 +145,13 @@ __all__ = [
     "ToolCallRejected",
     "Usage",
     "audit_lines",
+    "check_tool_calls",
     "explain_response",
     "function_path",
+    "guard",
+    "guard_langchain_tool",
+    "guard_session",
+    "guard_tool",
     "iter_findings",
     "load_llm",
     "parse_output",
@@ -132,4 +160,5 @@ __all__ = [
     "request_from_http",
     "scan",
     "to_openapi",
+    "tool_messages",
 ]

@@ -262,7 +262,7 @@ def check_selection(
     ranker: ApiRanker,
     *,
     top_k: int = 1,
-    confident_margin: float = 0.15,
+    confident_margin: float = 0.25,
 ) -> Finding | None:
     """E2.1: ``op`` is real but the retriever does not rank it in the top ``k`` for the
     instruction. The retriever can be wrong, so this is a warning unless the best API

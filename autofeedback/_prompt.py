@@ -13,10 +13,12 @@ __all__ = ["describe_operations", "dynamic_feedback", "initial_messages"]
 SYSTEM = (
     "You are an assistant that fulfils the user's request by calling exactly one web API.\n"
     "Available APIs:\n{docs}\n\n"
-    "Answer with exactly one API request in this format and nothing else:\n"
-    "<API>ApiName(key1='value1', key2=2)</API>\n"
+    "Answer with exactly one API request and nothing else, written as\n"
+    "<API>ApiName(parameter_name='text value', other_parameter=42)</API>\n"
+    "For example, for an API GetWeather with parameters city and days, the request for a "
+    "three-day forecast in Paris is <API>GetWeather(city='Paris', days=3)</API>.\n"
     "Use only the API names and parameter names documented above, with values of the "
-    "documented types."
+    "documented types, taken from the user's request."
 )
 
 

@@ -54,7 +54,7 @@ class Scanner:
         retriever: Any = "auto",
         threshold: float = 0.5,
         top_k: int = 1,
-        confident_margin: float = 0.15,
+        confident_margin: float = 0.25,
     ) -> None:
         self.catalog = catalog
         self._retriever = retriever

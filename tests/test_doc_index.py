@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import doc_index
 from autofeedback import ApiCatalog, ConfigurationError
 from doc_index import Chunk, DocIndex, Hit, IndexLoadError, build_or_load
 from doc_index._chunking import semantic_merge, split_sentences
@@ -138,12 +137,6 @@ def index(embedder: Embedder, guide: Path) -> DocIndex:
 
 def texts(hits: Sequence[Hit]) -> list[str]:
     return [h.chunk.text for h in hits]
-
-
-def test_public_names() -> None:
-    public = sorted(n for n in dir(doc_index) if not n.startswith("_"))
-    assert doc_index.__all__ == sorted(doc_index.__all__)
-    assert set(public) == set(doc_index.__all__)
 
 
 # -- what is indexed ----------------------------------------------------------------

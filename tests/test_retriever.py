@@ -13,7 +13,6 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-import retriever
 from autofeedback import ApiCatalog, ConfigurationError, Operation, Parameter
 from retriever import (
     ApiRetriever,
@@ -125,17 +124,6 @@ def test_operation_text_names_route_and_parameters(small: ApiCatalog) -> None:
     assert operation_text(with_id).startswith("get an album (get albums id). Get Album")
 
 
-def test_public_names() -> None:
-    assert set(retriever.__all__) == {
-        "DEFAULT_MODEL",
-        "ApiRetriever",
-        "Embedder",
-        "OnnxMiniLMEmbedder",
-        "Ranked",
-        "SentenceTransformerEmbedder",
-        "load_embedder",
-        "split_identifier",
-    }
 
 
 # -- ranking --------------------------------------------------------------------------
