@@ -47,7 +47,8 @@ class NameCheck:
 
 
 def _describe(op: Operation) -> str:
-    return op.description.strip().split("\n")[0][:200]
+    text = " ".join(op.description.split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def check_name(

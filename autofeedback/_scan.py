@@ -22,7 +22,7 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._names import NameMatcher
 from autofeedback._resolve import request_args
 
-__all__ = ["Output", "Scanner", "iter_findings", "scan"]
+__all__ = ["Output", "Scanner", "first_finding", "iter_findings", "scan", "to_requests"]
 
 #: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
 #: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
@@ -86,10 +86,7 @@ class Scanner:
     def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
         """The finding to feed back first: the first error in the paper's order, else the
         first warning, else ``None``."""
-        findings = list(self.iter_findings(output, instruction=instruction))
-        errors = [f for f in findings if f.severity == "error"]
-        ordered = errors or findings
-        return ordered[0] if ordered else None
+        return first_finding(list(self.iter_findings(output, instruction=instruction)))
 
     def check_request(
         self, request: ApiRequest, *, instruction: str | None = None, calls: int = 1
@@ -132,6 +129,13 @@ class Scanner:
             assert request.method is not None and request.url is not None
             return self.catalog.match_http(request.method, request.url) is None
         return (request.name or "") not in self.catalog
+
+
+def first_finding(findings: Sequence[Finding]) -> Finding | None:
+    """The first error, else the first warning, else ``None``: what to feed back first."""
+    errors = [f for f in findings if f.severity == "error"]
+    ordered = errors or findings
+    return ordered[0] if ordered else None
 
 
 def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:

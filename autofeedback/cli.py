@@ -19,7 +19,7 @@ from autofeedback._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._feedback import render_feedback
-from autofeedback._scan import Scanner
+from autofeedback._scan import Scanner, first_finding
 
 __all__ = ["main", "run"]
 
@@ -188,7 +188,7 @@ def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
     scanner = Scanner(catalog, retriever=None if args.no_semantic else "auto")
     findings = list(scanner.iter_findings(text, instruction=args.instruction))
     errors = [f for f in findings if f.severity == "error"]
-    first = scanner.scan(text, instruction=args.instruction) if findings else None
+    first = first_finding(findings)
     ordered = ([first] if first else []) + [f for f in findings if f is not first]
     feedback = render_feedback(ordered) if ordered else None
     if args.format == "json":

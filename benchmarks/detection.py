@@ -306,6 +306,25 @@ def _table(
         f"Overall: {n} clean records, false-positive rate {fp:.3f} "
         f"({fp_no21:.3f} outside E2.1; E2.1 errors {err21:.3f}, E2.1 warnings {warn21:.3f})."
     )
+    causes: dict[tuple[str, str, str], int] = defaultdict(int)
+    for (d, s), v in ours.items():
+        if s != "clean":
+            continue
+        for f in v:
+            errs = [x for x in _errors(f) if x.code != "E2.1"]
+            if errs:
+                what = errs[0].operation or str(errs[0].got)
+                causes[(d, errs[0].code, what)] += 1
+    if causes:
+        lines += [
+            "",
+            "Every unchanged gold call flagged outside E2.1, by dataset, first finding and API:",
+            "",
+            "| dataset | code | API | calls |",
+            "|---|---|---|---|",
+        ]
+        for (d, code, what), count in sorted(causes.items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {d} | {code} | {what} | {count} |")
     return "\n".join(lines)
 
 
