@@ -516,6 +516,7 @@ def _index(args: argparse.Namespace, out: IO[str]) -> int:
 
 def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from autofeedback._llm import load_llm
     from autofeedback._loop import FeedbackLoop
@@ -532,7 +533,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
         from doc_index import build_or_load
 
         index = build_or_load(catalog, Path(args.index))
-    console = Console(file=out, highlight=False, soft_wrap=True)
+    console = Console(file=out, highlight=False, width=None if out.isatty() else 120)
     loop = FeedbackLoop(
         llm,
         catalog,
@@ -552,13 +553,11 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
         f"{result.tokens} tokens"
     )
     if result.request is not None:
-        console.print(
-            f"[bold]Final request:[/] {result.request.raw or result.request}", markup=False
-        )
+        shown = escape(result.request.raw or str(result.request))
+        console.print(f"[bold]Final request:[/] {shown}")
     if result.status is not None:
-        console.print(
-            f"Final response: HTTP {result.status} {result.response_body or ''}", markup=False
-        )
+        body = escape(result.response_body or "")
+        console.print(f"[bold]Final response:[/] HTTP {result.status} {body}")
     return 0 if result.success else 1
 
 
