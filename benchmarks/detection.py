@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="tasks per dataset (default: all)")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument("--hybrid", action="store_true", help="dense + BM25 retriever (no write)")
     args = parser.parse_args(argv)
     if _datasets.shared_data_dir() is None:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from retriever import ApiRetriever
 
-    retriever = ApiRetriever()
+    retriever = ApiRetriever(hybrid=args.hybrid)
     catalogs: dict[str, ApiCatalog] = {}
     scanners: dict[str, Scanner] = {}
     records: list[Record] = []
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     table = _table(ours, peer_hits) + "\n\n" + _sweep(margins)
     print(table)
     print(f"\n{len(records)} records in {elapsed:.1f} s")
-    if args.limit is None:
+    if args.limit is None and not args.hybrid:
         cmd = "python benchmarks/detection.py"
         write_section(
             "Detection",
