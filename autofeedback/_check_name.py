@@ -16,17 +16,9 @@ from urllib.parse import urlsplit
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation
-from autofeedback._names import NameMatcher, closest_literal, closest_spelling, literal_key
+from autofeedback._names import NameMatcher, Scored, closest_literal, closest_spelling, literal_key
 
 __all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection"]
-
-
-class _Ranked(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def score(self) -> float: ...
 
 
 class ApiRanker(Protocol):
@@ -34,7 +26,7 @@ class ApiRanker(Protocol):
 
     def rank(
         self, instruction: str, catalog: ApiCatalog, k: int | None = None
-    ) -> Sequence[_Ranked]: ...
+    ) -> Sequence[Scored]: ...
 
 
 @dataclass(frozen=True)
@@ -69,53 +61,49 @@ def check_name(
     where = ("api",)
     literal = closest_literal(name, names)
     if literal is not None:
-        return NameCheck(
-            None,
-            findings=(
-                Finding(
-                    "E2.2",
-                    where,
-                    name,
-                    expected=literal,
-                    suggestion=literal,
-                    message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
-                    doc=_describe(catalog.get(literal) or Operation(literal)),
-                ),
-            ),
+        return _fail(
+            Finding(
+                "E2.2",
+                where,
+                name,
+                expected=literal,
+                suggestion=literal,
+                message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
+                doc=_describe(catalog.get(literal) or Operation(literal)),
+            )
         )
     semantic = _semantic(name, names, matcher, threshold)
     if semantic is not None:
         best, score = semantic
-        return NameCheck(
-            None,
-            findings=(
-                Finding(
-                    "E2.3",
-                    where,
-                    name,
-                    expected=best,
-                    suggestion=best,
-                    message=f"API {name!r} does not exist; the closest real API is {best!r} "
-                    f"(similarity {score:.2f})",
-                    doc=_describe(catalog.get(best) or Operation(best)),
-                ),
-            ),
+        return _fail(
+            Finding(
+                "E2.3",
+                where,
+                name,
+                expected=best,
+                suggestion=best,
+                message=f"API {name!r} does not exist; the closest real API is {best!r} "
+                f"(similarity {score:.2f})",
+                doc=_describe(catalog.get(best) or Operation(best)),
+            )
         )
     guess = closest_spelling(name, names)
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return NameCheck(
-        None,
-        findings=(
-            Finding(
-                "E2",
-                where,
-                name,
-                expected=names[:20],
-                suggestion=guess,
-                message=f"API {name!r} does not exist; documented APIs: {shown}",
-            ),
-        ),
+    return _fail(
+        Finding(
+            "E2",
+            where,
+            name,
+            expected=names[:20],
+            suggestion=guess,
+            message=f"API {name!r} does not exist; documented APIs: {shown}",
+        )
     )
+
+
+def _fail(finding: Finding) -> NameCheck:
+    """The request names no documented API: one E2 finding says why."""
+    return NameCheck(None, findings=(finding,))
 
 
 def _semantic(
@@ -165,18 +153,14 @@ def _check_http(
     where = ("api",)
     if split.netloc and catalog.hosts and split.netloc.lower() not in catalog.hosts:
         servers = ", ".join(catalog.servers)
-        return NameCheck(
-            None,
-            findings=(
-                Finding(
-                    "E2",
-                    ("url",),
-                    split.netloc,
-                    expected=list(catalog.servers),
-                    message=f"host {split.netloc!r} is not a server of this API; "
-                    f"servers: {servers}",
-                ),
-            ),
+        return _fail(
+            Finding(
+                "E2",
+                ("url",),
+                split.netloc,
+                expected=list(catalog.servers),
+                message=f"host {split.netloc!r} is not a server of this API; servers: {servers}",
+            )
         )
     path = catalog.relative_path(request.url)
     matched = catalog.match_http(method, path)
@@ -185,38 +169,32 @@ def _check_http(
     by_path = catalog.match_path(path)
     if by_path:
         allowed = sorted({op.method or "" for op, _ in by_path})
-        return NameCheck(
-            None,
-            findings=(
-                Finding(
-                    "E2",
-                    ("method",),
-                    method,
-                    expected=allowed,
-                    suggestion=allowed[0],
-                    message=f"{path} does not accept {method}; "
-                    f"documented methods: {', '.join(allowed)}",
-                ),
-            ),
+        return _fail(
+            Finding(
+                "E2",
+                ("method",),
+                method,
+                expected=allowed,
+                suggestion=allowed[0],
+                message=f"{path} does not accept {method}; "
+                f"documented methods: {', '.join(allowed)}",
+            )
         )
     http_ops = [op for op in catalog.operations if op.is_http and op.method == method]
     for op in http_ops:
         assert op.path is not None
         if _literal_path_match(path, op.path):
-            return NameCheck(
-                None,
-                findings=(
-                    Finding(
-                        "E2.2",
-                        where,
-                        target,
-                        expected=op.name,
-                        suggestion=f"{method} {op.path}",
-                        message=f"{target} is not documented; it is a spelling variant of "
-                        f"{method} {op.path}",
-                        doc=_describe(op),
-                    ),
-                ),
+            return _fail(
+                Finding(
+                    "E2.2",
+                    where,
+                    target,
+                    expected=op.name,
+                    suggestion=f"{method} {op.path}",
+                    message=f"{target} is not documented; it is a spelling variant of "
+                    f"{method} {op.path}",
+                    doc=_describe(op),
+                )
             )
     templates = {f"{op.method} {op.path}": op for op in http_ops}
     if matcher is not None and templates:
@@ -224,35 +202,29 @@ def _check_http(
         ranked = matcher.name_similarity(_path_words(path), list(words.values()))
         if ranked and ranked[0].score >= threshold:
             key = next(k for k, w in words.items() if w == ranked[0].name)
-            return NameCheck(
-                None,
-                findings=(
-                    Finding(
-                        "E2.3",
-                        where,
-                        target,
-                        expected=templates[key].name,
-                        suggestion=key,
-                        message=f"{target} is not documented; the closest documented endpoint is "
-                        f"{key} (similarity {ranked[0].score:.2f})",
-                        doc=_describe(templates[key]),
-                    ),
-                ),
+            return _fail(
+                Finding(
+                    "E2.3",
+                    where,
+                    target,
+                    expected=templates[key].name,
+                    suggestion=key,
+                    message=f"{target} is not documented; the closest documented endpoint is "
+                    f"{key} (similarity {ranked[0].score:.2f})",
+                    doc=_describe(templates[key]),
+                )
             )
     all_keys = [f"{op.method} {op.path}" for op in catalog.operations if op.is_http]
     guess = closest_spelling(target, all_keys)
-    return NameCheck(
-        None,
-        findings=(
-            Finding(
-                "E2",
-                where,
-                target,
-                expected=all_keys[:20],
-                suggestion=guess,
-                message=f"{target} is not a documented endpoint",
-            ),
-        ),
+    return _fail(
+        Finding(
+            "E2",
+            where,
+            target,
+            expected=all_keys[:20],
+            suggestion=guess,
+            message=f"{target} is not a documented endpoint",
+        )
     )
 
 

@@ -35,7 +35,9 @@ def closest_spelling(name: str, candidates: Sequence[str], cutoff: float = 0.6) 
     return matches[0] if matches else None
 
 
-class _Ranked(Protocol):
+class Scored(Protocol):
+    """A name with a similarity score (``retriever.Ranked`` is one)."""
+
     @property
     def name(self) -> str: ...
 
@@ -46,4 +48,4 @@ class _Ranked(Protocol):
 class NameMatcher(Protocol):
     """Semantic similarity of identifiers (``retriever.ApiRetriever`` is one)."""
 
-    def name_similarity(self, name: str, candidates: Sequence[str]) -> Sequence[_Ranked]: ...
+    def name_similarity(self, name: str, candidates: Sequence[str]) -> Sequence[Scored]: ...
