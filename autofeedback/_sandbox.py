@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import socket
 import threading
 from collections.abc import Mapping, Sequence
@@ -786,13 +787,23 @@ def run_sandbox(
         "Ctrl-C to stop\n"
     )
     stdout.flush()
+    previous: Any = None
+    if threading.current_thread() is threading.main_thread():
+        # `kill` (SIGTERM) stops the server as cleanly as Ctrl-C does
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         sandbox.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         sandbox.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _default_port(catalog: ApiCatalog) -> int:

@@ -386,9 +386,13 @@ def test_run_sandbox_reports_bad_input() -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
-def test_run_sandbox_serves_until_interrupted() -> None:
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_run_sandbox_serves_until_interrupted(stop_signal: int) -> None:
+    # a shell without job control starts background jobs (CI's) with SIGINT ignored, and
+    # children inherit that; a user's terminal does not, so restore the default here
     code = (
-        "import sys; from autofeedback._sandbox import run_sandbox; "
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from autofeedback._sandbox import run_sandbox; "
         f"sys.exit(run_sandbox({str(BOOKSHOP)!r}, port=0, terse=True, "
         "stdout=sys.stdout, stderr=sys.stderr))"
     )
@@ -407,7 +411,7 @@ def test_run_sandbox_serves_until_interrupted() -> None:
         r = requests.get(url + "/books", timeout=10)
         assert r.json() == {"info_code": 20001}
         assert proc.stdout.readline().strip() == "GET /books 400"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop_signal)
         # communicate() drains both pipes, so a chatty child cannot block on a full pipe;
         # the generous timeout is for a loaded CI machine, not for the server
         proc.communicate(timeout=90)
