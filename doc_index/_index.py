@@ -465,16 +465,19 @@ def _unique_by_text(hits: Sequence[Hit]) -> list[Hit]:
     return out
 
 
+def _read_json(directory: Path, name: str) -> Any:
+    try:
+        return json.loads((directory / name).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise IndexLoadError(directory, f"{name} is missing") from exc
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise IndexLoadError(directory, f"{name} is unreadable ({exc})") from exc
+
+
 def _read_manifest(directory: Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise IndexLoadError(directory, "no such directory")
-    path = directory / _MANIFEST_FILE
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise IndexLoadError(directory, f"{_MANIFEST_FILE} is missing") from exc
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise IndexLoadError(directory, f"{_MANIFEST_FILE} is unreadable ({exc})") from exc
+    manifest = _read_json(directory, _MANIFEST_FILE)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise IndexLoadError(directory, f"{_MANIFEST_FILE} is not a document-index manifest")
     if manifest.get("version") != VERSION:
@@ -498,13 +501,7 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
 
 
 def _read_chunks(directory: Path, manifest: Mapping[str, Any]) -> list[Chunk]:
-    path = directory / _CHUNKS_FILE
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise IndexLoadError(directory, f"{_CHUNKS_FILE} is missing") from exc
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise IndexLoadError(directory, f"{_CHUNKS_FILE} is unreadable ({exc})") from exc
+    raw = _read_json(directory, _CHUNKS_FILE)
     if not isinstance(raw, list) or len(raw) != manifest["chunks"]:
         raise IndexLoadError(
             directory, f"{_CHUNKS_FILE} does not hold the {manifest['chunks']} chunks expected"
