@@ -54,6 +54,7 @@ class Outcome:
     seconds: float
     at_budget: bool
     attempts: int
+    stop: str
 
 
 def _norm(value: Any) -> str:
@@ -150,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                         seconds=seconds,
                         at_budget=result.stop_reason in ("static-budget", "dynamic-budget"),
                         attempts=len(result.attempts),
+                        stop=result.stop_reason,
                     )
                 )
                 print(
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if args.per_dataset != 20:
             cmd += f" --per-dataset {args.per_dataset}"
-        write_section("Feedback loop (paper Tables 3 and 5)", cmd, table)
+        write_section(f"Feedback loop (paper Tables 3 and 5), {args.llm}", cmd, table)
     return 0
 
 
@@ -185,8 +187,9 @@ def _table(
         "127.0.0.1; max 3 static and 2 dynamic rounds. Measured on 2 CPU cores.",
         "",
         "| setting | accuracy | avg tokens / task | overhead (tokens / accuracy) "
-        "| wall time / task (s) | stopped at budget | avg attempts |",
-        "|---|---|---|---|---|---|---|",
+        "| wall time / task (s) | stopped at budget | avg attempts "
+        "| model repeated a failed request | never sent (E1-E3 left) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     ablation = "Static & Dynamic w/o DR"
     for setting, outs in results.items():
@@ -199,7 +202,9 @@ def _table(
             f"| {setting} | {acc:.3f} | {tok:.0f} | {overhead} "
             f"| {statistics.mean(o.seconds for o in outs):.1f} "
             f"| {sum(o.at_budget for o in outs) / len(outs):.3f} "
-            f"| {statistics.mean(o.attempts for o in outs):.2f} |"
+            f"| {statistics.mean(o.attempts for o in outs):.2f} "
+            f"| {sum(o.stop == 'repeated' for o in outs) / len(outs):.3f} "
+            f"| {sum(o.stop in ('blocked', 'static-budget') for o in outs) / len(outs):.3f} |"
         )
     if ablation in results and "Static & Dynamic" in results:
         lines += [
