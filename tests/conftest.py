@@ -31,6 +31,26 @@ def shared_data_dir() -> Path:
     return path
 
 
+BOOKSHOP = TESTS.parent / "specs" / "examples" / "bookshop.yaml"
+
+
+@pytest.fixture(scope="session")
+def bookshop() -> Any:
+    """The bundled example spec (specs/examples/bookshop.yaml) as a catalog."""
+    from autofeedback import ApiCatalog
+
+    return ApiCatalog.from_file(BOOKSHOP)
+
+
+@pytest.fixture(scope="session")
+def terse_bookshop(bookshop: Any) -> Iterator[Any]:
+    """The real sandbox serving the bookshop on 127.0.0.1, answering errors tersely."""
+    from autofeedback import Sandbox
+
+    with Sandbox(bookshop, terse=True) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def api_retriever() -> Any:
     """The real retriever over the packaged all-MiniLM-L6-v2, shared by all tests."""

@@ -22,37 +22,26 @@ from autofeedback._sandbox import Sandbox
 BOOKSHOP = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
 
 
-@pytest.fixture(scope="module")
-def bookshop() -> ApiCatalog:
-    return ApiCatalog.from_file(BOOKSHOP)
-
-
-@pytest.fixture(scope="module")
-def server(bookshop: ApiCatalog) -> Iterator[Sandbox]:
-    with Sandbox(bookshop, terse=True) as sandbox:
-        yield sandbox
-
-
 @pytest.fixture
-def session(server: Sandbox, bookshop: ApiCatalog) -> Iterator[requests.Session]:
+def session(terse_bookshop: Sandbox, bookshop: ApiCatalog) -> Iterator[requests.Session]:
     with requests.Session() as s:
-        guard_session(s, bookshop, base_url=server.url)
+        guard_session(s, bookshop, base_url=terse_bookshop.url)
         yield s
 
 
-def test_a_valid_request_is_sent(session: requests.Session, server: Sandbox) -> None:
-    response = session.get(server.url + "/books", params={"query": "dune", "limit": "5"})
+def test_a_valid_request_is_sent(session: requests.Session, terse_bookshop: Sandbox) -> None:
+    response = session.get(terse_bookshop.url + "/books", params={"query": "dune", "limit": "5"})
     assert response.status_code == 200
     assert response.json()["books"]
 
 
 def test_an_invalid_request_is_rejected_before_it_is_sent(
-    session: requests.Session, server: Sandbox
+    session: requests.Session, terse_bookshop: Sandbox
 ) -> None:
-    seen = len(server.requests_seen)
+    seen = len(terse_bookshop.requests_seen)
     with pytest.raises(RequestRejected) as info:
-        session.get(server.url + "/books", params={"query": "dune", "limt": "5"})
-    assert len(server.requests_seen) == seen
+        session.get(terse_bookshop.url + "/books", params={"query": "dune", "limt": "5"})
+    assert len(terse_bookshop.requests_seen) == seen
     exc = info.value
     assert isinstance(exc, AutoFeedbackError) and isinstance(exc, requests.RequestException)
     assert exc.request is not None and exc.request.method == "GET"
@@ -60,40 +49,40 @@ def test_an_invalid_request_is_rejected_before_it_is_sent(
     assert (f.code, f.location, f.suggestion) == ("E3", ("query", "limt"), "limit")
     assert exc.feedback.startswith("There is an error in your API request.")
     report = str(exc)
-    assert report.splitlines()[0].startswith(f"GET {server.url}/books?query=dune&limt=5")
+    assert report.splitlines()[0].startswith(f"GET {terse_bookshop.url}/books?query=dune&limt=5")
     assert "(searchBooks)" in report and "suggestion: limit" in report
 
 
-def test_json_bodies_are_checked(session: requests.Session, server: Sandbox) -> None:
+def test_json_bodies_are_checked(session: requests.Session, terse_bookshop: Sandbox) -> None:
     with pytest.raises(RequestRejected) as info:
-        session.post(server.url + "/orders", json={"book_id": "seven", "quantity": 2})
+        session.post(terse_bookshop.url + "/orders", json={"book_id": "seven", "quantity": 2})
     assert [f.code for f in info.value.findings] == ["E4.1"]
     assert info.value.findings[0].location == ("body", "book_id")
-    ok = session.post(server.url + "/orders", json={"book_id": 7, "quantity": 2})
+    ok = session.post(terse_bookshop.url + "/orders", json={"book_id": 7, "quantity": 2})
     assert ok.status_code in (200, 201)
 
 
-def test_path_parameters_are_checked(session: requests.Session, server: Sandbox) -> None:
+def test_path_parameters_are_checked(session: requests.Session, terse_bookshop: Sandbox) -> None:
     with pytest.raises(RequestRejected) as info:
-        session.get(server.url + "/books/abc")
+        session.get(terse_bookshop.url + "/books/abc")
     assert info.value.findings[0].code == "E4.1"
-    assert session.get(server.url + "/books/7").status_code == 200
+    assert session.get(terse_bookshop.url + "/books/7").status_code == 200
 
 
-def test_an_unknown_path_is_rejected(session: requests.Session, server: Sandbox) -> None:
+def test_an_unknown_path_is_rejected(session: requests.Session, terse_bookshop: Sandbox) -> None:
     with pytest.raises(RequestRejected) as info:
-        session.get(server.url + "/bookz", params={"query": "dune"})
+        session.get(terse_bookshop.url + "/bookz", params={"query": "dune"})
     assert info.value.findings[0].code.startswith("E2")
 
 
 def test_credentials_never_reach_the_report(
-    bookshop: ApiCatalog, server: Sandbox, caplog: pytest.LogCaptureFixture
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, caplog: pytest.LogCaptureFixture
 ) -> None:
     with requests.Session() as s:
-        guard_session(s, bookshop, mode="log", base_url=server.url)
+        guard_session(s, bookshop, mode="log", base_url=terse_bookshop.url)
         with caplog.at_level(logging.WARNING, logger="autofeedback"):
             response = s.get(
-                server.url + "/books",
+                terse_bookshop.url + "/books",
                 params={"query": "dune", "api_key": "s3cr3t-key"},
                 headers={"Authorization": "Bearer t0k3n-value"},
             )
@@ -104,61 +93,69 @@ def test_credentials_never_reach_the_report(
     assert "s3cr3t-key" not in text and "t0k3n-value" not in text
 
 
-def test_warn_mode_warns_and_sends(bookshop: ApiCatalog, server: Sandbox) -> None:
-    seen = len(server.requests_seen)
+def test_warn_mode_warns_and_sends(bookshop: ApiCatalog, terse_bookshop: Sandbox) -> None:
+    seen = len(terse_bookshop.requests_seen)
     with requests.Session() as s:
-        guard_session(s, bookshop, mode="warn", base_url=server.url)
+        guard_session(s, bookshop, mode="warn", base_url=terse_bookshop.url)
         with pytest.warns(AutoFeedbackWarning, match="E4.2"):
-            response = s.get(server.url + "/books", params={"query": "dune", "sort": "price"})
+            response = s.get(
+                terse_bookshop.url + "/books", params={"query": "dune", "sort": "price"}
+            )
     assert response.status_code == 400
-    assert len(server.requests_seen) == seen + 1
+    assert len(terse_bookshop.requests_seen) == seen + 1
 
 
-def test_other_hosts_are_refused_unless_allowed(bookshop: ApiCatalog, server: Sandbox) -> None:
+def test_other_hosts_are_refused_unless_allowed(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox
+) -> None:
     with requests.Session() as s:
-        guard_session(s, bookshop, base_url=server.url)
+        guard_session(s, bookshop, base_url=terse_bookshop.url)
         with pytest.raises(HostNotAllowed, match=r"example\.invalid"):
             s.get("https://example.invalid/books")
     other = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object"}}])
     with Sandbox(other, host="127.0.0.2") as elsewhere, requests.Session() as s:
-        guard_session(s, bookshop, base_url=server.url)
+        guard_session(s, bookshop, base_url=terse_bookshop.url)
         with pytest.raises(HostNotAllowed):
             s.post(elsewhere.url + "/ping", json={})
-        guard_session(s, bookshop, base_url=server.url, allow_hosts=["127.0.0.2"])
-        # allowed but not covered by the spec: sent unchecked (the other server objects)
+        guard_session(s, bookshop, base_url=terse_bookshop.url, allow_hosts=["127.0.0.2"])
+        # allowed but not covered by the spec: sent unchecked (the other terse_bookshop objects)
         assert s.post(elsewhere.url + "/ping", json={"anything": 1}).status_code == 400
         assert elsewhere.requests_seen[-1].kind == "unknown_parameter"
 
 
-def test_guard_session_replaces_more_specific_mounts(bookshop: ApiCatalog, server: Sandbox) -> None:
+def test_guard_session_replaces_more_specific_mounts(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox
+) -> None:
     with requests.Session() as s:
-        s.mount(server.url + "/", requests.adapters.HTTPAdapter())
-        adapter = guard_session(s, bookshop, base_url=server.url)
-        assert s.get_adapter(server.url + "/books") is adapter
+        s.mount(terse_bookshop.url + "/", requests.adapters.HTTPAdapter())
+        adapter = guard_session(s, bookshop, base_url=terse_bookshop.url)
+        assert s.get_adapter(terse_bookshop.url + "/books") is adapter
         assert s.get_adapter("https://example.org/") is adapter
 
 
-def test_mounting_the_adapter_on_one_prefix(bookshop: ApiCatalog, server: Sandbox) -> None:
+def test_mounting_the_adapter_on_one_prefix(bookshop: ApiCatalog, terse_bookshop: Sandbox) -> None:
     with requests.Session() as s:
-        s.mount(server.url + "/", GuardAdapter(bookshop, base_url=server.url))
+        s.mount(terse_bookshop.url + "/", GuardAdapter(bookshop, base_url=terse_bookshop.url))
         with pytest.raises(RequestRejected):
-            s.get(server.url + "/books", params={"query": ""})
+            s.get(terse_bookshop.url + "/books", params={"query": ""})
 
 
-def test_error_responses_are_explained_from_the_docs(bookshop: ApiCatalog, server: Sandbox) -> None:
+def test_error_responses_are_explained_from_the_docs(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox
+) -> None:
     # a form body passes the parameter checks, but the bookshop wants JSON: the terse
-    # server answers with a bare info_code that only the docs explain (real model, FAISS)
+    # sandbox answers with a bare info_code that only the docs explain (real model, FAISS)
     with requests.Session() as s:
-        guard_session(s, bookshop, base_url=server.url, check_responses=True)
+        guard_session(s, bookshop, base_url=terse_bookshop.url, check_responses=True)
         with pytest.raises(ResponseRejected) as info:
-            s.post(server.url + "/orders", data={"book_id": "7", "quantity": "2"})
+            s.post(terse_bookshop.url + "/orders", data={"book_id": "7", "quantity": "2"})
     exc = info.value
     assert isinstance(exc, requests.HTTPError)
     assert exc.response is not None and exc.response.status_code == 400
     assert exc.explanation is not None
     assert exc.explanation.query.startswith("400 Bad Request info_code")
     assert "info_code 200" in exc.explanation.text
-    assert str(exc).startswith(f"POST {server.url}/orders (createOrder) answered 400")
+    assert str(exc).startswith(f"POST {terse_bookshop.url}/orders (createOrder) answered 400")
 
 
 def test_misconfiguration_is_a_clear_error(bookshop: ApiCatalog) -> None:

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from autofeedback import ApiCatalog, Sandbox
+from autofeedback import Sandbox
 from autofeedback.cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,12 +18,6 @@ REPLAY = ROOT / "specs" / "examples" / "demo-replay.txt"
 def cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     return run(list(argv), stdout=out, stderr=err), out.getvalue(), err.getvalue()
-
-
-@pytest.fixture(scope="module")
-def terse() -> Iterator[Sandbox]:
-    with Sandbox(ApiCatalog.from_file(SPEC), terse=True) as server:
-        yield server
 
 
 def test_index_build_then_reuse(tmp_path: Path) -> None:
@@ -53,7 +44,7 @@ def test_index_build_missing_docs_is_bad_input(tmp_path: Path) -> None:
     assert code == 2 and "no such file" in err
 
 
-def test_run_replays_the_whole_round_trip(terse: Sandbox, tmp_path: Path) -> None:
+def test_run_replays_the_whole_round_trip(terse_bookshop: Sandbox, tmp_path: Path) -> None:
     trace = tmp_path / "trace.jsonl"
     code, out, err = cli(
         "run",
@@ -64,7 +55,7 @@ def test_run_replays_the_whole_round_trip(terse: Sandbox, tmp_path: Path) -> Non
         "--llm",
         f"replay:{REPLAY}",
         "--base-url",
-        terse.url,
+        terse_bookshop.url,
         "--max-static",
         "1",
         "--trace",
@@ -77,7 +68,7 @@ def test_run_replays_the_whole_round_trip(terse: Sandbox, tmp_path: Path) -> Non
     assert rows[-1]["summary"] and rows[-1]["success"] and len(rows) == 4
 
 
-def test_run_refuses_a_host_outside_the_spec(terse: Sandbox, tmp_path: Path) -> None:
+def test_run_refuses_a_host_outside_the_spec(terse_bookshop: Sandbox, tmp_path: Path) -> None:
     replay = tmp_path / "r.txt"
     replay.write_text(
         "GET http://198.51.100.7/books?query=x\n---\nGET http://198.51.100.7/books?query=x\n"
@@ -91,7 +82,7 @@ def test_run_refuses_a_host_outside_the_spec(terse: Sandbox, tmp_path: Path) -> 
         "--llm",
         f"replay:{replay}",
         "--base-url",
-        terse.url,
+        terse_bookshop.url,
         "--max-static",
         "1",
     )

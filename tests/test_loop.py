@@ -4,7 +4,6 @@ external party), the real sandbox on 127.0.0.1, the real embedding model and FAI
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +19,10 @@ INSTRUCTION = "Find science books published after 1 January 2020"
 
 
 @pytest.fixture(scope="module")
-def catalog() -> ApiCatalog:
-    return ApiCatalog.from_file(SPEC)
-
-
-@pytest.fixture(scope="module")
-def terse(catalog: ApiCatalog) -> Iterator[Sandbox]:
-    with Sandbox(catalog, terse=True) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def index(catalog: ApiCatalog) -> Any:
+def index(bookshop: ApiCatalog) -> Any:
     from doc_index import DocIndex
 
-    return DocIndex.build(catalog)
+    return DocIndex.build(bookshop)
 
 
 class Script:
@@ -55,10 +43,10 @@ GOOD = "<API>searchBooks(query='science', genre='science', published_after='2020
 
 
 def test_whole_round_trip(
-    catalog: ApiCatalog, terse: Sandbox, index: Any, api_retriever: Any
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any, api_retriever: Any
 ) -> None:
     """bad name -> static feedback -> bad date (static budget spent, so it is sent) ->
-    terse server error -> explanation from the docs -> corrected request -> success."""
+    terse_bookshop server error -> explanation from the docs -> corrected request -> success."""
     from autofeedback import Scanner
 
     script = Script(
@@ -68,10 +56,10 @@ def test_whole_round_trip(
     )
     loop = FeedbackLoop(
         CallableLLM(script),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
-        scanner=Scanner(catalog, retriever=api_retriever),
+        scanner=Scanner(bookshop, retriever=api_retriever),
         max_static=1,
     )
     result = loop.run(INSTRUCTION)
@@ -91,9 +79,9 @@ def test_whole_round_trip(
 
 
 def test_static_budget_stops_and_never_sends(
-    catalog: ApiCatalog, terse: Sandbox, index: Any
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
 ) -> None:
-    before = len(terse.requests_seen)
+    before = len(terse_bookshop.requests_seen)
     script = Script(
         *[
             "<API>search_books(query='x')</API>",
@@ -103,8 +91,8 @@ def test_static_budget_stops_and_never_sends(
     )
     loop = FeedbackLoop(
         CallableLLM(script),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
         max_static=2,
         max_dynamic=2,
@@ -112,26 +100,34 @@ def test_static_budget_stops_and_never_sends(
     result = loop.run(INSTRUCTION)
     assert not result.success and result.stop_reason == "static-budget"
     assert len(result.attempts) == 3
-    assert len(terse.requests_seen) == before  # nothing with E1-E3 was ever sent
+    assert len(terse_bookshop.requests_seen) == before  # nothing with E1-E3 was ever sent
 
 
-def test_repeated_request_stops_early(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+def test_repeated_request_stops_early(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
+) -> None:
     same = "<API>search_books(query='x')</API>"
     loop = FeedbackLoop(
-        CallableLLM(Script(same, same)), catalog, base_url=terse.url, doc_index=index, max_static=3
+        CallableLLM(Script(same, same)),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        max_static=3,
     )
     result = loop.run(INSTRUCTION)
     assert result.stop_reason == "repeated" and len(result.attempts) == 2
 
 
-def test_dynamic_budget_and_exhausted_hook(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+def test_dynamic_budget_and_exhausted_hook(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
+) -> None:
     bad = "<API>searchBooks(query='x', published_after='{}')</API>"
     fired: dict[str, list[Any]] = {name: [] for name in HOOKS}
     hooks = {name: [fired[name].append] for name in HOOKS}
     loop = FeedbackLoop(
         CallableLLM(Script(*(bad.format(d) for d in ("May 1", "June 1", "July 1")))),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
         static=False,
         max_dynamic=2,
@@ -144,11 +140,11 @@ def test_dynamic_budget_and_exhausted_hook(catalog: ApiCatalog, terse: Sandbox, 
     assert fired["exhausted"] == [result]
 
 
-def test_token_budget(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+def test_token_budget(bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any) -> None:
     loop = FeedbackLoop(
         CallableLLM(Script("<API>search_books(query='x')</API>")),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
         token_budget=50,
     )
@@ -157,11 +153,15 @@ def test_token_budget(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
 
 
 def test_model_cannot_redirect_to_another_host(
-    catalog: ApiCatalog, terse: Sandbox, index: Any
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
 ) -> None:
     evil = "GET http://203.0.113.9/books?query=x"
     loop = FeedbackLoop(
-        CallableLLM(Script(evil, evil)), catalog, base_url=terse.url, doc_index=index, max_static=1
+        CallableLLM(Script(evil, evil)),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        max_static=1,
     )
     result = loop.run(INSTRUCTION)
     assert not result.success
@@ -170,13 +170,13 @@ def test_model_cannot_redirect_to_another_host(
 
 
 def test_trace_redacts_credentials(
-    catalog: ApiCatalog, terse: Sandbox, index: Any, tmp_path: Path
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any, tmp_path: Path
 ) -> None:
     trace = tmp_path / "trace.jsonl"
     loop = FeedbackLoop(
         CallableLLM(Script(GOOD)),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
         headers={"Authorization": "Bearer s3cr3t-token", "X-Api-Key": "k-999"},
     )
@@ -189,14 +189,16 @@ def test_trace_redacts_credentials(
     assert lines[0]["sent"]["headers"]["Authorization"] == "[REDACTED]"
 
 
-def test_caller_messages_and_bad_config(catalog: ApiCatalog, terse: Sandbox) -> None:
+def test_caller_messages_and_bad_config(bookshop: ApiCatalog, terse_bookshop: Sandbox) -> None:
     with pytest.raises(ConfigurationError):
-        FeedbackLoop(CallableLLM(Script()), catalog, base_url=terse.url, hooks={"nope": []})
+        FeedbackLoop(
+            CallableLLM(Script()), bookshop, base_url=terse_bookshop.url, hooks={"nope": []}
+        )
     with pytest.raises(ConfigurationError):
-        FeedbackLoop(CallableLLM(Script()), catalog, max_static=-1)
+        FeedbackLoop(CallableLLM(Script()), bookshop, max_static=-1)
 
 
-def test_custom_requirement(catalog: ApiCatalog, terse: Sandbox, index: Any) -> None:
+def test_custom_requirement(bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any) -> None:
     seen: list[int] = []
 
     def never(op: Any, response: Any) -> bool:
@@ -205,8 +207,8 @@ def test_custom_requirement(catalog: ApiCatalog, terse: Sandbox, index: Any) -> 
 
     loop = FeedbackLoop(
         CallableLLM(Script(GOOD, GOOD)),
-        catalog,
-        base_url=terse.url,
+        bookshop,
+        base_url=terse_bookshop.url,
         doc_index=index,
         requirement=never,
         max_dynamic=1,

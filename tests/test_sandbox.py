@@ -29,11 +29,6 @@ AUDIT_EXAMPLES = ROOT / "specs" / "examples" / "requests.jsonl"
 
 
 @pytest.fixture(scope="module")
-def bookshop() -> ApiCatalog:
-    return ApiCatalog.from_file(BOOKSHOP)
-
-
-@pytest.fixture(scope="module")
 def verbose(bookshop: ApiCatalog) -> Iterator[Sandbox]:
     with Sandbox(bookshop) as sandbox:
         yield sandbox
