@@ -222,7 +222,8 @@ class Sandbox:
             # The export is checked against the OpenAPI 3.1 meta-schema by the test suite
             # on every real spec we know; re-checking here costs seconds per start.
             self._openapi = OpenAPI.from_dict(
-                document, config=Config(spec_validator_cls=None)  # type: ignore[arg-type]
+                document,
+                config=Config(spec_validator_cls=None),  # type: ignore[arg-type]
             )
         except Exception as exc:  # openapi-core raises many unrelated types here
             raise SpecError(f"cannot serve this spec: {exc}", source=catalog.source) from exc

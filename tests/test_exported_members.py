@@ -15,7 +15,8 @@ def test_all_is_exactly_the_public_names(package: str) -> None:
         name
         for name, value in vars(module).items()
         # pytest's assertion rewriting adds "@py_builtins" to a plugin's packages
-        if not name.startswith("_") and name.isidentifier()
+        if not name.startswith("_")
+        and name.isidentifier()
         and not isinstance(value, types.ModuleType)
         and name != "annotations"
     }
@@ -23,6 +24,7 @@ def test_all_is_exactly_the_public_names(package: str) -> None:
     assert set(module.__all__) == public
     for name in module.__all__:
         assert getattr(module, name) is not None
+
     # ruff's RUF022 order: CONSTANTS, then Classes, then functions, each alphabetical
     def isort_key(name: str) -> tuple[int, str]:
         kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2

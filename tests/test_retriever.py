@@ -124,8 +124,6 @@ def test_operation_text_names_route_and_parameters(small: ApiCatalog) -> None:
     assert operation_text(with_id).startswith("get an album (get albums id). Get Album")
 
 
-
-
 # -- ranking --------------------------------------------------------------------------
 
 
