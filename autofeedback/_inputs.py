@@ -20,6 +20,7 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._audit import Unit
+from autofeedback._send import redact
 
 __all__ = [
     "INPUT_FORMATS",
@@ -37,7 +38,6 @@ INPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "har", "openai")
 _CHUNK = 1 << 20
 # Values of these headers are credentials: they are never needed to check a request
 # against the docs, and must not surface in a report through a finding's ``got``.
-_SECRET_HEADERS = frozenset({"authorization", "cookie", "proxy-authorization", "set-cookie"})
 _OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "messages", "body"})
 
 
@@ -231,11 +231,13 @@ def har_request(entry: Any) -> dict[str, Any]:
     if not isinstance(method, str) or not isinstance(url, str):
         raise _HarError("request needs a string 'method' and 'url'")
     out: dict[str, Any] = {"method": method, "url": url}
-    headers = {
-        name: ("<redacted>" if name.lower() in _SECRET_HEADERS else value)
-        for name, value in _pairs(req.get("headers"), "headers")
-        if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
-    }
+    headers = redact(
+        {
+            name: value
+            for name, value in _pairs(req.get("headers"), "headers")
+            if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
+        }
+    )
     if headers:
         out["headers"] = headers
     query = _pairs(req.get("queryString"), "queryString")

@@ -54,7 +54,7 @@ def test_har_entries_become_request_records() -> None:
     assert first["request"]["url"].endswith("/search/movie?query=Alien&page=2")
     assert "params" not in first["request"]  # the query is in the URL: never counted twice
     # credentials are redacted, HTTP/2 pseudo-headers dropped
-    assert first["request"]["headers"] == {"Authorization": "<redacted>"}
+    assert first["request"]["headers"] == {"Authorization": "[REDACTED]"}
     assert units[2].record["request"]["json"] == {"name": "Sci-fi", "public": "yes"}
     assert units[4].record is None and "no 'request'" in (units[4].error or "")
     # line numbers point at each entry's opening brace
