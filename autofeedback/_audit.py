@@ -95,11 +95,11 @@ class AuditSummary:
 class _CatalogCache:
     """Per-record ``tools`` are usually the same few lists: load each once."""
 
-    def __init__(self, base: ApiCatalog | None) -> None:
+    def __init__(self, base: ApiCatalog | None, retriever: Any = "auto") -> None:
         self.base = base
         self._scanners: dict[str, Scanner] = {}
         self._base_scanner: Scanner | None = None
-        self.retriever: Any = "auto"
+        self.retriever = retriever
 
     def scanner(self, tools: Any) -> Scanner:
         if tools is None:
@@ -166,8 +166,7 @@ def audit_lines(
     ...                            catalog, retriever=None)]
     [True, False]
     """
-    cache = _CatalogCache(catalog)
-    cache.retriever = retriever
+    cache = _CatalogCache(catalog, retriever)
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         if not text.strip():
@@ -216,8 +215,7 @@ def audit_units(
     >>> [(r.ok, r.error) for r in audit_units(units, catalog, retriever=None)]
     [(True, None), (False, 'bad')]
     """
-    cache = _CatalogCache(catalog)
-    cache.retriever = retriever
+    cache = _CatalogCache(catalog, retriever)
     for unit in units:
         rid = unit.id if unit.id is not None else unit.line
         if unit.error is not None:
