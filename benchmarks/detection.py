@@ -69,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, help="tasks per dataset (default: all)")
     parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--hybrid", action="store_true", help="dense + BM25 retriever (no write)")
+    parser.add_argument(
+        "--hybrid", action="store_true", help="dense + BM25 retriever (own section)"
+    )
     args = parser.parse_args(argv)
     if _datasets.shared_data_dir() is None:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
@@ -128,10 +130,10 @@ def main(argv: list[str] | None = None) -> int:
     table = _table(ours, peer_hits) + "\n\n" + _sweep(margins)
     print(table)
     print(f"\n{len(records)} records in {elapsed:.1f} s")
-    if args.limit is None and not args.hybrid:
-        cmd = "python benchmarks/detection.py"
+    if args.limit is None:
+        cmd = "python benchmarks/detection.py" + (" --hybrid --no-peers" if args.hybrid else "")
         write_section(
-            "Detection",
+            "Detection, dense + BM25 retriever" if args.hybrid else "Detection",
             cmd,
             table + f"\n\n{len(records)} records; wall time "
             f"{elapsed:.0f} s on this machine (2 CPU cores), model included.",
@@ -163,8 +165,9 @@ def _sweep(margins: dict[str, list[float]]) -> str:
         return ""
     lines = [
         "E2.1 severity threshold (`confident_margin`): an E2.1 finding is an error only when "
-        "the retriever's best API beats the called one by at least m (cosine); below that it "
-        "is a warning. Measured on the multi-API doc sets:",
+        "the retriever's best API beats the called one by at least m "
+        "(retriever score: cosine; with --hybrid the fused, min-max-normalised score); "
+        "below that it is a warning. Measured on the multi-API doc sets:",
         "",
         "| m | correct calls flagged as E2.1 error | wrong-API calls caught as E2.1 error |",
         "|---|---|---|",
