@@ -1,0 +1,154 @@
+"""``curl`` commands, split with :mod:`shlex` (backslash continuations followed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl
+
+from autofeedback._model import ApiRequest
+from autofeedback._parse._common import (
+    _HTTP_METHODS,
+    _MAX_CURL_CHARS,
+    RequestFormatError,
+    _Candidate,
+    _glued,
+    _Problem,
+    _Scan,
+)
+
+_CURL = re.compile(r"curl(?=[ \t])")
+_CURL_WITH_VALUE = frozenset(
+    {
+        "-u",
+        "--user",
+        "-A",
+        "--user-agent",
+        "-e",
+        "--referer",
+        "-b",
+        "--cookie",
+        "-c",
+        "--cookie-jar",
+        "-o",
+        "--output",
+        "-F",
+        "--form",
+        "-m",
+        "--max-time",
+        "--connect-timeout",
+        "-x",
+        "--proxy",
+        "-w",
+        "--write-out",
+        "--retry",
+        "-T",
+        "--upload-file",
+        "-K",
+        "--config",
+        "--cacert",
+        "--cert",
+        "--key",
+        "-r",
+        "--range",
+        "-E",
+    }
+)
+_CURL_DATA = frozenset(
+    {"-d", "--data", "--data-raw", "--data-binary", "--data-ascii", "--data-urlencode", "--json"}
+)
+
+
+def _detect_curl(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    for m in _CURL.finditer(text):
+        if _glued(text, m.start(), "_.-"):
+            continue
+        scan.tick("curl command")
+        end = _command_end(text, m.start())
+        try:
+            if end - m.start() > _MAX_CURL_CHARS:
+                raise _Problem(f"the command is longer than {_MAX_CURL_CHARS} characters")
+            request = _request_from_curl(text[m.start() : end])
+        except (_Problem, RequestFormatError) as exc:
+            reason = exc.reason if isinstance(exc, _Problem) else str(exc)
+            yield _Candidate(
+                m.start(), end, "http", problem=f"looks like a curl command but {reason}"
+            )
+        else:
+            if request is not None:
+                yield _Candidate(m.start(), end, "http", requests=(request,))
+
+
+def _command_end(text: str, pos: int) -> int:
+    """End of a shell command, following backslash line continuations."""
+    while True:
+        eol = text.find("\n", pos)
+        if eol == -1:
+            return len(text)
+        if not text[pos:eol].rstrip().endswith("\\"):
+            return eol
+        pos = eol + 1
+
+
+def _request_from_curl(command: str) -> ApiRequest | None:
+    cleaned = re.sub(r"\\[ \t]*\r?\n", " ", command).rstrip().rstrip("`")
+    try:
+        tokens = shlex.split(cleaned)
+    except ValueError as exc:
+        raise _Problem(f"the command does not split into words: {exc}") from None
+    method: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = {}
+    data: list[str] = []
+    get = False
+    options = False
+    words = iter(tokens[1:])
+    for tok in words:
+        if tok.startswith("-"):
+            options = True
+        if tok in ("-X", "--request"):
+            method = next(words, None)
+        elif tok.startswith("-X") and len(tok) > 2:
+            method = tok[2:]
+        elif tok in ("-H", "--header"):
+            name, _, value = next(words, "").partition(":")
+            headers[name.strip()] = value.strip()
+        elif tok in _CURL_DATA:
+            data.append(next(words, ""))
+            if tok == "--json":
+                headers.setdefault("Content-Type", "application/json")
+        elif tok in ("-G", "--get"):
+            get = True
+        elif tok == "--url":
+            url = next(words, None)
+        elif tok in _CURL_WITH_VALUE:
+            next(words, None)
+        elif not tok.startswith("-") and url is None:
+            url = tok
+    looks_like_url = url is not None and ("/" in url or "." in url or ":" in url)
+    if not looks_like_url:
+        if options:
+            raise _Problem("there is no URL")
+        return None  # prose that mentions curl
+    assert url is not None
+    payload = "&".join(data)
+    params: dict[str, str] = {}
+    body: Any = None
+    if get:
+        params = dict(parse_qsl(payload, keep_blank_values=True))
+        method = method or "GET"
+    elif data:
+        try:
+            body = json.loads(payload)
+        except (ValueError, RecursionError):
+            body = payload  # form data stays text
+    method = (method or ("POST" if data else "GET")).upper()
+    if method not in _HTTP_METHODS:
+        raise _Problem(f"unknown HTTP method {method!r}")
+    return ApiRequest(
+        method=method, url=url, params=params, headers=headers, body=body, format="http"
+    )
