@@ -1,0 +1,351 @@
+"""One redaction for every output: credentials never reach findings, feedback, reports,
+traces, exception messages or logs.
+
+What counts as a credential:
+
+* header, query, form and body field *names*: ``Authorization``, ``Proxy-Authorization``,
+  ``Cookie``/``Set-Cookie``, API-key names (:data:`SENSITIVE`), any name whose words
+  include ``password``, ``secret``, ``token``, ``apikey``, ``credential``... (so
+  ``access_token`` and ``clientSecret`` are, ``max_tokens`` and ``author`` are not),
+  plus the names a spec's ``securitySchemes`` declare (passed as ``names``);
+* URL user info (``https://user:PASSWORD@host/``);
+* ``Bearer``/``Basic`` credentials written anywhere in text;
+* every value known to be a secret (``secrets``, e.g. the ones a request carried), wherever
+  it appears.
+
+:func:`redact` is the one function: mappings lose the values of sensitive keys, strings
+get the text patterns and the known secret values masked, lists and tuples are walked.
+:func:`redact_finding` and :func:`request_secrets` are built on it.
+
+>>> redact({"Authorization": "Bearer abc", "Accept": "json"})
+{'Authorization': '[REDACTED]', 'Accept': 'json'}
+>>> redact("curl https://bob:hunter2@api.example.com/x?api_key=K123&q=1")
+'curl https://[REDACTED]@api.example.com/x?api_key=[REDACTED]&q=1'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Iterable, Mapping
+from functools import lru_cache
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+if TYPE_CHECKING:
+    from autofeedback._findings import Finding
+    from autofeedback._model import ApiRequest
+
+__all__ = [
+    "REDACTED",
+    "SENSITIVE",
+    "auth_names",
+    "is_sensitive",
+    "redact",
+    "redact_finding",
+    "request_secrets",
+    "url_secrets",
+]
+
+REDACTED = "[REDACTED]"
+
+#: Header and query names whose values are credentials, whatever the spec says.
+SENSITIVE = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "api-key",
+        "apikey",
+        "api_key",
+        "x-auth-token",
+        "x-access-token",
+        "access_token",
+        "token",
+        "key",
+        "secret",
+        "client_secret",
+        "password",
+        "x-rapidapi-key",
+        "session",
+        "x-session",
+        "sessionid",
+        "x-csrf-token",
+        "x-xsrf-token",
+        "private_key",
+        "auth",
+        "x-amz-security-token",
+        "x-goog-api-key",
+        "ocp-apim-subscription-key",
+    }
+)
+
+# Words that make a name a credential wherever they stand in it (``db_password``,
+# ``clientSecret``, ``refresh-token``); whole words only: ``max_tokens``, ``author``
+# and ``keyword`` stay readable.
+_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "credential",
+        "credentials",
+        "cookie",
+        "authorization",
+        "bearer",
+        "signature",
+    }
+)
+# pairs of words that make one: api key, access key, private key, session id...
+_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("access", "key"),
+        ("private", "key"),
+        ("secret", "key"),
+        ("subscription", "key"),
+        ("session", "id"),
+        ("auth", "key"),
+        ("client", "secret"),
+    }
+)
+_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+# a secret shorter than this is not searched for in text: it would mask common words
+_MIN_SECRET = 4
+_MAX_DEPTH = 64
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,20}://)[^\s/@?#'\"<>]{1,512}@")
+# ``user:password@host`` without a scheme (a netloc quoted in a message)
+_NETLOC_USERINFO = re.compile(
+    r"(?<![A-Za-z0-9/@])[^\s/@?#'\"<>:]{1,256}:[^\s/@?#'\"<>]{1,512}@(?=[A-Za-z0-9\[])"
+)
+_AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token)(\s+)[A-Za-z0-9._~+/=\-]{4,}")
+# ``name=value`` in a query string, form body, curl data or a Python call
+_PAIR = re.compile(r"([A-Za-z0-9_.\-\[\]]{1,100})(=)([^&#\s,;)'\"<>]{1,4096})")
+# ``"name": "value"`` / ``'name': 'value'`` / ``name="value"`` / ``Name: value`` (headers)
+_QUOTED = re.compile(
+    r"([\"']?)([A-Za-z0-9_.\-]{1,100})\1(\s*[:=]\s*)([\"'])((?:\\.|(?!\4).){0,4096})\4"
+)
+_HEADER = re.compile(r"(?im)^([ \t>-]*)([A-Za-z0-9_\-]{1,100})(:[ \t]*)([^\r\n'\"]+)")
+_HEADER_INLINE = re.compile(r"(?i)([\"'])([A-Za-z0-9_\-]{1,100})(:[ \t]*)([^\r\n'\"]+)\1")
+
+
+@lru_cache(maxsize=4096)
+def _sensitive_name(low: str, original: str) -> bool:
+    if low in SENSITIVE:
+        return True
+    words = [w.lower() for w in _SPLIT.split(original) if w]
+    if any(w in _WORDS for w in words):
+        return True
+    return any(pair in _PAIRS for pair in pairwise(words))
+
+
+def is_sensitive(name: Any, extra: Collection[str] = ()) -> bool:
+    """Whether a header, query, form or body field called ``name`` holds a credential.
+
+    >>> [is_sensitive(n) for n in ("Authorization", "access_token", "max_tokens", "author")]
+    [True, True, False, False]
+    """
+    if not isinstance(name, str) or not name:
+        return False
+    low = name.lower()
+    return low in extra or _sensitive_name(low, name[:200])
+
+
+class _Redactor:
+    def __init__(self, names: Iterable[str], secrets: Iterable[str]) -> None:
+        self.names = frozenset(n.lower() for n in names if isinstance(n, str))
+        # longest first, so a token is not left half-masked by a shorter one inside it
+        self.secrets = sorted(
+            {s for s in secrets if isinstance(s, str) and len(s) >= _MIN_SECRET},
+            key=len,
+            reverse=True,
+        )
+
+    def name(self, name: Any) -> bool:
+        return is_sensitive(name, self.names)
+
+    def text(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        if "@" in text:
+            text = _USERINFO.sub(rf"\1{REDACTED}@", text)
+            text = _NETLOC_USERINFO.sub(f"{REDACTED}@", text)
+        text = _AUTH_SCHEME.sub(rf"\1\2{REDACTED}", text)
+        if "=" in text:
+            text = _PAIR.sub(self._pair, text)
+        if ":" in text or "=" in text:
+            text = _QUOTED.sub(self._quoted, text)
+        if ":" in text:
+            text = _HEADER.sub(self._header, text)
+            text = _HEADER_INLINE.sub(self._header_inline, text)
+        return text
+
+    def _pair(self, m: re.Match[str]) -> str:
+        if m.group(3) == REDACTED or not self.name(m.group(1).strip("[]")):
+            return m.group(0)
+        return f"{m.group(1)}={REDACTED}"
+
+    def _quoted(self, m: re.Match[str]) -> str:
+        if m.group(5) == REDACTED or not self.name(m.group(2)):
+            return m.group(0)
+        q = m.group(4)
+        return f"{m.group(1)}{m.group(2)}{m.group(1)}{m.group(3)}{q}{REDACTED}{q}"
+
+    def _header(self, m: re.Match[str]) -> str:
+        if REDACTED in m.group(4) or not self.name(m.group(2)):
+            return m.group(0)
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{REDACTED}"
+
+    def _header_inline(self, m: re.Match[str]) -> str:
+        if REDACTED in m.group(4) or not self.name(m.group(2)):
+            return m.group(0)
+        q = m.group(1)
+        return f"{q}{m.group(2)}{m.group(3)}{REDACTED}{q}"
+
+    def value(self, value: Any, depth: int = 0) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if depth > _MAX_DEPTH:
+            return value if isinstance(value, (int, float, bool)) or value is None else REDACTED
+        if isinstance(value, Mapping):
+            return {
+                k: (REDACTED if self.name(k) and v is not None else self.value(v, depth + 1))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [self.value(v, depth + 1) for v in value]
+        if isinstance(value, tuple):
+            return tuple(self.value(v, depth + 1) for v in value)
+        return value
+
+
+def redact(value: Any, *, names: Iterable[str] = (), secrets: Iterable[str] = ()) -> Any:
+    """``value`` with every credential masked: the one redaction every output passes
+    through. Mappings keep their keys and lose the values of sensitive ones; strings
+    get URL user info, ``Bearer`` credentials, sensitive ``name=value`` /
+    ``"name": "value"`` / ``Name: value`` pairs and every known ``secrets`` value masked;
+    lists and tuples are walked; anything else is returned as is. ``names`` adds
+    sensitive names (a spec's ``securitySchemes``).
+
+    >>> redact({"q": "dune", "X-Shop-Key": "s3cr3t"}, names=["X-Shop-Key"])
+    {'q': 'dune', 'X-Shop-Key': '[REDACTED]'}
+    >>> redact("sent with token abcd1234", secrets=["abcd1234"])
+    'sent with token [REDACTED]'
+    """
+    return _Redactor(names, secrets).value(value)
+
+
+def redact_finding(
+    finding: Finding, *, names: Iterable[str] = (), secrets: Iterable[str] = ()
+) -> Finding:
+    """``finding`` with its ``got``, ``expected``, ``message`` and ``suggestion`` redacted;
+    a finding located at a sensitive name (``("header", "Authorization")``) loses its
+    ``got`` entirely. The ``doc`` line comes from the spec and is kept.
+
+    >>> from autofeedback._findings import Finding
+    >>> f = Finding("E3", ("query", "api_key"), "K123", message="unknown query parameter")
+    >>> redact_finding(f).got
+    '[REDACTED]'
+    """
+    r = _Redactor(names, secrets)
+    got = finding.got
+    if finding.location and r.name(finding.location[-1]) and got is not None:
+        got = REDACTED
+    else:
+        got = r.value(got)
+    suggestion = finding.suggestion
+    return dataclasses.replace(
+        finding,
+        got=got,
+        expected=r.value(finding.expected),
+        message=r.text(finding.message),
+        suggestion=r.text(suggestion) if isinstance(suggestion, str) else suggestion,
+    )
+
+
+def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> None:
+    if depth > _MAX_DEPTH or len(out) > 256:
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if r.name(k):
+                _leaves(v, out)
+            else:
+                _walk_secrets(v, r, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _walk_secrets(v, r, out, depth + 1)
+
+
+def _leaves(value: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 8:
+        return
+    if isinstance(value, str):
+        out.append(value)
+        # "Bearer abc": the credential alone may be echoed elsewhere, too
+        out.extend(p for p in value.split()[1:2] if len(p) >= _MIN_SECRET)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(str(value))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _leaves(v, out, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _leaves(v, out, depth + 1)
+
+
+def url_secrets(url: str, names: Iterable[str] = ()) -> list[str]:
+    """The credential values a URL carries: user info and sensitive query values."""
+    r = _Redactor(names, ())
+    out: list[str] = []
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            out.append(parts.password)
+        if parts.username and parts.password is not None:
+            out.append(parts.username)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True):
+            if r.name(k):
+                out.append(v)
+    except ValueError:
+        pass
+    userinfo = url.split("://", 1)[-1].split("/", 1)[0]
+    if "@" in userinfo:
+        out.append(userinfo.rsplit("@", 1)[0])
+    return out
+
+
+def request_secrets(request: ApiRequest, names: Iterable[str] = ()) -> list[str]:
+    """Every credential value ``request`` carries (headers, query, body fields, URL user
+    info), to mask wherever it is echoed.
+
+    >>> from autofeedback._model import ApiRequest
+    >>> request_secrets(ApiRequest(method="GET", url="http://u:pw12@h/x?token=t0k3n"))
+    ['pw12', 't0k3n', 'u:pw12']
+    """
+    names = list(names)
+    r = _Redactor(names, ())
+    out: list[str] = []
+    if isinstance(request.url, str):
+        out += url_secrets(request.url, names)
+    _walk_secrets(request.headers, r, out)
+    _walk_secrets(request.params, r, out)
+    _walk_secrets(request.arguments, r, out)
+    _walk_secrets(request.body, r, out)
+    seen = dict.fromkeys(s for s in out if len(s) >= _MIN_SECRET and s != REDACTED)
+    return sorted(seen, key=lambda s: (s.count(":"), s))
+
+
+def auth_names(catalog: Iterable[Any]) -> frozenset[str]:
+    """The credential names a spec declares (its ``securitySchemes``: API-key headers,
+    query parameters and cookies), for :func:`redact`'s ``names``."""
+    return frozenset(p.name.lower() for op in catalog for p in getattr(op, "auth_parameters", ()))
