@@ -328,19 +328,11 @@ class FeedbackLoop:
         return self._scrub(call.redacted(extra))  # type: ignore[no-any-return]
 
     def _scrub(self, value: Any) -> Any:
-        """Replace every known secret value wherever it appears (URLs, bodies, text)."""
-        if isinstance(value, str):
-            for secret in self._secrets:
-                value = value.replace(secret, REDACTED)
-            return value
-        if isinstance(value, dict):
-            return {
-                k: (REDACTED if str(k).lower() in SENSITIVE else self._scrub(v))
-                for k, v in value.items()
-            }
-        if isinstance(value, list):
-            return [self._scrub(v) for v in value]
-        return value
+        """Replace every credential wherever it appears (URLs, bodies, text): the one
+        redaction of :mod:`autofeedback._redact`, with the spec's auth names."""
+        from autofeedback._redact import auth_names, redact
+
+        return redact(value, names=auth_names(self.catalog), secrets=self._secrets)
 
     def write_trace(self, result: LoopResult, path: str | Path) -> None:
         """One JSON line per attempt, then a summary line; credentials redacted."""
