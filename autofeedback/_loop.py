@@ -34,7 +34,6 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._prompt import dynamic_feedback, initial_messages
 from autofeedback._scan import Scanner, to_requests
 from autofeedback._send import (
-    REDACTED,
     SENSITIVE,
     HttpCall,
     allowed_hosts,
