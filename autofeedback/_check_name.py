@@ -151,15 +151,16 @@ def _check_http(
     split = urlsplit(request.url)
     target = f"{method} {split.path or '/'}"
     where = ("api",)
-    if split.netloc and catalog.hosts and split.netloc.lower() not in catalog.hosts:
+    netloc = split.netloc.rsplit("@", 1)[-1]  # user info is not part of the host
+    if netloc and catalog.hosts and netloc.lower() not in catalog.hosts:
         servers = ", ".join(catalog.servers)
         return _fail(
             Finding(
                 "E2",
                 ("url",),
-                split.netloc,
+                netloc,
                 expected=list(catalog.servers),
-                message=f"host {split.netloc!r} is not a server of this API; servers: {servers}",
+                message=f"host {netloc!r} is not a server of this API; servers: {servers}",
             )
         )
     path = catalog.relative_path(request.url)
