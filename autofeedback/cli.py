@@ -71,9 +71,27 @@ def _parser() -> argparse.ArgumentParser:
         help="dask: audit partitions of a big line-based log in parallel (same report)",
     )
     a.add_argument(
-        "--dask-scheduler", choices=["processes", "threads", "synchronous"], default="processes"
+        "--dask-scheduler",
+        type=_dask_scheduler,
+        default="processes",
+        metavar="{processes,threads,synchronous,local-cluster,tcp://HOST:PORT}",
+        help="where the partitions run: a local Dask scheduler, a dask.distributed "
+        "LocalCluster of worker processes on 127.0.0.1, or a running cluster's scheduler",
     )
-    a.add_argument("--workers", type=int, help="Dask workers (default: CPU count)")
+    a.add_argument(
+        "--dask-timeout",
+        type=float,
+        default=10.0,
+        help="seconds to reach a dask.distributed scheduler (default: 10)",
+    )
+    a.add_argument(
+        "--workers",
+        "--dask-workers",
+        dest="workers",
+        type=int,
+        help="Dask workers, or local-cluster processes (default: CPU count; "
+        "a tcp:// cluster uses its own)",
+    )
     a.add_argument("--partition-mb", type=float, help="Dask partition size in MiB")
 
     sb = sub.add_parser("sandbox", help="serve a spec on 127.0.0.1, validating every request")
@@ -117,6 +135,15 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--index", help="doc index directory (built there if missing or stale)")
     r.add_argument("--trace", help="append a JSONL trace of every attempt (credentials redacted)")
     return p
+
+
+def _dask_scheduler(name: str) -> str:
+    from autofeedback._engines import check_scheduler
+
+    try:
+        return check_scheduler(name)
+    except AutoFeedbackError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _load_specs(paths: Sequence[str]) -> ApiCatalog | None:
@@ -382,6 +409,7 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
                 workers=args.workers,
                 partition_bytes=int(args.partition_mb * 2**20) if args.partition_mb else None,
                 on_partition=lambda n: done.__setitem__(0, done[0] + n),
+                timeout=args.dask_timeout,
             )
             position: Callable[[], int] | None = lambda: done[0]  # noqa: E731
         else:
