@@ -95,6 +95,8 @@ RequestFormat = Literal[
     "restgpt",  # Operation: GET / Input: {"url", "params", "data"}
     "http",  # GET /movie/550/credits?language=en
     "request",  # a structured {"method", "url", ...} record (audit logs, requests adapter)
+    "native",  # a model family's own tool-call syntax, typed values (DeepSeek, Mistral...)
+    "xml",  # XML-style tool calls: values are text, read per the parameter's schema
 ]
 
 

@@ -39,7 +39,9 @@ def request_target(request: ApiRequest) -> str:
 def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = None) -> list[Arg]:
     """Every value the request sends, in order: path, query, headers, body."""
     if not request.is_http:
-        return [Arg(str(k), "argument", v) for k, v in request.arguments.items()]
+        # XML-style tool calls carry every value as text, to be read per the schema
+        text = request.format == "xml"
+        return [Arg(str(k), "argument", v, raw=text) for k, v in request.arguments.items()]
     assert request.url is not None
     args = [Arg(k, "path", v, raw=True) for k, v in (path_params or {}).items()]
     query: dict[str, list[str]] = {}
