@@ -48,6 +48,12 @@ ENGINES: tuple[str, ...] = ("local", "dask")
 SCHEDULERS: tuple[str, ...] = ("processes", "threads", "synchronous")
 #: Start a ``distributed.LocalCluster`` of worker processes on 127.0.0.1 for the run.
 LOCAL_CLUSTER = "local-cluster"
+#: Keyword arguments for a quiet ``distributed.LocalCluster``: no dashboard, and the
+#: scheduler's HTTP endpoint on a free loopback port (its default, 8787, warns when taken).
+LOCAL_CLUSTER_OPTIONS: dict[str, Any] = {
+    "dashboard_address": None,
+    "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+}
 _ADDRESS = re.compile(r"(tcp|tls)://[^\s/:]+:[0-9]{1,5}")
 
 
@@ -303,8 +309,8 @@ def _connect(scheduler: Any, workers: int, timeout: float) -> _Connection:
                 threads_per_worker=1,
                 processes=True,
                 host="127.0.0.1",
-                dashboard_address=None,
                 silence_logs=logging.ERROR,
+                **LOCAL_CLUSTER_OPTIONS,
             )
         except (OSError, RuntimeError) as exc:
             raise ConfigurationError(f"cannot start a local Dask cluster: {exc}") from exc
@@ -313,21 +319,25 @@ def _connect(scheduler: Any, workers: int, timeout: float) -> _Connection:
     else:
         where = str(getattr(scheduler, "scheduler_address", scheduler))
     try:
-        client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+        try:
+            client = distributed.Client(scheduler, timeout=timeout, set_as_default=False)
+        except OSError as exc:  # TimeoutError included
+            raise ConfigurationError(
+                f"cannot reach the Dask scheduler at {where} within {timeout:g} s "
+                "(is it running? see --dask-timeout)"
+            ) from exc
         owned.append(client)
         if not client.nthreads():
-            client.wait_for_workers(1, timeout=timeout)
-    except (OSError, TimeoutError) as exc:
+            try:
+                client.wait_for_workers(1, timeout=timeout)
+            except OSError as exc:
+                raise ConfigurationError(
+                    f"the Dask scheduler at {where} has no workers (waited {timeout:g} s)"
+                ) from exc
+    except BaseException:
         for thing in reversed(owned):
             thing.close()
-        if "Timed out" in str(exc) and "workers" in str(exc):
-            raise ConfigurationError(
-                f"the Dask scheduler at {where} has no workers (waited {timeout:g} s)"
-            ) from exc
-        raise ConfigurationError(
-            f"cannot reach the Dask scheduler at {where} within {timeout:g} s "
-            "(is it running? see --dask-timeout)"
-        ) from exc
+        raise
     return _Connection(client, owned, where)
 
 

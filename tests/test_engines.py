@@ -5,11 +5,18 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import logging
+import socket
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from autofeedback._engines import count_lines, partitions
+from autofeedback._audit import audit_lines
+from autofeedback._catalog import ApiCatalog
+from autofeedback._engines import LOCAL_CLUSTER_OPTIONS, audit_file_dask, count_lines, partitions
 from autofeedback.cli import run
 
 DATA = Path(__file__).parent / "data"
@@ -24,6 +31,12 @@ def cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = run(list(argv), stdout=out, stderr=err, stdin=io.StringIO(""))
     return code, out.getvalue(), err.getvalue()
+
+
+def open_lines(path: str) -> list[str]:
+    """The lines the local engine reads (universal newlines, bad UTF-8 replaced)."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return list(f)
 
 
 def _records() -> list[bytes]:
@@ -104,3 +117,162 @@ def test_dask_processes_and_openai_logs(tmp_path: Path) -> None:
 def test_dask_bad_usage_is_a_clear_error(argv: list[str], message: str) -> None:
     code, out, err = cli("audit", *argv, "--spec", TOOLS, "--no-semantic", "--engine", "dask")
     assert code == 2 and message in err and "Traceback" not in err and out == ""
+
+
+# -- dask.distributed: a real LocalCluster of worker processes on 127.0.0.1 -------------
+
+EXAMPLE_LOG = str(Path(__file__).parents[1] / "specs" / "examples" / "requests.jsonl")
+BOOKSHOP = str(Path(__file__).parents[1] / "specs" / "examples" / "bookshop.yaml")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        silence_logs=logging.ERROR,
+        **LOCAL_CLUSTER_OPTIONS,
+    ) as running:
+        yield running
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_tcp_address_gives_the_local_report_with_semantic_checks(cluster: Any) -> None:
+    # the workers load the embedding model themselves, on their first semantic check
+    base = ["audit", EXAMPLE_LOG, "--spec", BOOKSHOP, "--format", "jsonl"]
+    local = cli(*base)
+    remote = cli(
+        *base,
+        "--engine",
+        "dask",
+        "--dask-scheduler",
+        cluster.scheduler_address,
+        "--partition-mb",
+        "0.0005",  # several partitions over both workers
+    )
+    assert remote == local and local[0] == 2
+    assert any('"E2.1"' in line for line in local[1].splitlines())
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "sarif"])
+def test_tcp_address_on_a_larger_log_is_byte_identical(
+    cluster: Any, big_log: str, fmt: str
+) -> None:
+    base = ["audit", big_log, "--spec", TOOLS, "--no-semantic", "--format", fmt]
+    local = cli(*base)
+    remote = cli(
+        *base,
+        "--engine",
+        "dask",
+        "--dask-scheduler",
+        cluster.scheduler_address,
+        "--partition-mb",
+        "0.002",
+    )
+    assert remote == local and local[0] == 2
+
+
+def test_cluster_object_and_partitions_keep_line_numbers(cluster: Any, big_log: str) -> None:
+    catalog = ApiCatalog.from_file(TOOLS)
+    local = [r.as_dict() for r in audit_lines(open_lines(big_log), catalog, retriever=None)]
+    remote = audit_file_dask(
+        big_log, catalog, retriever=None, scheduler=cluster, partition_bytes=1500
+    )
+    assert [r.as_dict() for r in remote] == local
+
+
+def test_local_cluster_started_for_the_run(tmp_path: Path) -> None:
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    log = tmp_path / "chat.jsonl"
+    log.write_bytes(CHAT.read_bytes() * 10)
+    base = ["audit", str(log), "--spec", TOOLS, "--no-semantic", "--format", "text"]
+    local = cli(*base)
+    dask = cli(
+        *base,
+        "--engine",
+        "dask",
+        "--dask-scheduler",
+        "local-cluster",
+        "--dask-workers",
+        "2",
+        "--partition-mb",
+        "0.005",
+    )
+    assert dask == local
+
+
+def test_unreachable_scheduler_is_one_line_exit_2() -> None:
+    pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    code, out, err = cli(
+        "audit",
+        EXAMPLE_LOG,
+        "--spec",
+        BOOKSHOP,
+        "--engine",
+        "dask",
+        "--dask-scheduler",
+        address,
+        "--dask-timeout",
+        "0.5",
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        f"autofeedback: error: cannot reach the Dask scheduler at {address} within 0.5 s "
+        "(is it running? see --dask-timeout)\n"
+    )
+
+
+def test_scheduler_without_workers_is_a_clear_error() -> None:
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    with distributed.LocalCluster(
+        n_workers=0, host="127.0.0.1", silence_logs=logging.ERROR, **LOCAL_CLUSTER_OPTIONS
+    ) as empty:
+        code, out, err = cli(
+            "audit",
+            EXAMPLE_LOG,
+            "--spec",
+            BOOKSHOP,
+            "--engine",
+            "dask",
+            "--dask-scheduler",
+            empty.scheduler_address,
+            "--dask-timeout",
+            "0.5",
+        )
+    assert (code, out) == (2, "")
+    assert "has no workers" in err and err.count("\n") == 1
+
+
+def test_missing_distributed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # what an absent package does
+    code, out, err = cli(
+        "audit",
+        EXAMPLE_LOG,
+        "--spec",
+        BOOKSHOP,
+        "--engine",
+        "dask",
+        "--dask-scheduler",
+        "local-cluster",
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "autofeedback: error: --dask-scheduler local-cluster needs dask.distributed: "
+        "pip install 'autofeedback[dask]'\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["tcp://127.0.0.1", "http://127.0.0.1:8786", "cluster"])
+def test_bad_scheduler_names_are_usage_errors(name: str) -> None:
+    code, out, err = cli("audit", EXAMPLE_LOG, "--spec", BOOKSHOP, "--dask-scheduler", name)
+    assert (code, out) == (2, "")
+    assert "unknown Dask scheduler" in err and err.count("\n") == 1
