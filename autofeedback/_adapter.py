@@ -32,13 +32,20 @@ from requests.adapters import HTTPAdapter
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._check_values import deserialize
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, HostNotAllowed
+from autofeedback._exceptions import (
+    AutoFeedbackError,
+    ConfigurationError,
+    HostNotAllowed,
+    SpecError,
+)
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._guard import SpecLike, as_catalog
 from autofeedback._model import ApiRequest
-from autofeedback._scan import Scanner
-from autofeedback._send import REDACTED, SENSITIVE, allowed_hosts, redact_url
+from autofeedback._origins import Origins, shown_origin
+from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
+from autofeedback._scan import Scanner, unreadable
+from autofeedback._send import redact_url
 
 if TYPE_CHECKING:
     from autofeedback._explain import Explanation
@@ -154,23 +161,20 @@ class Violation:
 # -- turning a PreparedRequest into an ApiRequest ---------------------------------------
 
 
-def _secrets(request: requests.PreparedRequest) -> list[str]:
+def _secrets(request: requests.PreparedRequest, names: Iterable[str] = ()) -> list[str]:
     """Credential values the request carries, to blank out of every report."""
-    found = [v for k, v in request.headers.items() if k.lower() in SENSITIVE and v]
-    parts = urlsplit(request.url or "")
-    found += [
-        v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() in SENSITIVE
+    names = frozenset(names)
+    found = [
+        v for k, v in request.headers.items() if is_sensitive(k, names) and isinstance(v, str) and v
     ]
-    if parts.password:
-        found.append(parts.password)
+    found += [p for v in found for p in v.split()[1:2]]  # "Bearer abc": abc alone too
+    found += url_secrets(request.url or "", names)
     # longest first, so a token is not left half-redacted by a shorter one inside it
-    return sorted({s for s in found if len(s) >= 3}, key=len, reverse=True)
+    return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
 
-def _scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    return text
+def _scrub(text: str, secrets: Iterable[str], names: Iterable[str] = ()) -> str:
+    return str(redact(text, names=names, secrets=secrets))
 
 
 def _body(request: requests.PreparedRequest) -> tuple[Any, bool]:
@@ -235,28 +239,46 @@ class HttpGuard:
             catalog = ApiCatalog(
                 catalog.operations, servers=[base_url, *catalog.servers], source=catalog.source
             )
-        if not catalog.hosts:
+        self.servers = Origins.of(catalog.servers)
+        if not self.servers:
             raise ConfigurationError(
                 f"the spec {catalog.source!r} declares no absolute server URL; "
                 "pass base_url='https://host/prefix' to say where it is served"
             )
         self.catalog = catalog
         self.scanner = Scanner(catalog, retriever=retriever)
-        self.allowed = allowed_hosts(catalog, None, allow_hosts)
+        self.allowed = self.servers | Origins.of((), extra=allow_hosts)
+        self.auth_names = auth_names(catalog)
         self._doc_index = doc_index
 
     def covers(self, url: str) -> bool:
-        """Whether ``url`` goes to one of the spec's servers."""
-        netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
-        return netloc in self.catalog.hosts
+        """Whether ``url`` goes to one of the spec's servers (same scheme, host, port)."""
+        return self.servers.allows(url)
 
     def allows(self, url: str) -> bool:
-        """Whether ``url`` goes to a spec server or an allowlisted host."""
-        netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
-        return netloc in self.allowed or netloc.split(":")[0] in self.allowed
+        """Whether ``url`` goes to a spec server or an allowlisted origin (a bare
+        allowlisted host name allows any port of it)."""
+        return self.allowed.allows(url)
 
     def violation(self, request: requests.PreparedRequest) -> Violation | None:
-        """What ``request`` breaks, or ``None`` when it has no error finding."""
+        """What ``request`` breaks, or ``None`` when it has no error finding.
+
+        Never raises on what the request holds: a request that cannot be checked is a
+        violation with one E1 finding saying why."""
+        try:
+            return self._violation(request)
+        except (ConfigurationError, SpecError):
+            raise
+        except Exception as exc:
+            secrets = _secrets(request, self.auth_names)
+            finding = unreadable(_scrub(f"{request.method} {request.url}", secrets), exc)
+            finding = dataclasses.replace(
+                finding, message=_scrub(finding.message, secrets, self.auth_names)
+            )
+            call = _scrub(f"{request.method} {redact_url(request.url or '')}", secrets)
+            return Violation(call, (finding,), None)
+
+    def _violation(self, request: requests.PreparedRequest) -> Violation | None:
         method = (request.method or "GET").upper()
         url = request.url or ""
         body, readable = _body(request)
@@ -278,12 +300,11 @@ class HttpGuard:
         if not any(f.severity == "error" for f in findings):
             return None
         findings.sort(key=lambda f: f.severity != "error")
-        secrets = _secrets(request)
-        findings = [_scrub_finding(f, secrets) for f in findings] if secrets else findings
+        secrets = _secrets(request, self.auth_names)
+        findings = [redact_finding(f, names=self.auth_names, secrets=secrets) for f in findings]
         match = self.catalog.match_http(method, url)
-        return Violation(
-            f"{method} {redact_url(url)}", tuple(findings), match[0].name if match else None
-        )
+        call = _scrub(f"{method} {redact_url(url, self.auth_names)}", secrets)
+        return Violation(call, tuple(findings), match[0].name if match else None)
 
     def rejection(self, request: requests.PreparedRequest) -> RequestRejected | None:
         """:class:`RequestRejected` for ``request``, or ``None`` when it is fine."""
@@ -326,8 +347,8 @@ class HttpGuard:
             lines.append("the docs say:")
             lines.extend(f"  {line}" for line in explanation.text.splitlines())
         report = "\n".join(lines)
-        if request is not None:
-            report = _scrub(report, _secrets(request))
+        secrets = _secrets(request, self.auth_names) if request is not None else []
+        report = _scrub(report, secrets, self.auth_names)
         return ResponseRejected(report, explanation=explanation, response=response)
 
 
@@ -336,16 +357,8 @@ def rejected(
 ) -> RequestRejected:
     """The exception for ``violation``; ``note`` is appended to its report."""
     report = _scrub(violation.report(), _secrets(request)) + note
-    feedback = render_feedback(violation.findings)
+    feedback = _scrub(render_feedback(violation.findings), _secrets(request))
     return RequestRejected(violation.findings, feedback, report, request=request)
-
-
-def _scrub_finding(f: Finding, secrets: Sequence[str]) -> Finding:
-
-    def clean(value: Any) -> Any:
-        return _scrub(value, secrets) if isinstance(value, str) else value
-
-    return dataclasses.replace(f, got=clean(f.got), message=_scrub(f.message, secrets))
 
 
 def report_problem(
@@ -411,9 +424,10 @@ class GuardAdapter(HTTPAdapter):
         proxies: Mapping[str, str] | None = None,
     ) -> requests.Response:
         url = request.url or ""
+        # every hop of a redirect comes back through here (requests sends it through
+        # the mounted adapter again), so a redirect cannot leave the allowed origins
         if not self.guard.allows(url):
-            host = urlsplit(url).netloc.rsplit("@", 1)[-1]
-            raise HostNotAllowed(host, sorted(self.guard.allowed))
+            raise HostNotAllowed(shown_origin(url), list(self.guard.allowed))
         if self.guard.covers(url):
             problem = self.guard.rejection(request)
             if problem is not None:

@@ -19,7 +19,8 @@ from typing import Any
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding
-from autofeedback._scan import Scanner
+from autofeedback._redact import redact
+from autofeedback._scan import Scanner, one_line
 
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
@@ -121,10 +122,34 @@ class _CatalogCache:
 
 
 def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
-    """Audit one decoded record; every problem with the record itself becomes ``error``."""
+    """Audit one decoded record; every problem with the record itself becomes ``error``.
+
+    Nothing a record holds can stop an audit: any exception while resolving its tools,
+    parsing, checking or redacting it becomes this record's ``error`` (one line, with
+    credentials masked), and the audit goes on with the next one.
+    """
+    try:
+        return _audit_record(record, line, cache)
+    except Exception as exc:
+        return AuditResult(
+            _record_id(record, line),
+            False,
+            error=str(redact(f"the record could not be checked: {one_line(exc)}")),
+            line=line,
+        )
+
+
+def _record_id(record: Any, line: int) -> Any:
+    rid = record.get("id", line) if isinstance(record, Mapping) else line
+    if rid is None or isinstance(rid, (str, int, float, bool)):
+        return rid if not isinstance(rid, str) or len(rid) <= 200 else rid[:200] + "..."
+    return line  # an id must be a scalar a report can show; the line number is one
+
+
+def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if not isinstance(record, Mapping):
         return AuditResult(line, False, error="record is not a JSON object", line=line)
-    rid = record.get("id", line)
+    rid = _record_id(record, line)
     kinds = [k for k in _KINDS if k in record]
     if len(kinds) != 1:
         want = "exactly one of 'output', 'call', 'request'"
@@ -136,13 +161,14 @@ def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     try:
         scanner = cache.scanner(record.get("tools"))
     except SpecError as exc:
-        return AuditResult(rid, False, error=f"bad 'tools': {exc.reason}", line=line)
+        reason = str(redact(" ".join(exc.reason.split())[:300]))
+        return AuditResult(rid, False, error=f"bad 'tools': {reason}", line=line)
     value = record[kinds[0]]
     if kinds[0] == "output" and not isinstance(value, str):
         return AuditResult(rid, False, error="'output' must be a string", line=line)
     if kinds[0] != "output" and not isinstance(value, Mapping):
         return AuditResult(rid, False, error=f"'{kinds[0]}' must be a JSON object", line=line)
-    findings = tuple(scanner.iter_findings(value, instruction=instruction))
+    findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     return AuditResult(rid, ok, findings, line=line, operations=ops)
@@ -179,15 +205,18 @@ def audit_lines(
             continue
         try:
             record = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            col = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-            yield AuditResult(number, False, error=f"not valid JSON: {reason}{col}", line=number)
+        except Exception as exc:
+            yield AuditResult(number, False, error=_json_error(exc), line=number)
             continue
-        try:
-            yield audit_record(record, number, cache)
-        except RecursionError:
-            yield AuditResult(number, False, error="record nested too deeply", line=number)
+        yield audit_record(record, number, cache)
+
+
+def _json_error(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg} at column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "not valid JSON: nested too deeply"
+    return f"not valid JSON: {one_line(exc)}"
 
 
 @dataclass(frozen=True)
@@ -221,7 +250,4 @@ def audit_units(
         if unit.error is not None:
             yield AuditResult(rid, False, error=unit.error, line=unit.line)
             continue
-        try:
-            yield audit_record(unit.record, unit.line, cache)
-        except RecursionError:
-            yield AuditResult(rid, False, error="record nested too deeply", line=unit.line)
+        yield audit_record(unit.record, unit.line, cache)

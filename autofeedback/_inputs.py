@@ -20,7 +20,8 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._audit import Unit
-from autofeedback._send import redact
+from autofeedback._redact import redact
+from autofeedback._scan import one_line
 
 __all__ = [
     "INPUT_FORMATS",
@@ -198,9 +199,13 @@ def read_har(stream: IO[str]) -> Iterator[Unit]:
             return
         index += 1
         try:
-            yield Unit(line, {"id": index, "request": har_request(entry)}, id=index)
+            record = {"id": index, "request": har_request(entry)}
         except _HarError as exc:
             yield Unit(line, error=f"HAR entry {index}: {exc}", id=index)
+        except Exception as exc:  # one odd entry is that entry's error, never the file's
+            yield Unit(line, error=f"HAR entry {index}: {one_line(exc)}", id=index)
+        else:
+            yield Unit(line, record, id=index)
 
 
 def _pairs(items: Any, what: str) -> list[tuple[str, str]]:
@@ -361,15 +366,21 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
             continue
         try:
             value = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except Exception as exc:
+            if isinstance(exc, json.JSONDecodeError):
+                reason = exc.msg
+            else:
+                reason = "nested too deeply" if isinstance(exc, RecursionError) else one_line(exc)
             yield Unit(number, error=f"not valid JSON: {reason}")
             continue
         try:
             records = openai_records(value, number)
-        except (ValueError, AttributeError, TypeError) as exc:
+        except Exception as exc:
             rid = value.get("custom_id") if isinstance(value, Mapping) else None
-            yield Unit(number, error=f"chat log: {exc}", id=rid)
+            if not isinstance(rid, (str, int)) or isinstance(rid, bool):
+                rid = None
+            reason = str(exc) if isinstance(exc, ValueError) else one_line(exc)
+            yield Unit(number, error=str(redact(f"chat log: {reason}")), id=rid)
             continue
         for record in records:
             yield Unit(number, record, id=record["id"])

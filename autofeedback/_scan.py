@@ -9,20 +9,32 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import reprlib
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._check_name import ApiRanker, check_name, check_selection
 from autofeedback._check_params import check_parameters
 from autofeedback._check_values import check_value
+from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._names import NameMatcher
+from autofeedback._redact import auth_names, redact_finding, request_secrets
 from autofeedback._resolve import request_args
 
-__all__ = ["Output", "Scanner", "first_finding", "iter_findings", "scan", "to_requests"]
+__all__ = [
+    "Output",
+    "Scanner",
+    "first_finding",
+    "iter_findings",
+    "one_line",
+    "scan",
+    "to_requests",
+    "unreadable",
+]
 
 #: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
 #: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
@@ -61,6 +73,7 @@ class Scanner:
         self.threshold = threshold
         self.top_k = top_k
         self.confident_margin = confident_margin
+        self._auth_names = auth_names(catalog)
 
     @property
     def retriever(self) -> _Retriever | None:
@@ -72,16 +85,42 @@ class Scanner:
 
     # -- entry points ---------------------------------------------------------------
 
-    def iter_findings(self, output: Output, *, instruction: str | None = None) -> Iterator[Finding]:
-        """Every finding for every request in ``output``, in the paper's order per request."""
-        requests, problem = to_requests(output)
-        if problem is not None:
-            yield problem
-            return
-        for i, request in enumerate(requests):
-            prefix = (f"request[{i}]",) if len(requests) > 1 else ()
-            for f in self.check_request(request, instruction=instruction, calls=len(requests)):
-                yield dataclasses.replace(f, location=prefix + f.location) if prefix else f
+    def iter_findings(
+        self,
+        output: Output,
+        *,
+        instruction: str | None = None,
+        on_error: Literal["finding", "raise"] = "finding",
+    ) -> Iterator[Finding]:
+        """Every finding for every request in ``output``, in the paper's order per request.
+
+        Never raises on model output: whatever breaks while reading or checking it
+        becomes an E1 finding (only a bad spec or configuration raises); with
+        ``on_error="raise"`` it is raised instead, for callers that report it their own
+        way (the audit's per-record ``error``). Every finding is redacted
+        (:func:`autofeedback._redact.redact_finding`): credentials the request carried
+        never reach ``got``, ``expected`` or ``message``.
+        """
+        names = self._auth_names
+        secrets: list[str] = []
+        try:
+            requests, problem = to_requests(output)
+            if problem is not None:
+                yield redact_finding(problem, names=names)
+                return
+            for i, request in enumerate(requests):
+                secrets = request_secrets(request, names)
+                prefix = (f"request[{i}]",) if len(requests) > 1 else ()
+                for f in self.check_request(request, instruction=instruction, calls=len(requests)):
+                    if prefix:
+                        f = dataclasses.replace(f, location=prefix + f.location)
+                    yield redact_finding(f, names=names, secrets=secrets)
+        except (ConfigurationError, SpecError):
+            raise  # misuse, not model output: the caller must see it
+        except Exception as exc:  # any other failure is this output's own E1 finding
+            if on_error == "raise":
+                raise
+            yield redact_finding(unreadable(output, exc), names=names, secrets=secrets)
 
     def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
         """The finding to feed back first: the first error in the paper's order, else the
@@ -173,12 +212,46 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
     )
 
 
+def unreadable(output: Any, exc: BaseException) -> Finding:
+    """The E1 finding for an output whose reading or checking failed with ``exc``: one
+    line naming the error, never a traceback.
+
+    >>> unreadable("GET /x", ValueError("Invalid IPv6 URL")).message
+    'the output could not be checked: ValueError: Invalid IPv6 URL'
+    """
+    return Finding(
+        "E1", (), _excerpt(output), message=f"the output could not be checked: {one_line(exc)}"
+    )
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """``Type: message`` of an exception on one line, cut at ``limit`` characters."""
+    try:
+        text = str(exc)
+    except Exception:  # a broken __str__ must not break the report of the error
+        text = ""
+    text = " ".join(text.split())
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _is_message(value: Mapping[str, Any]) -> bool:
     return any(k in value for k in ("tool_calls", "choices", "role", "function_call"))
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 200
+_REPR.maxlevel = 4
+
+
 def _excerpt(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, str):
+        text = value[: limit + 1]
+    else:
+        try:  # bounded: a huge or deeply nested mapping is shown by its start
+            text = _REPR.repr(value)
+        except Exception:
+            text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[:limit] + "..."
 
 

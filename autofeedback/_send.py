@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import requests
 
@@ -19,35 +19,23 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import HostNotAllowed
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._openapi import function_path
+from autofeedback._origins import Origins, shown_origin
+from autofeedback._redact import REDACTED, SENSITIVE, redact
 
-__all__ = ["SENSITIVE", "HttpCall", "allowed_hosts", "build_http", "redact", "send"]
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "REDACTED",
+    "SENSITIVE",
+    "HttpCall",
+    "allowed_hosts",
+    "build_http",
+    "redact",
+    "redact_url",
+    "send",
+]
 
-#: Header and query names whose values are credentials, whatever the spec says.
-SENSITIVE = frozenset(
-    {
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "x-api-key",
-        "api-key",
-        "apikey",
-        "api_key",
-        "x-auth-token",
-        "x-access-token",
-        "access_token",
-        "token",
-        "key",
-        "secret",
-        "client_secret",
-        "password",
-        "x-rapidapi-key",
-        "session",
-        "x-session",
-    }
-)
-REDACTED = "[REDACTED]"
-_MAX_BODY = 2 * 1024 * 1024
+#: Responses are read as a stream and cut here: a server cannot make the loop hold more.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -60,49 +48,37 @@ class HttpCall:
     json: Any = None
 
     def redacted(self, extra: Iterable[str] = ()) -> dict[str, Any]:
-        """This call as a JSON-able dict with every credential replaced."""
-        names = SENSITIVE | {n.lower() for n in extra}
+        """This call as a JSON-able dict with every credential replaced.
+
+        >>> call = HttpCall("GET", "http://h/x?api_key=k123", {"Authorization": "Bearer t0k"})
+        >>> call.redacted()["url"], call.redacted()["headers"]
+        ('http://h/x?api_key=[REDACTED]', {'Authorization': '[REDACTED]'})
+        """
+        names = list(extra)
+        secrets = [v for k, v in self.headers.items() if k.lower() in SENSITIVE]
         return {
             "method": self.method,
             "url": redact_url(self.url, names),
-            "headers": redact(self.headers, names),
-            "json": self.json,
+            "headers": redact(dict(self.headers), names=names),
+            "json": redact(self.json, names=names, secrets=secrets),
         }
 
 
-def redact(
-    headers: Mapping[str, str], names: frozenset[str] | set[str] = SENSITIVE
-) -> dict[str, str]:
-    """``headers`` with credential values replaced.
+def redact_url(url: str, names: Iterable[str] = ()) -> str:
+    """``url`` with credential query values and user info replaced.
 
-    >>> redact({"Authorization": "Bearer abc", "Accept": "json"})
-    {'Authorization': '[REDACTED]', 'Accept': 'json'}
+    >>> redact_url("https://bob:pw@h/x?api_key=K&q=1")
+    'https://[REDACTED]@h/x?api_key=[REDACTED]&q=1'
     """
-    return {k: (REDACTED if k.lower() in names else v) for k, v in headers.items()}
+    return str(redact(url, names=names))
 
 
-def redact_url(url: str, names: frozenset[str] | set[str] = SENSITIVE) -> str:
-    """``url`` with credential query values and userinfo replaced."""
-    parts = urlsplit(url)
-    query = [
-        (k, REDACTED if k.lower() in names else v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-    ]
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    if "@" in parts.netloc:
-        netloc = f"{REDACTED}@{netloc}"
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="[]"), ""))
-
-
-def allowed_hosts(
-    catalog: ApiCatalog, base_url: str | None, extra: Iterable[str] = ()
-) -> frozenset[str]:
-    """The spec's servers, the user's base URL and an explicit allowlist."""
-    hosts = set(catalog.hosts) | {h.lower() for h in extra}
-    if base_url:
-        netloc = urlsplit(base_url).netloc.lower()
-        hosts |= {netloc, netloc.split(":")[0]}
-    return frozenset(hosts)
+def allowed_hosts(catalog: ApiCatalog, base_url: str | None, extra: Iterable[str] = ()) -> Origins:
+    """The origins a request may go to: the spec's servers, the user's base URL and an
+    explicit allowlist (origins, or bare host names meaning any port; see
+    :mod:`autofeedback._origins`)."""
+    servers = [*catalog.servers, *([base_url] if base_url else [])]
+    return Origins.of(servers, extra=extra)
 
 
 def _text(value: Any) -> str:
@@ -164,28 +140,45 @@ def _strip_base(path: str, base: str) -> str:
 def send(
     call: HttpCall,
     *,
-    allowed: frozenset[str],
+    allowed: Origins,
     session: requests.Session | None = None,
     timeout: float = 10.0,
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> requests.Response:
-    """Send ``call`` if its host is allowed; raise :class:`HostNotAllowed` otherwise."""
-    netloc = urlsplit(call.url).netloc.lower()
-    host = netloc.rsplit("@", 1)[-1]
-    if host not in allowed and host.split(":")[0] not in allowed:
-        raise HostNotAllowed(host, sorted(allowed))
+    """Send ``call`` if its origin is allowed; raise :class:`HostNotAllowed` otherwise.
+
+    Redirects are not followed (a redirect is the answer), and the body is read as a
+    stream and cut at ``max_bytes``: ``response.content`` holds at most that much."""
+    if not allowed.allows(call.url):
+        raise HostNotAllowed(shown_origin(call.url), list(allowed))
     s = session or requests.Session()
-    return s.request(
+    response = s.request(
         call.method,
         call.url,
         headers=dict(call.headers),
         json=call.json,
         timeout=timeout,
         allow_redirects=False,
+        stream=True,
     )
+    try:
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_content(64 * 1024):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                break
+    finally:
+        response.close()
+    # what the caller reads (.content, .text, .json()) is the capped body; requests
+    # keeps it in this attribute once read, so the stream is never touched again
+    response._content = b"".join(chunks)[:max_bytes]
+    return response
 
 
 def body_excerpt(response: requests.Response, limit: int = 500) -> str:
     """The start of a response body as text, never more than ``limit`` characters."""
-    raw = response.content[:_MAX_BODY]
+    raw = response.content[:MAX_RESPONSE_BYTES]
     text = raw.decode(response.encoding or "utf-8", errors="replace")
     return text if len(text) <= limit else text[:limit] + "..."

@@ -420,7 +420,12 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
             else:
                 results = audit_lines(stream, catalog, retriever=retriever)
             position = _position(handle)
-        target = open(args.output, "w", encoding="utf-8") if args.output else out  # noqa: SIM115
+        # a lone surrogate from a log must not stop the report: it is written escaped
+        target = (
+            open(args.output, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+            if args.output
+            else out
+        )
         try:
             summary = AuditSummary()
             formatter = _FORMATTERS[args.format](target, args.log)
@@ -428,8 +433,8 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
             if show:
                 results = _with_progress(results, position, size, err)
             for result in results:
+                result = _reported(formatter, result)
                 summary.add(result)
-                formatter.record(result)
             formatter.finish(summary)
         finally:
             if args.output:
@@ -438,6 +443,26 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
         if handle is not None:
             handle.close()
     return summary.exit_code
+
+
+def _reported(formatter: _Sink, result: AuditResult) -> AuditResult:
+    """Write ``result``; a result the formatter cannot write (an unencodable character
+    on a strict stdout...) is written as that record's one-line error instead."""
+    try:
+        formatter.record(result)
+        return result
+    except Exception as exc:
+        from autofeedback._scan import one_line
+
+        reason = one_line(exc).encode("ascii", "backslashreplace").decode("ascii")
+        failed = AuditResult(
+            result.id if isinstance(result.id, (int, float)) else result.line,
+            False,
+            error=f"the record could not be reported: {reason}",
+            line=result.line,
+        )
+        formatter.record(failed)
+        return failed
 
 
 def _position(handle: Any) -> Callable[[], int] | None:
