@@ -377,7 +377,8 @@ class Tally:
     def note(self, kind: str, what: str, sample: Any) -> None:
         key = f"{kind}: {what}"
         if key not in self.examples and len(self.examples) < 40:
-            self.examples[key] = repr(sample)[:160]
+            # the samples hold made-up credentials; a report shows none, even those
+            self.examples[key] = str(redact(repr(sample)[:160]))
 
 
 def _timed(tally: Tally, family: str, count: int, sample: Any, fn: Callable[[], None]) -> None:
