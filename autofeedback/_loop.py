@@ -8,8 +8,23 @@ requirement is unmet *or* rounds remain and re-sends the old request; here the l
 while the requirement is unmet *and* rounds remain, and always sends the new request.
 
 Beyond the paper: stop when the model repeats a request that already failed, optional
-token budget, per-request timeout, never send a request with E1-E3 findings, never send
-to a host that is not a spec server, the user's base URL or an explicit allowlist.
+token budget, per-request timeout, never send a request with E1-E3 findings (``gate``),
+never send to a host that is not a spec server, the user's base URL or an explicit
+allowlist.
+
+The paper's settings, each measuring only what it names:
+
+===========================  ============================================================
+setting                      arguments
+===========================  ============================================================
+Base                         ``static=False, dynamic=False``
+Static                       ``static=True, dynamic=False``
+Dynamic                      ``static=False, dynamic=True, gate=False``: every parsed
+                             request is sent whatever the scanner found, so the server's
+                             answer and the docs are the only feedback
+Static & Dynamic             ``static=True, dynamic=True`` (static rounds first)
+Static & Dynamic w/o DR      the same with ``retrieve_docs=False``
+===========================  ============================================================
 """
 
 from __future__ import annotations
@@ -130,6 +145,7 @@ class FeedbackLoop:
         session: requests.Session | None = None,
         hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
         max_prompt_apis: int = 8,
+        gate: bool = True,
     ) -> None:
         if max_static < 0 or max_dynamic < 0:
             raise ConfigurationError("max_static and max_dynamic must be >= 0")
@@ -158,6 +174,7 @@ class FeedbackLoop:
             name: list((hooks or {}).get(name, ())) for name in HOOKS
         }
         self.max_prompt_apis = max_prompt_apis
+        self.gate = gate
         self._secrets = [v for k, v in self.headers.items() if k.lower() in SENSITIVE and v]
 
     # -- pieces -----------------------------------------------------------------------
@@ -181,12 +198,12 @@ class FeedbackLoop:
         for fn in self.hooks[hook]:
             fn(value)
 
-    def _explain(self, op: Operation, status: int | None, body: str) -> str | None:
+    def _explain(self, op: Operation | None, status: int | None, body: str) -> str | None:
         if not self.retrieve_docs or status is None:
             return None
         from autofeedback._explain import explain_response
 
-        explanation = explain_response(self.doc_index, op.name, status, body)
+        explanation = explain_response(self.doc_index, op.name if op else None, status, body)
         return explanation.text or None
 
     # -- the loop -----------------------------------------------------------------------
@@ -230,13 +247,13 @@ class FeedbackLoop:
                 attempt = _done(base, started, feedback=feedback, feedback_kind="static")
                 static_left -= 1
                 failed.add(key)
-            elif any(f.code.split(".")[0] in _BLOCKING for f in errors):
-                attempt = _done(
-                    base, started, error="request not sent: it still has E1-E3 findings"
-                )
+            elif request is None or (
+                self.gate and any(f.code.split(".")[0] in _BLOCKING for f in errors)
+            ):
+                why = "it still has E1-E3 findings" if request else "no request could be parsed"
+                attempt = _done(base, started, error=f"request not sent: {why}")
                 final = (False, "static-budget" if self.static else "blocked", request, None, None)
             else:
-                assert request is not None
                 attempt, outcome = self._send(
                     base,
                     request,
@@ -287,9 +304,14 @@ class FeedbackLoop:
     ) -> tuple[Attempt, str]:
         named = check_name(request, self.catalog)
         op = named.operation
-        assert op is not None  # E2 findings would have blocked the request
+        assert op is not None or not self.gate  # E2 findings would have blocked the request
         assert self.base_url is not None
-        call = build_http(request, op, self.base_url, self.headers)
+        if op is None:
+            # ungated and no documented API: sent where a function of that name would
+            # live (an HTTP request keeps its own method and path), for the server to refuse
+            call = build_http(request, Operation(request.name or ""), self.base_url, self.headers)
+        else:
+            call = build_http(request, op, self.base_url, self.headers)
         sent = self._redact_call(call, op)
         try:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
@@ -299,7 +321,7 @@ class FeedbackLoop:
             status, body, ok = None, f"{type(exc).__name__}: {exc}"[:300], False
         else:
             status, body = response.status_code, body_excerpt(response)
-            ok = self.requirement(op, response)
+            ok = op is not None and self.requirement(op, response)
         self._fire("response", (status, body))
         if ok:
             return _done(base, started, sent=sent, status=status, response_excerpt=body), "success"
@@ -322,8 +344,8 @@ class FeedbackLoop:
             feedback_kind="dynamic" if feedback else None,
         ), "failed"
 
-    def _redact_call(self, call: HttpCall, op: Operation) -> dict[str, Any]:
-        extra = [p.name for p in op.auth_parameters]
+    def _redact_call(self, call: HttpCall, op: Operation | None) -> dict[str, Any]:
+        extra = [p.name for p in op.auth_parameters] if op else []
         return self._scrub(call.redacted(extra))  # type: ignore[no-any-return]
 
     def _scrub(self, value: Any) -> Any:

@@ -215,3 +215,62 @@ def test_custom_requirement(bookshop: ApiCatalog, terse_bookshop: Sandbox, index
     )
     result = loop.run(INSTRUCTION)
     assert seen == [200] and result.stop_reason == "repeated"
+
+
+def test_dynamic_only_sends_what_the_scanner_flags(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
+) -> None:
+    """gate=False (the Dynamic setting): an unknown parameter (E3) is sent anyway, the
+    terse server refuses it, and only the retrieved docs explain the code."""
+    before = len(terse_bookshop.requests_seen)
+    script = Script("<API>searchBooks(query='science', year='2020')</API>", GOOD)
+    loop = FeedbackLoop(
+        CallableLLM(script),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        static=False,
+        gate=False,
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.success and [a.status for a in result.attempts] == [400, 200]
+    first = result.attempts[0]
+    assert first.findings[0].code.startswith("E3") and first.feedback_kind == "dynamic"
+    assert json.loads(first.response_excerpt or "{}") == {"info_code": 20009}
+    assert "only query, genre" in (first.explanation or "")
+    assert "Error E3" not in (first.feedback or "")  # no static feedback leaks in
+    assert len(terse_bookshop.requests_seen) == before + 2
+
+
+def test_dynamic_only_unknown_api_reaches_the_server(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
+) -> None:
+    script = Script("<API>search_books(query='science')</API>", GOOD)
+    loop = FeedbackLoop(
+        CallableLLM(script),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        static=False,
+        gate=False,
+    )
+    result = loop.run(INSTRUCTION)
+    first = result.attempts[0]
+    assert first.findings[0].code == "E2.2" and first.status == 404
+    assert first.feedback_kind == "dynamic" and result.success
+
+
+def test_dynamic_only_unparsed_output_stops(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any
+) -> None:
+    loop = FeedbackLoop(
+        CallableLLM(Script("I cannot help with that.")),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        static=False,
+        gate=False,
+    )
+    result = loop.run(INSTRUCTION)
+    assert result.stop_reason == "blocked" and len(result.attempts) == 1
+    assert result.attempts[0].error == "request not sent: no request could be parsed"
