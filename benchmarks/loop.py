@@ -2,30 +2,49 @@
 requests correct, and what does it cost?
 
 Tasks from ``../shared/data`` (API-Bank level-1 with its docs and gold calls, ToolAlpaca
-eval_real with its OpenAPI docs), each served by the sandbox on 127.0.0.1 in terse mode
-(errors carry only an ``info_code``, so only the docs explain them). For each setting —
-Base, Static, Dynamic, Static & Dynamic, and Static & Dynamic without document retrieval
-(DAC w/o DR) — report accuracy (the final request names the gold API and carries the gold
-call's required arguments, values normalised), average tokens per task, the paper's
-overhead (average tokens / accuracy), wall time per task and the share of tasks that
-stop at a budget.
+eval_real with its OpenAPI docs), each served by the sandbox on 127.0.0.1 in terse mode:
+an error carries only an ``info_code``, documented in an error-code page that the RAG
+index holds next to the API docs, so only the docs explain it. Every setting measures
+only what it names:
 
-    python benchmarks/loop.py                       # embedded local model, fixed subset
-    python benchmarks/loop.py --llm http://127.0.0.1:8000/v1 --model NAME --per-dataset 50
+* Base: one model call, nothing fed back;
+* Static: the scanner's feedback only (a request with E1-E3 findings is never sent);
+* Dynamic: every parsed request is sent whatever the scanner thinks, and only the
+  server's answer with the retrieved explanation is fed back;
+* Static & Dynamic: both, static rounds first (the paper's order);
+* Static & Dynamic w/o DR: the same, the explanation withheld (the paper's Table 5).
 
-The fixed subset is every k-th task of each dataset (``--per-dataset`` tasks each), so
-runs are comparable; 2 CPU cores cannot run the full sets with a local model in
-reasonable time.
+Greedy decoding (temperature 0), and the model is asked each distinct conversation once
+per task: every setting starts from the same first answer (Base costs one call per task,
+the others only their extra rounds). Tokens and wall time are charged to each setting as
+if it ran alone. Accuracy: the final request names the gold API and carries the gold
+call's required arguments, values normalised. The paired view compares each setting with
+Base on the same tasks: the repair rate (Base failures it fixes) and the regression rate
+(Base successes it breaks), each with a 95 % Wilson interval.
+
+Each finished task is appended to a JSONL checkpoint, so a stopped run resumes where it
+stopped (``--checkpoint``, on by default next to nothing in the repo: /tmp).
+
+    python benchmarks/loop.py --llm local:1.5b --tasks 200
+    python benchmarks/loop.py --llm http://127.0.0.1:8000/v1 --model NAME --tasks 200
+
+Tasks alternate API-Bank and ToolAlpaca, each dataset in a seeded shuffle, so any prefix
+of a run is a random sample of both.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import math
+import random
 import statistics
 import sys
+import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,28 +52,94 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, FeedbackLoop, Sandbox, Scanner, load_llm
 from autofeedback._check_name import check_name
+from autofeedback._llm import LLMClient, Usage
 from autofeedback._model import ApiRequest
 from autofeedback._resolve import request_args
+from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from benchmarks import _datasets
 from benchmarks._results import write_section
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "Base": {"static": False, "dynamic": False},
     "Static": {"static": True, "dynamic": False},
-    "Dynamic": {"static": False, "dynamic": True},
+    "Dynamic": {"static": False, "dynamic": True, "gate": False},
     "Static & Dynamic": {"static": True, "dynamic": True},
     "Static & Dynamic w/o DR": {"static": True, "dynamic": True, "retrieve_docs": False},
 }
 
+#: What each of the sandbox's terse codes means: the error-code page a real API
+#: documents, and the page the dynamic analysis has to find.
+CODE_MEANINGS: dict[str, str] = {
+    "missing_parameter": "a required parameter or the required request body is missing",
+    "unknown_parameter": "the request has a parameter or body property the API does not "
+    "document (a misspelt or invented parameter name)",
+    "wrong_type": "a parameter value has the wrong type (text where a number, boolean, "
+    "array or object is documented, or the reverse)",
+    "bad_format": "a text value breaks its documented format or pattern (a date, time, "
+    "e-mail or identifier written the wrong way)",
+    "bad_value": "a value is outside its documented set of allowed values (enum) or its "
+    "numeric or length bounds",
+    "invalid_body": "the request body is not JSON, or not sent as application/json",
+    "unknown_path": "no documented API or path matches the request: the API name or path is wrong",
+    "method_not_allowed": "the path exists but the HTTP method is not documented for it",
+    "body_too_large": "the request body is larger than the server accepts",
+}
 
-@dataclass
-class Outcome:
-    correct: bool
-    tokens: int
-    seconds: float
-    at_budget: bool
-    attempts: int
-    stop: str
+
+def error_code_docs() -> str:
+    """The sandbox's terse codes as a Markdown page, one section per code."""
+    assert set(CODE_MEANINGS) == set(DEFAULT_ERROR_CODES), "a sandbox code has no meaning"
+    parts = ["# Error codes\n\nErrors are answered with an `info_code` only."]
+    for kind, (status, code) in DEFAULT_ERROR_CODES.items():
+        parts.append(
+            f"## info_code {code}\n\nHTTP {status}, info_code {code}: {CODE_MEANINGS[kind]}."
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def error_code_docs_file() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="autofeedback-codes-"))
+    path = folder / "error-codes.md"
+    path.write_text(error_code_docs(), encoding="utf-8")
+    return path
+
+
+# -- one model call per distinct conversation -------------------------------------------
+
+
+class SharedLLM:
+    """Asks the wrapped model each distinct conversation once and replays the answer
+    (greedy decoding makes that exact); ``charged`` adds up the seconds and tokens the
+    original calls cost, so that each setting is charged as if it ran alone."""
+
+    def __init__(self, llm: LLMClient) -> None:
+        self.llm = llm
+        self.memo: dict[str, tuple[str, Usage | None, float]] = {}
+        self.last_usage: Usage | None = None
+        self.charged_seconds = 0.0  # what the answers given cost when first made
+        self.fresh_seconds = 0.0  # what the calls actually made took
+        self.model_calls = 0
+
+    def reset(self) -> None:
+        self.memo.clear()
+
+    def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
+        key = hashlib.sha256(
+            json.dumps([dict(m) for m in messages], sort_keys=True).encode()
+        ).hexdigest()
+        if key not in self.memo:
+            started = time.perf_counter()
+            text = self.llm.complete(messages)
+            usage = getattr(self.llm, "last_usage", None)
+            self.memo[key] = (text, usage, time.perf_counter() - started)
+            self.fresh_seconds += self.memo[key][2]
+            self.model_calls += 1
+        text, self.last_usage, seconds = self.memo[key]
+        self.charged_seconds += seconds
+        return text
+
+
+# -- judging ------------------------------------------------------------------------------
 
 
 def _norm(value: Any) -> str:
@@ -90,137 +175,259 @@ def matches(
     )
 
 
-def subset(tasks: list[_datasets.Task], n: int) -> list[_datasets.Task]:
-    usable = [t for t in tasks if len(t.calls) == 1]
-    step = max(1, len(usable) // n)
-    return usable[::step][:n]
+def task_list(n: int) -> list[_datasets.Task]:
+    """``n`` single-call tasks alternating API-Bank and ToolAlpaca (ToolAlpaca has 94;
+    API-Bank fills the rest), each dataset in a seeded shuffle so that every prefix of a
+    run is a random sample of both."""
+    lists = []
+    for tasks in (_datasets.load_toolalpaca(), _datasets.load_api_bank()):
+        usable = [t for t in tasks if len(t.calls) == 1]
+        random.Random(8).shuffle(usable)
+        lists.append(usable)
+    ta, ab = lists
+    ta = ta[: n // 2]
+    ab = ab[: n - len(ta)]
+    out: list[_datasets.Task] = []
+    for i in range(max(len(ab), len(ta))):
+        out += [x[i] for x in (ab, ta) if i < len(x)]
+    return out[:n]
+
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of ``k`` successes in ``n`` trials.
+
+    >>> [round(x, 3) for x in wilson(8, 10)]
+    [0.49, 0.943]
+    """
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _rate(k: int, n: int) -> str:
+    if n == 0:
+        return "n/a (0 tasks)"
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} = {k / n:.3f} [{lo:.2f}, {hi:.2f}]"
+
+
+# -- running ------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    correct: bool
+    tokens: int
+    seconds: float
+    attempts: int
+    stop: str
+    final: str  # the final request, for reading a run's log
+
+
+class Runner:
+    """The sandboxes, scanners and doc indexes of every spec, built once."""
+
+    def __init__(self, llm: SharedLLM, settings: Sequence[str]) -> None:
+        from doc_index import DocIndex
+        from retriever import ApiRetriever
+
+        self.llm = llm
+        self.settings = list(settings)
+        self.retriever = ApiRetriever()
+        self.codes = error_code_docs_file()
+        self._index_cls = DocIndex
+        self.catalogs: dict[str, ApiCatalog] = {}
+        self.sandboxes: dict[str, Sandbox] = {}
+        self.scanners: dict[str, Scanner] = {}
+        self.indexes: dict[str, Any] = {}
+
+    def _prepare(self, task: _datasets.Task) -> str:
+        key = task.spec_key
+        if key not in self.catalogs:
+            catalog = ApiCatalog.from_obj(task.spec, source=task.dataset)
+            self.catalogs[key] = catalog
+            self.sandboxes[key] = Sandbox(catalog, terse=True).start()
+            self.scanners[key] = Scanner(catalog, retriever=self.retriever)
+            self.indexes[key] = self._index_cls.build(catalog, docs=[self.codes])
+        return key
+
+    def run_task(self, task: _datasets.Task) -> dict[str, Outcome]:
+        key = self._prepare(task)
+        catalog = self.catalogs[key]
+        self.llm.reset()
+        out: dict[str, Outcome] = {}
+        for setting in self.settings:
+            loop = FeedbackLoop(
+                self.llm,
+                catalog,
+                base_url=self.sandboxes[key].url,
+                scanner=self.scanners[key],
+                doc_index=self.indexes[key],
+                timeout=10.0,
+                **SETTINGS[setting],
+            )
+            self.llm.charged_seconds = self.llm.fresh_seconds = 0.0
+            started = time.perf_counter()
+            result = loop.run(task.instruction)
+            # the time outside the model, plus what its calls cost when first made
+            own = time.perf_counter() - started - self.llm.fresh_seconds
+            name, args = final_call(result.request, catalog)
+            out[setting] = Outcome(
+                correct=matches(result.request, task.calls[0], catalog),
+                tokens=result.tokens,
+                seconds=round(own + self.llm.charged_seconds, 3),
+                attempts=len(result.attempts),
+                stop=result.stop_reason,
+                final=f"{name}({json.dumps(args, sort_keys=True, default=str)})" if name else "",
+            )
+        return out
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes.values():
+            sandbox.stop()
+
+
+def load_checkpoint(path: Path) -> dict[str, dict[str, Outcome]]:
+    done: dict[str, dict[str, Outcome]] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+            done[row["task"]] = {s: Outcome(**o) for s, o in row["outcomes"].items()}
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut off by a stop mid-write: that task runs again
+    return done
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--llm", default="local:0.5b")
+    parser.add_argument("--llm", default="local:1.5b")
     parser.add_argument("--model")
-    parser.add_argument("--per-dataset", type=int, default=20)
+    parser.add_argument("--tasks", type=int, default=200, help="tasks in all (default 200)")
     parser.add_argument("--settings", default=",".join(SETTINGS))
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="JSONL of finished tasks (default: /tmp/autofeedback-loop-<llm>-<tasks>.jsonl)",
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="tabulate the checkpoint, run nothing"
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     if _datasets.shared_data_dir() is None:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
-    llm = load_llm(args.llm, **({"model": args.model} if args.model else {}))
-    tasks = subset(_datasets.load_api_bank(), args.per_dataset) + subset(
-        _datasets.load_toolalpaca(), args.per_dataset
-    )
-    catalogs: dict[str, ApiCatalog] = {}
-    sandboxes: dict[str, Sandbox] = {}
-    scanners: dict[str, Scanner] = {}
-    indexes: dict[str, Any] = {}
-    from doc_index import DocIndex
-    from retriever import ApiRetriever
-
-    retriever = ApiRetriever()
-    results: dict[str, list[Outcome]] = {}
     chosen = [s.strip() for s in args.settings.split(",")]
-    try:
-        for setting in chosen:
-            outcomes = []
-            for task in tasks:
-                key = task.spec_key
-                if key not in catalogs:
-                    catalogs[key] = ApiCatalog.from_obj(task.spec, source=task.dataset)
-                    sandboxes[key] = Sandbox(catalogs[key], terse=True).start()
-                    scanners[key] = Scanner(catalogs[key], retriever=retriever)
-                    indexes[key] = DocIndex.build(catalogs[key])
-                catalog = catalogs[key]
-                loop = FeedbackLoop(
-                    llm,
-                    catalog,
-                    base_url=sandboxes[key].url,
-                    scanner=scanners[key],
-                    doc_index=indexes[key],
-                    timeout=10.0,
-                    **SETTINGS[setting],
-                )
-                started = time.perf_counter()
-                result = loop.run(task.instruction)
-                seconds = time.perf_counter() - started
-                outcomes.append(
-                    Outcome(
-                        correct=matches(result.request, task.calls[0], catalog),
-                        tokens=result.tokens,
-                        seconds=seconds,
-                        at_budget=result.stop_reason in ("static-budget", "dynamic-budget"),
-                        attempts=len(result.attempts),
-                        stop=result.stop_reason,
-                    )
-                )
-                print(
-                    f"{setting:<24} {task.dataset:<10} {task.id:<18} "
-                    f"{'ok ' if outcomes[-1].correct else 'bad'} {result.stop_reason:<15} "
-                    f"{len(result.attempts)} attempts {result.tokens} tok {seconds:.1f} s",
-                    flush=True,
-                )
-            results[setting] = outcomes
-    finally:
-        for sandbox in sandboxes.values():
-            sandbox.stop()
-
-    table = _table(results, tasks, args)
+    unknown = [s for s in chosen if s not in SETTINGS]
+    if unknown or "Base" not in chosen:
+        print(f"settings must include Base and be among {list(SETTINGS)}", file=sys.stderr)
+        return 2
+    safe = "".join(c if c.isalnum() else "-" for c in args.llm + (args.model or ""))
+    checkpoint = args.checkpoint or Path(
+        tempfile.gettempdir(), f"autofeedback-loop-{safe}-{args.tasks}.jsonl"
+    )
+    tasks = task_list(args.tasks)
+    done = load_checkpoint(checkpoint)
+    todo = [t for t in tasks if t.id not in done]
+    print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
+    started = time.perf_counter()
+    if todo and not args.report_only:
+        shared = SharedLLM(load_llm(args.llm, **({"model": args.model} if args.model else {})))
+        runner = Runner(shared, chosen)
+        try:
+            with open(checkpoint, "a", encoding="utf-8") as fh:
+                for task in todo:
+                    outcomes = runner.run_task(task)
+                    done[task.id] = outcomes
+                    row = {
+                        "task": task.id,
+                        "dataset": task.dataset,
+                        "outcomes": {s: asdict(o) for s, o in outcomes.items()},
+                    }
+                    fh.write(json.dumps(row) + "\n")
+                    fh.flush()
+                    print(_progress(task, outcomes, len(done), len(tasks), started), flush=True)
+        finally:
+            runner.close()
+    finished = [t for t in tasks if t.id in done and all(s in done[t.id] for s in chosen)]
+    if not finished:
+        print("no finished task to tabulate", file=sys.stderr)
+        return 1
+    table = tabulate({t.id: done[t.id] for t in finished}, chosen, finished, args)
     print(table)
     if not args.no_write:
-        cmd = "python benchmarks/loop.py" + (
-            f" --llm {args.llm}" if args.llm != "local:0.5b" else ""
-        )
-        if args.per_dataset != 20:
-            cmd += f" --per-dataset {args.per_dataset}"
-        write_section(f"Feedback loop (paper Tables 3 and 5), {args.llm}", cmd, table)
+        cmd = f"python benchmarks/loop.py --llm {args.llm} --tasks {args.tasks}"
+        if args.model:
+            cmd += f" --model {args.model}"
+        write_section(f"Feedback loop, paired settings ({args.llm})", cmd, table)
     return 0
 
 
-def _table(
-    results: dict[str, list[Outcome]], tasks: list[_datasets.Task], args: argparse.Namespace
+def _progress(
+    task: _datasets.Task, outcomes: Mapping[str, Outcome], n: int, total: int, started: float
 ) -> str:
+    marks = " ".join(
+        f"{s.replace('Static & Dynamic', 'S&D').replace(' w/o DR', '-DR')}="
+        f"{'ok' if o.correct else 'no'}/{o.stop}/{o.attempts}"
+        for s, o in outcomes.items()
+    )
+    return f"[{n}/{total} {time.perf_counter() - started:.0f}s] {task.id:<18} {marks}"
+
+
+def tabulate(
+    done: Mapping[str, Mapping[str, Outcome]],
+    settings: Iterable[str],
+    tasks: Sequence[_datasets.Task],
+    args: argparse.Namespace,
+) -> str:
+    settings = list(settings)
+    n = len(tasks)
+    per = {d: sum(t.dataset == d for t in tasks) for d in ("api-bank", "toolalpaca")}
+    base = {t: o["Base"].correct for t, o in done.items()}
     lines = [
-        f"Model: `{args.llm}`{' ' + args.model if args.model else ''}; tasks: the fixed subset "
-        f"of {args.per_dataset} API-Bank level-1 + {args.per_dataset} ToolAlpaca single-call "
-        f"tasks (every k-th task; {len(tasks)} in all), served by the sandbox in terse mode on "
-        "127.0.0.1; max 3 static and 2 dynamic rounds. Measured on 2 CPU cores.",
+        f"Model: `{args.llm}`{' ' + args.model if args.model else ''}, greedy. **{n} tasks** "
+        f"({per['api-bank']} API-Bank level-1 + {per['toolalpaca']} ToolAlpaca single-call, "
+        f"the first {n} of the run's seeded order), the same tasks in every "
+        "setting; sandbox in terse mode on 127.0.0.1, its codes documented in an error-code "
+        "page in the RAG index; max 3 static and 2 dynamic rounds. Intervals: 95 % Wilson. "
+        "Tokens and wall time are charged to each setting as if it ran alone (the shared "
+        "first answer included). 2 CPU cores shared with other work, so wall times are "
+        "upper bounds.",
         "",
-        "| setting | accuracy | avg tokens / task | overhead (tokens / accuracy) "
-        "| wall time / task (s) | stopped at budget | avg attempts "
-        "| model repeated a failed request | never sent (E1-E3 left) |",
+        "| setting | accuracy | repaired (Base failures fixed) | regressed (Base successes "
+        "broken) | avg tokens / task | overhead (tokens / accuracy) | wall time / task (s) "
+        "| avg attempts | stops: repeated / static budget / dynamic budget / blocked |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    ablation = "Static & Dynamic w/o DR"
-    for setting, outs in results.items():
-        if setting == ablation:
-            continue
-        acc = sum(o.correct for o in outs) / len(outs)
+    for setting in settings:
+        outs = [done[t.id][setting] for t in tasks]
+        acc = sum(o.correct for o in outs) / n
         tok = statistics.mean(o.tokens for o in outs)
-        overhead = f"{tok / acc:.0f}" if acc else "∞"
-        lines.append(
-            f"| {setting} | {acc:.3f} | {tok:.0f} | {overhead} "
-            f"| {statistics.mean(o.seconds for o in outs):.1f} "
-            f"| {sum(o.at_budget for o in outs) / len(outs):.3f} "
-            f"| {statistics.mean(o.attempts for o in outs):.2f} "
-            f"| {sum(o.stop == 'repeated' for o in outs) / len(outs):.3f} "
-            f"| {sum(o.stop in ('blocked', 'static-budget') for o in outs) / len(outs):.3f} |"
-        )
-    if ablation in results and "Static & Dynamic" in results:
-        lines += [
-            "",
-            "What the document retrieval adds (paper Table 5, DAC w/o DR):",
-            "",
-            "| setting | accuracy | avg tokens / task | avg attempts |",
-            "|---|---|---|---|",
+        fails = [t.id for t in tasks if not base[t.id]]
+        oks = [t.id for t in tasks if base[t.id]]
+        repaired = sum(done[t][setting].correct for t in fails)
+        regressed = sum(not done[t][setting].correct for t in oks)
+        stops = [
+            sum(o.stop == s for o in outs)
+            for s in ("repeated", "static-budget", "dynamic-budget", "blocked")
         ]
-        for setting in ("Static & Dynamic", ablation):
-            outs = results[setting]
-            lines.append(
-                f"| {setting} | {sum(o.correct for o in outs) / len(outs):.3f} "
-                f"| {statistics.mean(o.tokens for o in outs):.0f} "
-                f"| {statistics.mean(o.attempts for o in outs):.2f} |"
-            )
+        paired = setting != "Base"
+        lines.append(
+            f"| {setting} | {acc:.3f} | {_rate(repaired, len(fails)) if paired else '—'} "
+            f"| {_rate(regressed, len(oks)) if paired else '—'} | {tok:.0f} "
+            f"| {f'{tok / acc:.0f}' if acc else '∞'} "
+            f"| {statistics.mean(o.seconds for o in outs):.1f} "
+            f"| {statistics.mean(o.attempts for o in outs):.2f} | {' / '.join(map(str, stops))} |"
+        )
     return "\n".join(lines)
 
 
