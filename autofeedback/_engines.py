@@ -26,6 +26,7 @@ import itertools
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -130,6 +131,25 @@ def _audit_partition(
     return _audit_data(_read(path, start, end), first_line, catalog, input_format, retriever)
 
 
+_retriever: Any = None
+_retriever_lock = threading.Lock()
+
+
+def _process_retriever(retriever: Any) -> Any:
+    """For ``"auto"``, one retriever per worker process, shared by all its partitions:
+    its caches of instruction and name embeddings then outlive a partition (a log
+    repeats its instructions, and embedding them is most of an audit's time)."""
+    global _retriever
+    if retriever != "auto":
+        return retriever
+    with _retriever_lock:
+        if _retriever is None:
+            from retriever import ApiRetriever
+
+            _retriever = ApiRetriever()
+        return _retriever
+
+
 def _audit_data(
     data: bytes,
     first_line: int,
@@ -137,6 +157,7 @@ def _audit_data(
     input_format: str,
     retriever: Any,
 ) -> list[AuditResult]:
+    retriever = _process_retriever(retriever)
     lines = _text_lines(data)
     if input_format == "openai":
         from autofeedback._inputs import read_openai
