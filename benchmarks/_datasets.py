@@ -57,6 +57,7 @@ __all__ = [
     "DATASETS",
     "DataUnavailable",
     "Task",
+    "api_bank_doc_set",
     "api_bank_docs",
     "bfcl_value",
     "load_api_bank",
@@ -68,6 +69,7 @@ __all__ = [
     "parse_api_bank_calls",
     "shared_data_dir",
     "spec_key",
+    "toolalpaca_docs",
     "toolalpaca_unparseable",
 ]
 
@@ -278,6 +280,20 @@ def load_api_bank() -> list[Task]:
     return list(_load_api_bank(_root()))
 
 
+def api_bank_doc_set() -> list[dict[str, Any]]:
+    """Every API-Bank level-1 API doc once (49), in order of first appearance: the
+    union of the doc sets embedded in the dialogues.
+
+    >>> len(api_bank_doc_set())  # doctest: +SKIP
+    49
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    for task in _load_api_bank(_root()):
+        for doc in task.spec:
+            seen.setdefault(str(doc.get("name")), doc)
+    return list(seen.values())
+
+
 # -- BFCL -------------------------------------------------------------------------
 
 
@@ -432,6 +448,19 @@ def toolalpaca_unparseable() -> list[tuple[str, str, str]]:
     ['toolalpaca-CurrencyBeacon-4', 'toolalpaca-CurrencyBeacon-8', ...]
     """
     return list(_load_toolalpaca(_root())[1])
+
+
+def toolalpaca_docs() -> dict[str, dict[str, Any]]:
+    """ToolAlpaca's 11 real-API OpenAPI docs by API name, with ``Function_Projection``'s
+    operation names written in as ``operationId`` (shared with the tasks: read-only).
+
+    >>> sorted(toolalpaca_docs())[:2]  # doctest: +SKIP
+    ['AviationAPI', 'Cataas']
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for task in _load_toolalpaca(_root())[0]:
+        out.setdefault(task.id.removeprefix("toolalpaca-").rsplit("-", 1)[0], task.spec)
+    return out
 
 
 def load_toolalpaca() -> list[Task]:

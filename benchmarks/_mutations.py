@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from autofeedback import ApiCatalog, Operation
@@ -402,3 +403,221 @@ def garble(text: str, rng: random.Random, index: int) -> str:
     if kind == 1:
         return "I'm sorry, I cannot determine which API to call for this request."
     return '{"name": "' + text[5:15] + '", "arguments": {"a": [1, 2'
+
+
+# -- mutations of HTTP requests and tool calls built from the raw spec ------------------
+#
+# The real-spec benchmark (``real_specs.py``) generates requests from the spec document
+# itself, not from autofeedback's catalog (the thing under test). A request is a mapping
+# ``(location, name) -> value`` (location: path, query, header, cookie, body or
+# argument) and its parameters are :class:`Slot` objects read from the raw spec.
+
+Sent = dict[tuple[str, str], Any]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One documented parameter or top-level body field, as the raw spec gives it
+    (``schema`` with ``$ref`` followed)."""
+
+    location: str
+    name: str
+    schema: Mapping[str, Any]
+    required: bool
+    #: false for a field of a body that documents ``additionalProperties``: an extra
+    #: name there is allowed, so renaming it makes no wrong request
+    closed: bool = True
+
+
+#: where a model chooses the parameter name: path names are fixed by the URL template,
+#: and clients add headers freely
+_NAMED = ("argument", "body", "query")
+#: values that travel as text, where only numbers and booleans can have a wrong type
+_ON_THE_WIRE = ("path", "query", "header", "cookie")
+
+SentMutator = Callable[[Sent, Sequence[Slot], Sequence[str], random.Random], Sent | None]
+
+
+def _named_keys(sent: Sent, slots: Sequence[Slot]) -> list[tuple[str, str]]:
+    """The documented parameters the request sends whose name a model chose (not the
+    credentials of the security scheme, not path parameters)."""
+    documented = {(s.location, s.name) for s in slots if s.closed}
+    return sorted(
+        (k for k in sent if k[0] in _NAMED and k in documented),
+        key=lambda k: (_NAMED.index(k[0]), list(sent).index(k)),
+    )
+
+
+def _rename_sent(sent: Sent, key: tuple[str, str], new: str) -> Sent:
+    return {((key[0], new) if k == key else k): v for k, v in sent.items()}
+
+
+def sent_e3_1(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A parameter renamed to one that only *other* operations of the spec take."""
+    own = {s.name for s in slots}
+    candidates = sorted(set(foreign) - own)
+    keys = _named_keys(sent, slots)
+    if not candidates or not keys:
+        return None
+    return _rename_sent(sent, keys[0], rng.choice(candidates))
+
+
+def sent_e3_2(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A parameter name written in another case or with other separators."""
+    own = {s.name for s in slots}
+    for key in _named_keys(sent, slots):
+        new = literal_variant(key[1], own)
+        if new:
+            return _rename_sent(sent, key, new)
+    return None
+
+
+def sent_e3_3(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A parameter name with one word swapped for a synonym (not a name of the spec)."""
+    every = {s.name for s in slots} | set(foreign)
+    for key in _named_keys(sent, slots):
+        new = synonym_variant(key[1], every)
+        if new:
+            return _rename_sent(sent, key, new)
+    return None
+
+
+def sent_e3_4(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A required query/body/header parameter left out (path ones would change the URL)."""
+    order = ("argument", "body", "query", "header", "cookie")
+    # a name also sent in another place still reaches the API (Spotify takes ``ids`` in
+    # the query or the body): leaving out one copy is no missing parameter
+    places: dict[str, int] = {}
+    for _, name in sent:
+        places[name] = places.get(name, 0) + 1
+    required = sorted(
+        (
+            s
+            for s in slots
+            if s.required
+            and s.location in order
+            and (s.location, s.name) in sent
+            and places[s.name] == 1
+        ),
+        key=lambda s: order.index(s.location),
+    )
+    if not required:
+        return None
+    drop = (required[0].location, required[0].name)
+    return {k: v for k, v in sent.items() if k != drop}
+
+
+def _slot(slots: Sequence[Slot], key: tuple[str, str]) -> Slot | None:
+    return next((s for s in slots if (s.location, s.name) == key), None)
+
+
+def _value_keys(sent: Sent) -> list[tuple[str, str]]:
+    order = ("argument", "body", "query", "path", "header", "cookie")
+    return sorted(
+        (k for k in sent if k[0] in order), key=lambda k: (order.index(k[0]), list(sent).index(k))
+    )
+
+
+def sent_e4_1(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A value of a type the schema does not allow (on the wire: a word for a number or
+    boolean, since any scalar there is text)."""
+    for key in _value_keys(sent):
+        slot = _slot(slots, key)
+        if slot is None:
+            continue
+        wire = key[0] in _ON_THE_WIRE
+        t = slot.schema.get("type")
+        types = {t} if isinstance(t, str) else set(t or ())
+        if wire and (not types or types - {"integer", "number", "boolean", "null"}):
+            continue
+        bad = wrong_type(sent[key], slot.schema, on_the_wire=wire)
+        if bad is not None:
+            return {**sent, key: bad}
+    return None
+
+
+_BAD_FORMAT = {"date": "17/05/2024", "date-time": "yesterday at noon", "email": "not-an-email"}
+
+
+def sent_e4_2(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """A value outside the documented enum, range or format."""
+    for key in _value_keys(sent):
+        slot = _slot(slots, key)
+        if slot is None:
+            continue
+        s = slot.schema
+        enum = s.get("enum")
+        if isinstance(enum, list) and enum:
+            if all(isinstance(v, str) for v in enum):
+                return {**sent, key: "not_a_documented_value"}
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in enum):
+                return {**sent, key: max(enum) + 1000}
+            continue
+        if isinstance(s.get("maximum"), (int, float)) and not isinstance(s["maximum"], bool):
+            return {**sent, key: int(s["maximum"]) + 1000}
+        if isinstance(s.get("minimum"), (int, float)) and not isinstance(s["minimum"], bool):
+            return {**sent, key: int(s["minimum"]) - 1000}
+        if s.get("format") in _BAD_FORMAT and s.get("type") in ("string", None):
+            return {**sent, key: _BAD_FORMAT[s["format"]]}
+    return None
+
+
+SENT_MUTATORS: dict[str, SentMutator] = {
+    "E3.1": sent_e3_1,
+    "E3.2": sent_e3_2,
+    "E3.3": sent_e3_3,
+    "E3.4": sent_e3_4,
+    "E4.1": sent_e4_1,
+    "E4.2": sent_e4_2,
+}
+
+
+def _template_key(template: str) -> str:
+    return re.sub(r"\{[^{}]*\}", "{}", template.partition("?")[0].partition("#")[0])
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    parts = re.split(r"\{[^{}]*\}", _template_key(template).replace("{}", "\0"))
+    body = "[^/]+".join(re.escape(p) for p in "".join(parts).split("\0"))
+    return re.compile(body + "/?")
+
+
+def path_variant(
+    template: str, taken: set[str], variant: Callable[[str, set[str]], str | None]
+) -> str | None:
+    """``template`` with one static path segment replaced by ``variant(segment)`` (the
+    last one that has a variant), unless the result is another operation's template.
+    ``taken`` holds the spec's templates in :func:`_template_key` form.
+
+    >>> path_variant("/search/movie", set(), synonym_variant)
+    '/search/film'
+    """
+    path, sep, query = template.partition("?")
+    parts = path.split("/")
+    # the varied path must match no documented template, or it is another real endpoint
+    # (``/files/Content`` is ``/files/{file_id}``)
+    patterns = [_template_regex(t) for t in taken]
+    for i in reversed(range(len(parts))):
+        seg = parts[i]
+        if not seg or "{" in seg or not re.search(r"[A-Za-z]", seg):
+            continue
+        new = variant(seg, set())
+        if not new or new == seg:
+            continue
+        cand = "/".join([*parts[:i], new, *parts[i + 1 :]])
+        concrete = re.sub(r"\{[^{}]*\}", "x1", cand.partition("#")[0])
+        if not any(p.fullmatch(concrete) for p in patterns):
+            return cand + sep + query
+    return None

@@ -1,0 +1,527 @@
+"""Is the scanner right on the API documents people actually bring?
+
+For every spec under ``../shared/data`` -- Box and OpenAI (``specs/``), RestBench TMDB
+and Spotify, the 11 ToolAlpaca APIs, the API-Bank docs, a sample of BFCL's multi-function
+doc sets -- requests that satisfy the spec are generated from the raw document and kept
+only when a real JSON-Schema validator accepts them (``_valid_requests.py``; nothing of
+autofeedback's own loader is used to build or check them). They are sent to
+``Scanner(catalog, retriever=None)`` as HTTP records (``{"method", "url", "headers",
+"body"}``) or tool calls (``{"name", "arguments"}``); any finding of severity "error" on
+them is a false error. Then each is mutated into one error subtype
+(``_mutations.SENT_MUTATORS``, path/name variants for E2.2/E2.3) and recall and exact
+subtype are measured. A smaller pass with the real retriever measures E2.3/E3.3 with
+semantic matching. E1 (unparseable output) and E2.1 (another real API, which needs an
+instruction) are measured by ``detection.py``, not here.
+
+    python benchmarks/real_specs.py                 # every spec, writes benchmarks/RESULTS.md
+    python benchmarks/real_specs.py --ops 40 --no-write --only box.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autofeedback import ApiCatalog, Finding, Scanner, request_from_call, request_from_http
+from benchmarks import _datasets
+from benchmarks._mutations import (
+    SENT_MUTATORS,
+    literal_variant,
+    path_variant,
+    synonym_variant,
+)
+from benchmarks._results import write_section
+from benchmarks._valid_requests import (
+    RawSpec,
+    SentRequest,
+    api_bank_functions,
+    bfcl_functions,
+    generate,
+    parameter_names,
+    slots,
+)
+
+SUBTYPES = ["E2.2", "E2.3", *SENT_MUTATORS]
+SEMANTIC = ("E2.3", "E3.3")
+TITLE = "Real specs: false errors on valid requests, recall per subtype"
+
+
+@dataclass
+class Unit:
+    """One document: its raw form (for generation) and how autofeedback loads it."""
+
+    raw: RawSpec
+    load: Callable[[], ApiCatalog]
+
+
+@dataclass
+class Case:
+    """One row of the report: one spec, or a family of small doc sets (BFCL)."""
+
+    name: str
+    units: list[Unit]
+
+
+@dataclass
+class Outcome:
+    """What the scanner said about one record."""
+
+    findings: list[Finding]
+    crash: str | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def flagged(self) -> bool:
+        return self.crash is not None or bool(self.errors)
+
+
+@dataclass
+class Stats:
+    operations: int = 0
+    sampled: int = 0
+    valid: int = 0
+    dropped: int = 0
+    no_valid: int = 0
+    twins: int = 0  # operations sharing method and path with another: not mutated
+    false_error: int = 0
+    crashes: int = 0
+    scanned: int = 0
+    scan_s: float = 0.0
+    load_first: list[float] = field(default_factory=list)
+    load_second: list[float] = field(default_factory=list)
+    load_error: str = ""
+    drop_reasons: Counter[str] = field(default_factory=Counter)
+    false_messages: Counter[str] = field(default_factory=Counter)
+    false_examples: dict[str, str] = field(default_factory=dict)
+    crash_sites: Counter[str] = field(default_factory=Counter)
+    #: subtype -> [(caught as an error, first error has the subtype's code)]
+    mutated: dict[str, list[tuple[bool, bool]]] = field(default_factory=lambda: defaultdict(list))
+    semantic: dict[str, list[tuple[bool, bool]]] = field(default_factory=lambda: defaultdict(list))
+    #: subtype -> examples of mutated records not caught, or caught under another code
+    misses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+# -- the specs ---------------------------------------------------------------------
+
+
+def build_cases(data: Path, args: argparse.Namespace) -> list[Case]:
+    cases: list[Case] = []
+    for rel in (
+        "specs/box.json",
+        "specs/openai.yaml",
+        "restbench/tmdb_oas.json",
+        "restbench/spotify_oas.json",
+    ):
+        path = data / rel
+        if path.is_file():
+            cases.append(Case(path.name, [_file_unit(path)]))
+    for api, doc in _datasets.toolalpaca_docs().items():
+        cases.append(Case(f"toolalpaca/{api}", [_obj_unit(doc, api)]))
+    docs = _datasets.api_bank_doc_set()
+    raw = RawSpec.from_functions(api_bank_functions(docs), "api-bank")
+    cases.append(Case("api-bank (49 APIs)", [Unit(raw, lambda: ApiCatalog.from_obj(docs))]))
+    if args.bfcl:
+        tasks = [t for t in _datasets.load_bfcl("multiple") if t.calls]
+        rng = random.Random(f"bfcl/{args.seed}")
+        picked = rng.sample(tasks, min(args.bfcl, len(tasks)))
+        units = []
+        for t in picked:
+            functions = t.spec
+            units.append(
+                Unit(
+                    RawSpec.from_functions(bfcl_functions(functions), t.id),
+                    lambda f=functions: ApiCatalog.from_obj(f),
+                )
+            )
+        cases.append(Case(f"bfcl-multiple ({len(units)} doc sets)", units))
+    return cases
+
+
+def _file_unit(path: Path) -> Unit:
+    return Unit(RawSpec.from_file(path), lambda: ApiCatalog.from_file(path))
+
+
+def _obj_unit(doc: dict[str, Any], name: str) -> Unit:
+    return Unit(RawSpec.from_openapi(doc, name), lambda: ApiCatalog.from_obj(doc, source=name))
+
+
+# -- scanning ----------------------------------------------------------------------
+
+
+def scan(scanner: Scanner, request: SentRequest) -> Outcome:
+    """The scanner's findings on one record; a crash anywhere (parser, loader, checks)
+    counts as that record's error and is reported with where it happened."""
+    record = request.record()
+    try:
+        parsed = (
+            request_from_call(record)
+            if request.operation.method is None
+            else request_from_http(record)
+        )
+        return Outcome(list(scanner.iter_findings(parsed, on_error="raise")))
+    except Exception as exc:
+        return Outcome([], crash=_crash_site(exc))
+
+
+def _crash_site(exc: BaseException) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "autofeedback" in f.filename]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    return f"{type(exc).__name__} at {where}: {str(exc)[:120]}"
+
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"\b\d+(\.\d+)?\b")
+
+
+def template(f: Finding) -> str:
+    """A finding's message with names and numbers blanked, to group alike messages."""
+    text = _QUOTED.sub("'…'", f.message)
+    return f"{f.code} {_NUMBER.sub('N', text)}"
+
+
+def run_case(case: Case, args: argparse.Namespace) -> Stats:
+    stats = Stats()
+    for unit in case.units:
+        try:
+            with _fresh_cache():  # first load: nothing cached on disk; second: cached
+                t0 = time.perf_counter()
+                catalog = unit.load()
+                t1 = time.perf_counter()
+                unit.load()
+                t2 = time.perf_counter()
+        except Exception as exc:
+            stats.load_error = f"{type(exc).__name__}: {exc}"[:200]
+            continue
+        stats.load_first.append(t1 - t0)
+        stats.load_second.append(t2 - t1)
+        _run_unit(unit.raw, catalog, stats, args, case.name)
+    return stats
+
+
+@contextlib.contextmanager
+def _fresh_cache() -> Iterator[None]:
+    """An empty ``AUTOFEEDBACK_CACHE_DIR`` for the duration (the user's cache is not
+    touched, and a spec parsed by an earlier run does not make the first load warm)."""
+    old = os.environ.get("AUTOFEEDBACK_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="real-specs-cache-") as tmp:
+        os.environ["AUTOFEEDBACK_CACHE_DIR"] = tmp
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("AUTOFEEDBACK_CACHE_DIR", None)
+            else:
+                os.environ["AUTOFEEDBACK_CACHE_DIR"] = old
+
+
+def _run_unit(
+    raw: RawSpec, catalog: ApiCatalog, stats: Stats, args: argparse.Namespace, case: str
+) -> None:
+    scanner = Scanner(catalog, retriever=None)
+    rng = random.Random(f"{case}/{raw.name}/{args.seed}")
+    ops = list(raw.operations)
+    stats.operations += len(ops)
+    if args.ops and len(ops) > args.ops:
+        ops = sorted(rng.sample(ops, args.ops), key=raw.operations.index)
+    stats.sampled += len(ops)
+    names = parameter_names(raw)
+    templates = {op.path for op in raw.operations if op.path}
+    op_names = {op.name for op in raw.operations}
+    # Box documents one endpoint several times (``/files/{file_id}#get_shared_link``);
+    # a fragment is never sent, so a request to it is valid for every twin, and a
+    # mutation of one may be a valid request to another: such operations get none
+    endpoints = Counter(_endpoint(op.method, op.path) for op in raw.operations if op.path)
+    semantic_left = {s: args.semantic for s in SEMANTIC}
+    semantic_records: list[tuple[str, SentRequest]] = []
+
+    for op in ops:
+        valid: list[SentRequest] = []
+        for variant in range(args.requests):
+            # variant 0: required parameters only (the body a coin flip when optional);
+            # later ones: optional parameters too, and the body
+            g = generate(
+                raw,
+                op,
+                random.Random(f"{case}/{op.name}/{variant}/{args.seed}"),
+                optional=0.0 if variant == 0 else 0.5,
+                with_body=None if variant == 0 else True,
+            )
+            stats.dropped += g.dropped
+            if g.request is None:
+                stats.drop_reasons[_QUOTED.sub("'…'", g.reason)[:140]] += 1
+                continue
+            valid.append(g.request)
+        if not valid:
+            stats.no_valid += 1
+            continue
+        for req in valid:
+            out = _timed(scanner, req, stats)
+            stats.valid += 1
+            if out.flagged:
+                stats.false_error += 1
+                for key, example in _false_keys(out, req):
+                    stats.false_messages[key] += 1
+                    stats.false_examples.setdefault(key, example)
+        if op.path and endpoints[_endpoint(op.method, op.path)] > 1:
+            stats.twins += 1
+            continue
+        foreign = sorted(set().union(*(v for k, v in names.items() if k != op.name)))
+        op_rng = random.Random(f"{case}/{op.name}/mutate/{args.seed}")
+        for subtype in SUBTYPES:
+            for req in reversed(valid):  # the richest request first
+                mutated = _mutate(subtype, raw, req, foreign, templates, op_names, op_rng)
+                if mutated is None:
+                    continue
+                out = _timed(scanner, mutated, stats)
+                first = out.errors[0].code if out.errors else None
+                stats.mutated[subtype].append((out.flagged, first == subtype))
+                if first != subtype and len(stats.misses[subtype]) < args.misses:
+                    got = out.crash or (str(out.errors[0]) if out.errors else "no error")
+                    if subtype not in SEMANTIC or out.errors:  # E2/E3 without the model
+                        stats.misses[subtype].append(
+                            f"{op.name}: {got} <- {json.dumps(mutated.record(), default=str)[:300]}"
+                        )
+                if subtype in SEMANTIC and semantic_left[subtype] > 0:
+                    semantic_left[subtype] -= 1
+                    semantic_records.append((subtype, mutated))
+                break
+
+    if semantic_records and args.semantic:
+        with_model = Scanner(catalog)  # the packaged retriever, as a user gets it
+        for subtype, req in semantic_records:
+            out = scan(with_model, req)
+            first = out.errors[0].code if out.errors else None
+            stats.semantic[subtype].append((out.flagged, first == subtype))
+
+
+def _endpoint(method: str | None, path: str) -> tuple[str | None, str]:
+    return method, re.sub(r"\{[^{}]*\}", "{}", path.partition("?")[0].partition("#")[0])
+
+
+def _timed(scanner: Scanner, req: SentRequest, stats: Stats) -> Outcome:
+    t = time.perf_counter()
+    out = scan(scanner, req)
+    stats.scan_s += time.perf_counter() - t
+    stats.scanned += 1
+    if out.crash is not None:
+        stats.crashes += 1
+        stats.crash_sites[out.crash] += 1
+    return out
+
+
+def _false_keys(out: Outcome, req: SentRequest) -> Iterator[tuple[str, str]]:
+    example_record = json.dumps(req.record(), default=str)[:300]
+    if out.crash is not None:
+        yield (
+            f"crash {_NUMBER.sub('N', _QUOTED.sub(chr(39) + '…' + chr(39), out.crash))}",
+            (f"{out.crash} <- {example_record}"),
+        )
+    for f in out.errors:
+        yield template(f), f"{req.operation.name}: {f} <- {example_record}"
+
+
+def _mutate(
+    subtype: str,
+    raw: RawSpec,
+    req: SentRequest,
+    foreign: list[str],
+    templates: set[str],
+    op_names: set[str],
+    rng: random.Random,
+) -> SentRequest | None:
+    op = req.operation
+    if subtype in ("E2.2", "E2.3"):
+        variant = literal_variant if subtype == "E2.2" else synonym_variant
+        if op.path is None:
+            new = variant(op.name, op_names)
+            return req.copy(name_override=new) if new else None
+        path = path_variant(op.path, templates, variant)
+        return req.copy(path_override=path) if path else None
+    values = SENT_MUTATORS[subtype](req.values, slots(raw, req), foreign, rng)
+    return None if values is None else req.copy(values=values)
+
+
+# -- the report --------------------------------------------------------------------
+
+
+def _rate(hits: list[tuple[bool, bool]]) -> str:
+    if not hits:
+        return "–"
+    n = len(hits)
+    caught = sum(h for h, _ in hits) / n
+    exact = sum(e for _, e in hits) / n
+    return f"{caught:.2f} / {exact:.2f} ({n})"
+
+
+def tables(results: dict[str, Stats]) -> tuple[str, str]:
+    """The report (markdown) and the top false-error messages per spec."""
+    lines = [
+        "| spec | operations (sampled) | valid requests | drafts dropped by the validator "
+        "| ops without a valid request | ops not mutated (twin endpoint) | false-error rate "
+        "| crashes | records/s | load, cold (s) | load, cached (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    total = Stats()
+    for name, s in results.items():
+        if s.load_error and not s.load_first:
+            lines.append(f"| {name} | load failed: {s.load_error} |" + " |" * 9)
+            continue
+        rate = s.false_error / s.valid if s.valid else 0.0
+        mark = "" if rate <= 0.01 else " ✗"
+        lines.append(
+            f"| {name} | {s.operations} ({s.sampled}) | {s.valid} | {s.dropped} | {s.no_valid} "
+            f"| {s.twins} | {rate:.3f}{mark} | {s.crashes} | {_per_s(s.scanned, s.scan_s)} "
+            f"| {_loads(s.load_first)} | {_loads(s.load_second)} |"
+        )
+        total.valid += s.valid
+        total.false_error += s.false_error
+        total.scanned += s.scanned
+        total.scan_s += s.scan_s
+        for k, v in s.mutated.items():
+            total.mutated[k] += v
+        for k, v in s.semantic.items():
+            total.semantic[k] += v
+    lines += [
+        "",
+        f"All specs: {total.valid} valid requests, false-error rate "
+        f"{total.false_error / max(total.valid, 1):.3f} (goal ≤ 0.01 on every spec); "
+        f"{total.scanned} records scanned at {total.scanned / max(total.scan_s, 1e-9):.0f} "
+        "records/s (retriever off).",
+        "",
+        "Mutated requests, `Scanner(catalog, retriever=None)`: caught as an error / first "
+        "error has the mutated subtype (records). E2.2/E2.3 vary a static path segment "
+        "(HTTP) or the function name; E3.x rename or drop a query, body or argument "
+        "parameter; E4.x change a value.",
+        "",
+        "| spec | " + " | ".join(SUBTYPES) + " |",
+        "|---|" + "---|" * len(SUBTYPES),
+    ]
+    for name, s in [*results.items(), ("all", total)]:
+        if s.mutated:
+            lines.append(f"| {name} | " + " | ".join(_rate(s.mutated[t]) for t in SUBTYPES) + " |")
+    if any(total.semantic.values()):
+        lines += [
+            "",
+            "The same E2.3/E3.3 records (a sample per spec) with the packaged retriever "
+            "(`Scanner(catalog)`, semantic matching on):",
+            "",
+            "| spec | " + " | ".join(SEMANTIC) + " |",
+            "|---|---|---|",
+        ]
+        for name, s in [*results.items(), ("all", total)]:
+            if any(s.semantic.values()):
+                lines.append(
+                    f"| {name} | " + " | ".join(_rate(s.semantic[t]) for t in SEMANTIC) + " |"
+                )
+    top = []
+    for name, s in results.items():
+        if not (s.false_messages or s.drop_reasons or s.crash_sites or s.misses):
+            continue
+        top.append(f"### {name}")
+        if s.false_messages:
+            top.append("")
+            top.append("Most frequent false errors (count, message template, one example):")
+            top.append("")
+            for key, n in s.false_messages.most_common(10):
+                top.append(f"- {n} × `{key}`  \n  e.g. {s.false_examples[key][:400]}")
+        if s.crash_sites:
+            top.append("")
+            top.append(
+                "Crashes: " + "; ".join(f"{n} × {k}" for k, n in s.crash_sites.most_common(5))
+            )
+        if s.misses:
+            top.append("")
+            top.append("Mutations missed or reported under another code (examples):")
+            top.append("")
+            for sub in SUBTYPES:
+                top += [f"- {sub}: {m[:450]}" for m in s.misses.get(sub, [])]
+        if s.drop_reasons:
+            top.append("")
+            top.append(
+                "Why drafts were dropped (last reason per operation without a valid request):"
+            )
+            top += [f"- {n} × {k}" for k, n in s.drop_reasons.most_common(5)]
+        top.append("")
+    return "\n".join(lines), "\n".join(top)
+
+
+def _per_s(n: int, seconds: float) -> str:
+    return f"{n / seconds:.0f}" if seconds else "–"
+
+
+def _loads(values: list[float]) -> str:
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{sum(values) / len(values):.3f} mean"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ops", type=int, default=0, help="operations sampled per spec (0: all)")
+    parser.add_argument("--requests", type=int, default=2, help="valid requests per operation")
+    parser.add_argument("--bfcl", type=int, default=40, help="BFCL multiple doc sets (0: none)")
+    parser.add_argument(
+        "--semantic", type=int, default=15, help="E2.3/E3.3 records per spec with the retriever"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--misses", type=int, default=2, help="examples of missed mutations per subtype"
+    )
+    parser.add_argument("--only", action="append", help="spec names to run (substring)")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--out", type=Path, help="also write the report to this file")
+    args = parser.parse_args(argv)
+    data = _datasets.shared_data_dir()
+    if data is None:
+        print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    results: dict[str, Stats] = {}
+    for case in build_cases(data, args):
+        if args.only and not any(o in case.name for o in args.only):
+            continue
+        t = time.perf_counter()
+        results[case.name] = run_case(case, args)
+        print(f"{case.name}: {time.perf_counter() - t:.1f} s", file=sys.stderr)
+    table, top = tables(results)
+    elapsed = time.perf_counter() - started
+    print(table)
+    print()
+    print(top)
+    print(f"\nwall time {elapsed:.0f} s")
+    if args.out:
+        args.out.write_text(table + "\n\n" + top + "\n", encoding="utf-8")
+    default_run = not (args.ops or args.only or args.no_write) and args.requests == 2
+    if default_run:
+        write_section(
+            TITLE,
+            "python benchmarks/real_specs.py",
+            table + f"\n\nWall time {elapsed:.0f} s on this machine (2 CPU cores), generation and "
+            "validation included. Top false-error messages per spec (what to fix next):\n\n"
+            + top.replace("### ", "#### "),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
