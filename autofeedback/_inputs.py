@@ -20,7 +20,8 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._audit import Unit
-from autofeedback._redact import redact
+from autofeedback._model import ApiRequest
+from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
 
 __all__ = [
@@ -236,13 +237,15 @@ def har_request(entry: Any) -> dict[str, Any]:
     if not isinstance(method, str) or not isinstance(url, str):
         raise _HarError("request needs a string 'method' and 'url'")
     out: dict[str, Any] = {"method": method, "url": url}
-    headers = redact(
-        {
-            name: value
-            for name, value in _pairs(req.get("headers"), "headers")
-            if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
-        }
-    )
+    raw_headers = {
+        name: value
+        for name, value in _pairs(req.get("headers"), "headers")
+        if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
+    }
+    # the credentials a capture holds are masked before anything reads them, also
+    # where the same value shows up again (in the URL, the body...)
+    secrets = request_secrets(ApiRequest(method=method, url=url, headers=raw_headers))
+    headers = redact(raw_headers)
     if headers:
         out["headers"] = headers
     query = _pairs(req.get("queryString"), "queryString")
@@ -263,7 +266,7 @@ def har_request(entry: Any) -> dict[str, Any]:
             out["data"] = dict(_pairs(post.get("params"), "postData.params"))
         elif isinstance(text, str) and text:
             out["data"] = text
-    return out
+    return out if not secrets else dict(redact(out, secrets=secrets))
 
 
 # -- OpenAI chat logs ------------------------------------------------------------------

@@ -20,7 +20,7 @@ get the text patterns and the known secret values masked, lists and tuples are w
 >>> redact({"Authorization": "Bearer abc", "Accept": "json"})
 {'Authorization': '[REDACTED]', 'Accept': 'json'}
 >>> redact("curl https://bob:hunter2@api.example.com/x?api_key=K123&q=1")
-'curl https://[REDACTED]@api.example.com/x?api_key=[REDACTED]&q=1'
+'curl https://REDACTED@api.example.com/x?api_key=[REDACTED]&q=1'
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REDACTED",
     "SENSITIVE",
+    "USERINFO_MASK",
     "auth_names",
     "is_sensitive",
     "redact",
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 REDACTED = "[REDACTED]"
+#: User info is masked without brackets: ``http://[REDACTED]@host`` would no longer be a
+#: URL (brackets in a netloc are an IPv6 literal), ``http://REDACTED@host`` still is.
+USERINFO_MASK = "REDACTED"
 
 #: Header and query names whose values are credentials, whatever the spec says.
 SENSITIVE = frozenset(
@@ -176,9 +180,11 @@ class _Redactor:
         for secret in self.secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        if self.secrets and f"{REDACTED}@" in text:
+            text = text.replace(f"{REDACTED}@", f"{USERINFO_MASK}@")
         if "@" in text:
-            text = _USERINFO.sub(rf"\1{REDACTED}@", text)
-            text = _NETLOC_USERINFO.sub(f"{REDACTED}@", text)
+            text = _USERINFO.sub(rf"\1{USERINFO_MASK}@", text)
+            text = _NETLOC_USERINFO.sub(f"{USERINFO_MASK}@", text)
         text = _AUTH_SCHEME.sub(rf"\1\2{REDACTED}", text)
         if "=" in text:
             text = _PAIR.sub(self._pair, text)

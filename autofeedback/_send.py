@@ -68,7 +68,7 @@ def redact_url(url: str, names: Iterable[str] = ()) -> str:
     """``url`` with credential query values and user info replaced.
 
     >>> redact_url("https://bob:pw@h/x?api_key=K&q=1")
-    'https://[REDACTED]@h/x?api_key=[REDACTED]&q=1'
+    'https://REDACTED@h/x?api_key=[REDACTED]&q=1'
     """
     return str(redact(url, names=names))
 
