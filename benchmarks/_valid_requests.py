@@ -516,6 +516,10 @@ class _Values:
         if depth > _MAX_DEPTH:
             raise Unsatisfiable("schema nested too deep")
         s = self.flatten(schema)
+        t = s.get("type")
+        nullable = s.get("nullable") is True or (isinstance(t, list) and "null" in t)
+        if nullable and self.optional > 0 and self.rng.random() < 0.1:
+            return None  # null is a documented value here (3.0 nullable, 3.1 type arrays)
         if "const" in s:
             return s["const"]
         enum = s.get("enum")
@@ -576,6 +580,11 @@ class _Values:
         for name in required:
             if name not in out:
                 out[name] = "sample"
+        extra = s.get("additionalProperties")
+        if extra not in (None, False, "false") and self.optional > 0 and self.rng.random() < 0.3:
+            # an open object takes names it does not list
+            sub = extra if isinstance(extra, Mapping) else {"type": "string"}
+            out.setdefault("extra_note", self.value(sub, depth + 1, "extra_note"))
         return out
 
 
@@ -691,6 +700,9 @@ class SentRequest:
     body_whole: Any = None  # a non-object body (a list, a string)
     path_override: str | None = None  # a mutated path (E2.2/E2.3)
     name_override: str | None = None  # a mutated function name
+    #: send an ``application/x-www-form-urlencoded`` body as its text (``a=1&b=x``), as
+    #: HTTP logs and HAR captures hold it, instead of as a mapping
+    form_text: bool = False
 
     def copy(self, **changes: Any) -> SentRequest:
         fields = {
@@ -701,6 +713,7 @@ class SentRequest:
             "body_whole": self.body_whole,
             "path_override": self.path_override,
             "name_override": self.name_override,
+            "form_text": self.form_text,
         }
         fields.update(changes)
         return SentRequest(**fields)
@@ -747,6 +760,8 @@ class SentRequest:
         out["headers"] = headers
         if self.media is not None:
             out["body"] = self.body_whole if self.body_whole is not None else body
+            if self.form_text and self.media == _FORM_MEDIA[0] and isinstance(out["body"], dict):
+                out["body"] = urlencode(_form_pairs(out["body"]))
         return out
 
 
@@ -760,6 +775,20 @@ def _wire(value: Any, sep: str) -> str:
     if value is None:
         return ""
     return str(value)
+
+
+def _form_pairs(body: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """A form body as text pairs: lists repeat the key, objects nest as ``a[b]=c``."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in body.items():
+        name = f"{prefix}[{key}]" if prefix else str(key)
+        if isinstance(value, Mapping):
+            pairs += _form_pairs(value, name)
+        elif isinstance(value, list):
+            pairs += [(name, _wire(v, ",")) for v in value]
+        else:
+            pairs.append((name, _wire(value, ",")))
+    return pairs
 
 
 def _query_pairs(name: str, value: Any, p: RawParam | None) -> list[tuple[str, str]]:
