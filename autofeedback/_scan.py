@@ -208,6 +208,7 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
         (),
         _excerpt(output),
         expected=result.format_hint,
+        suggestion=result.suggestion,
         message=result.problem or "no API request found in the output",
     )
 
