@@ -297,3 +297,57 @@ def test_bfcl_ground_truth_as_python_calls(category: str) -> None:
         result = parse_output(text)
         assert result.problem is None, (text, result.problem)
         assert [(r.name, dict(r.arguments)) for r in result.requests] == expected
+
+
+# ------------------------------------------------------------ native tool-call corpus
+
+TOOLCALL_DIR = Path(__file__).parent / "data" / "toolcalls"
+TOOLCALLS: list[tuple[str, dict[str, Any]]] = [
+    (path.stem, case)
+    for path in sorted(TOOLCALL_DIR.glob("*.json"))
+    for case in json.loads(path.read_text(encoding="utf-8"))
+]
+
+
+@pytest.mark.parametrize(
+    "family,case", TOOLCALLS, ids=[f"{family}: {case['id']}" for family, case in TOOLCALLS]
+)
+def test_native_toolcall(family: str, case: dict[str, Any]) -> None:
+    """Each family's outputs parse to the expected calls; broken ones name the format,
+    where it broke and, when the call can still be read, the call in the <API> format."""
+    result = parse_output(case["input"])
+    if "problem" in case:
+        assert result.requests == (), result.requests
+        assert result.problem is not None and case["problem"] in result.problem, result.problem
+        assert "\n" not in result.problem
+        assert result.format_hint == case["format_hint"]
+        assert result.suggestion == case.get("suggestion")
+        return
+    assert result.problem is None, result.problem
+    got = [
+        {"name": r.name, "arguments": dict(r.arguments), "format": r.format}
+        for r in result.requests
+    ]
+    assert got == case["requests"]
+    for request in result.requests:
+        assert request.raw and request.raw in case["input"]
+
+
+def test_toolcall_corpus_covers_every_family() -> None:
+    families = {family.removesuffix("_broken") for family, _ in TOOLCALLS}
+    assert {
+        "qwen",
+        "llama",
+        "mistral",
+        "hermes",
+        "deepseek",
+        "granite",
+        "phi",
+        "xlam",
+        "gemma",
+        "glm",
+        "internlm",
+        "xml",
+    } <= families
+    broken = [case for _, case in TOOLCALLS if "problem" in case]
+    assert len(broken) >= 6

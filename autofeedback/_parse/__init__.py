@@ -10,12 +10,20 @@ frameworks produce, everywhere in the text (inside Markdown fences and prose):
   ``{"tool", "tool_input"}``, ToolAlpaca's ``{"Action", "Action_Input"}``), the ReAct
   text form ``Action: Name`` / ``Action Input: {...}``, and OpenAI ``tool_calls``;
 * ``Operation: GET`` / ``Input: {"url": ...}`` (RestGPT);
-* ``GET /path?query`` request lines with an optional JSON body, and ``curl`` commands.
+* ``GET /path?query`` request lines with an optional JSON body, and ``curl`` commands;
+* the native tool-call formats of the model families people run (Qwen, Llama, Mistral,
+  Hermes, DeepSeek, Granite, Phi, xLAM, Gemma, GLM, InternLM, Kimi, gpt-oss, MiniMax...)
+  and tool calls written as XML elements (see :mod:`autofeedback._parse._native`).
+
+One module per format: ``_tags`` (``<API>``, API-Bank, RestGPT), ``_python``, ``_json``
+(JSON calls, OpenAI, ReAct), ``_http``, ``_curl``, ``_native``; ``_common`` holds the scan
+state they share.
 
 Model output is never evaluated: Python-style arguments are read with :func:`ast.parse`
 and only literal nodes are converted. A match that lies inside a larger match of another
 format (the Python call inside ``<API>...</API>``, the JSON body after ``POST /pets``)
-is dropped, so each request is reported once.
+is dropped, so each request is reported once. Calls drafted inside a ``<think>`` block
+are dropped when the answer after it has calls of its own.
 
 Every scan is linear in the input (no regex with nested quantifiers over model text,
 bounded retries on malformed JSON), input is capped at :data:`MAX_INPUT_CHARS`, and
@@ -24,6 +32,7 @@ deep nesting becomes a problem, never a ``RecursionError``.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -46,6 +55,16 @@ from autofeedback._parse._json import (
     request_from_call,
     request_from_http,
 )
+from autofeedback._parse._native import (
+    _detect_deepseek,
+    _detect_function_gemma,
+    _detect_function_tags,
+    _detect_harmony,
+    _detect_invoke,
+    _detect_kimi,
+    _detect_wrappers,
+    _detect_xml_elements,
+)
 from autofeedback._parse._python import _detect_python
 from autofeedback._parse._tags import _detect_api_bank, _detect_api_tag, _detect_restgpt
 
@@ -60,6 +79,13 @@ __all__ = [
 
 # Earlier detectors win ties: the more specific format names the candidate.
 _DETECTORS: tuple[tuple[Callable[[_Scan], Iterator[_Candidate]], str], ...] = (
+    (_detect_deepseek, "native"),
+    (_detect_kimi, "native"),
+    (_detect_harmony, "native"),
+    (_detect_function_gemma, "native"),
+    (_detect_function_tags, "native"),
+    (_detect_invoke, "xml"),
+    (_detect_wrappers, "native"),
     (_detect_api_tag, "api-tag"),
     (_detect_api_bank, "api-bank"),
     (_detect_restgpt, "restgpt"),
@@ -67,6 +93,7 @@ _DETECTORS: tuple[tuple[Callable[[_Scan], Iterator[_Candidate]], str], ...] = (
     (_detect_curl, "http"),
     (_detect_http, "http"),
     (_detect_json, "json"),
+    (_detect_xml_elements, "xml"),
     (_detect_python, "python"),
 )
 
@@ -124,6 +151,7 @@ def parse_output(text: str) -> ParseResult:
         if c.start >= last_end:
             selected.append(c)
             last_end = c.end
+    selected = _outside_thinking(text, selected)
     requests: list[ApiRequest] = []
     for c in selected:
         if c.problem is None:
@@ -138,7 +166,7 @@ def parse_output(text: str) -> ParseResult:
 def _explain(candidates: list[_Candidate], selected: list[_Candidate]) -> ParseResult:
     strong = [c for c in selected if c.problem is not None]
     if strong:
-        return ParseResult((), problem=strong[0].problem, format_hint=strong[0].format)
+        return _problem(strong[0])
     starts = [c.start for c in selected]  # sorted, and the spans do not overlap
 
     def hidden(c: _Candidate) -> bool:
@@ -152,8 +180,48 @@ def _explain(candidates: list[_Candidate], selected: list[_Candidate]) -> ParseR
     if weak:
         # Python-looking fragments are common in prose ("see note(s)"): report them last.
         best = min(weak, key=lambda c: (c.format == "python", c.start, c.rank))
-        return ParseResult((), problem=best.problem, format_hint=best.format)
+        return _problem(best)
     notes = [c for c in selected if c.note is not None]
     if notes:
         return ParseResult((), problem=notes[0].note, format_hint=notes[0].format)
     return ParseResult((), problem=_NO_REQUEST)
+
+
+def _problem(c: _Candidate) -> ParseResult:
+    return ParseResult((), problem=c.problem, format_hint=c.format, suggestion=c.suggestion)
+
+
+_THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>")
+
+
+def _thinking_spans(text: str) -> list[tuple[int, int]]:
+    """Closed ``<think>`` blocks; a ``</think>`` with no opening tag (the chat template
+    wrote it) closes a block that starts the output."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while (m := _THINK_OPEN.search(text, pos)) is not None:
+        close = text.find(f"</{m.group(1)}>", m.end())
+        if close == -1:
+            break
+        spans.append((m.start(), close))
+        pos = close
+    if not spans:
+        close = text.find("</think>")
+        if close != -1:
+            spans.append((0, close))
+    return spans
+
+
+def _outside_thinking(text: str, selected: list[_Candidate]) -> list[_Candidate]:
+    """Drop what was drafted while thinking, when the answer has calls of its own."""
+    if "think>" not in text and "reasoning>" not in text:
+        return selected
+    spans = _thinking_spans(text)
+
+    def inside(c: _Candidate) -> bool:
+        return any(start <= c.start < end for start, end in spans)
+
+    answer = [c for c in selected if not inside(c)]
+    if any(c.requests and c.problem is None for c in answer):
+        return answer
+    return selected

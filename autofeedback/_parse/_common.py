@@ -46,6 +46,9 @@ class ParseResult:
     requests: tuple[ApiRequest, ...]
     problem: str | None = None
     format_hint: str | None = None
+    #: The model's own call rewritten as ``<API>Name(k=v)</API>``, when the broken
+    #: output still shows it (a truncated JSON object, a tag that is never closed).
+    suggestion: str | None = None
 
 
 # --------------------------------------------------------------------------- helpers
@@ -78,6 +81,8 @@ class _Candidate:
     #: Said when nothing better is found (a JSON object that is not a call).
     note: str | None = None
     rank: int = 0
+    #: For a problem: the call as far as it can be read, in the ``<API>`` format.
+    suggestion: str | None = None
 
 
 @dataclass

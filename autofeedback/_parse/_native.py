@@ -1,0 +1,844 @@
+"""Native tool-call formats: the syntax each model family is trained to emit.
+
+Written from each family's published chat template and tool-call convention, with
+vLLM's and SGLang's tool-call parsers as the reference for which formats exist and how
+they are delimited:
+
+* wrappers around JSON or Python-style calls: ``<tool_call>`` (Qwen 2.5/3, Hermes,
+  Granite 3.1+, GLM-4.5), ``<|tool_call|>`` (Granite 3.0), ``[TOOL_CALLS]`` (Mistral,
+  xLAM; also Mistral v11's ``name[ARGS]{...}``), ``<|python_tag|>`` (Llama 3.1-3.3),
+  ``<tool_calls>`` (MiniMax-M1, Hunyuan, Jamba), ``<|action_start|><|plugin|>``
+  (InternLM), ``<|tool_call_start|>`` (LFM2), ``<function_calls>`` (Olmo 3),
+  ``<longcat_tool_call>``;
+* ``<function=name>{json}</function>`` (Llama 3.1) and
+  ``<function=name><parameter=key>value</parameter></function>`` (Qwen3-Coder, Seed-OSS);
+* ``<invoke name="..."><parameter name="...">value</parameter></invoke>`` (MiniMax-M2 and
+  the XML style of the Anthropic prompt format);
+* GLM-4.5's ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``;
+* DeepSeek V3/R1 and V3.1 ``<｜tool▁call▁begin｜>...<｜tool▁sep｜>...`` tokens;
+* Kimi K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}``;
+* gpt-oss (harmony) ``to=functions.name ... <|message|>{...}<|call|>``;
+* FunctionGemma ``<start_function_call>call:name{key:<escape>value<escape>}``;
+* tool calls written as XML elements: ``<searchBooks query='dune' limit=10/>`` or
+  ``<searchBooks><query>dune</query></searchBooks>`` (read with :mod:`defusedxml`, entity
+  expansion off).
+
+Values written as XML text keep the ``"xml"`` format: they are text, read per the
+parameter's schema before the value checks (``limit=10`` is an integer where the docs say
+so, ``limit=ten`` is still an E4.1). JSON arguments keep their JSON types.
+
+Broken blocks are problems that name the family and where they broke; when the call can
+still be read (a truncated JSON object closed, for instance) the problem carries it as a
+suggestion, rewritten in the ``<API>`` format.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from typing import Any
+from xml.etree.ElementTree import Element, ParseError
+
+from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
+from defusedxml.ElementTree import (  # type: ignore[import-untyped]
+    fromstring as _xml_fromstring,
+)
+
+from autofeedback._model import ApiRequest, RequestFormat
+from autofeedback._parse._common import (
+    _DECODER,
+    RequestFormatError,
+    _Candidate,
+    _json_where,
+    _Problem,
+    _Scan,
+)
+from autofeedback._parse._json import _requests_from_json
+from autofeedback._parse._python import _ast_parse, _call_from_node
+
+#: Longest block one call may span; past it the block is reported, not parsed.
+_MAX_BLOCK = 100_000
+_NAME = r"[A-Za-z_][\w.:-]{0,200}"
+
+
+# ----------------------------------------------------------------------- helpers
+
+
+def render_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call in the paper's ``<API>`` format, with Python literals for the values.
+
+    >>> render_call("searchBooks", {"query": "science", "limit": 10})
+    "<API>searchBooks(query='science', limit=10)</API>"
+    """
+    args = ", ".join(f"{k}={_literal_text(v)}" for k, v in arguments.items())
+    return f"<API>{name}({args})</API>"
+
+
+def _literal_text(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def _close_json(fragment: str) -> Any:
+    """Read a JSON value cut short (a truncated output) by closing what is still open.
+
+    Raises :class:`ValueError` when even the closed text does not parse.
+    """
+    stack: list[str] = []
+    in_string = escape = False
+    last_safe = 0  # after the last complete value at the current depth
+    for i, ch in enumerate(fragment):
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+                last_safe = i + 1
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            if not stack:
+                break
+            stack.pop()
+            last_safe = i + 1
+        elif ch == ",":
+            last_safe = i
+    closers = "".join(reversed(stack))
+    attempts = [fragment + ('"' if in_string else "") + closers]
+    attempts.append(fragment[:last_safe].rstrip().rstrip(",") + closers)
+    # the commonest slip besides truncation: a trailing comma before a closing bracket
+    attempts.append(_TRAILING_COMMA.sub(r"\1", attempts[0]))
+    for attempt in attempts:
+        try:
+            return json.loads(attempt)
+        except (ValueError, RecursionError):
+            continue
+    raise ValueError("not repairable")
+
+
+def _salvage_json(fragment: str) -> str | None:
+    """The first call in a truncated JSON fragment, rewritten as ``<API>...</API>``."""
+    if len(fragment) > _MAX_BLOCK:
+        return None
+    try:
+        value = _close_json(fragment.strip())
+        found = _requests_from_json(value)
+    except (ValueError, RequestFormatError):
+        return None
+    if not found or found[0].name is None:
+        return None
+    return render_call(found[0].name, found[0].arguments)
+
+
+def _salvage_named(name: str, arguments: str) -> str | None:
+    """The call ``name`` with the (possibly truncated) JSON ``arguments``, rewritten."""
+    return _salvage_json(f'{{"name": {json.dumps(name)}, "arguments": {arguments}')
+
+
+def _decode_all(body: str) -> list[Any]:
+    """Every JSON value in ``body``, separated by blanks, ``,`` or ``;``."""
+    values: list[Any] = []
+    pos = 0
+    while True:
+        while pos < len(body) and body[pos] in " \t\r\n,;":
+            pos += 1
+        if pos >= len(body):
+            return values
+        try:
+            value, pos = _DECODER.raw_decode(body, pos)
+        except json.JSONDecodeError as exc:
+            raise _Problem(f"the JSON does not parse: {_json_where(exc, 0)}") from None
+        except (RecursionError, ValueError):
+            raise _Problem("the JSON is nested too deeply or too large") from None
+        values.append(value)
+
+
+def _strip_fence(body: str) -> str:
+    body = body.strip()
+    if body.startswith("```"):
+        eol = body.find("\n")
+        body = body[eol + 1 :] if eol != -1 else ""
+        if body.rstrip().endswith("```"):
+            body = body.rstrip()[:-3]
+    return body.strip()
+
+
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    """The JSON object of a call's arguments; a problem naming ``what`` otherwise."""
+    body = _strip_fence(text)
+    if not body:
+        return {}
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise _Problem(f"{what} do not parse as JSON: {_json_where(exc, 0)}") from None
+    except (RecursionError, ValueError):
+        raise _Problem(f"{what} are nested too deeply or too large") from None
+    if not isinstance(value, Mapping):
+        raise _Problem(f"{what} must be a JSON object")
+    return dict(value)
+
+
+def _text_value(text: str) -> Any:
+    """A value written as XML text: JSON objects and arrays are read, the rest stays text
+    (and is read per the parameter's schema later)."""
+    value = text.strip("\n")
+    stripped = value.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) < _MAX_BLOCK:
+        try:
+            return json.loads(stripped)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
+def _pythonic(body: str, scan: _Scan) -> list[tuple[str, dict[str, Any]]]:
+    """``[f(a=1), g(b=2)]`` or ``f(a=1)``, read with :mod:`ast` (never evaluated)."""
+    src = body if body.startswith("[") else f"[{body}]"
+    tree = _ast_parse(src, scan)
+    if not isinstance(tree.body, ast.List):
+        raise _Problem("it is not a list of calls")
+    calls = []
+    for index, elt in enumerate(tree.body.elts, 1):
+        if not isinstance(elt, ast.Call):
+            raise _Problem(f"item {index} is not a call Name(key=value)")
+        calls.append(_call_from_node(elt, src, lenient=False))
+    return calls
+
+
+def _request(name: str, args: Mapping[str, Any], fmt: RequestFormat) -> ApiRequest:
+    return ApiRequest(name=name.strip(), arguments=dict(args), format=fmt)
+
+
+class _Broken(_Problem):
+    """A problem that still gives the call, rewritten for the feedback."""
+
+    def __init__(self, reason: str, suggestion: str | None) -> None:
+        super().__init__(reason)
+        self.suggestion = suggestion
+
+
+# ---------------------------------------------------------------- wrapper blocks
+
+# (opening token, closing tokens, family label)
+_WRAPPERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("<tool_call>", ("</tool_call>",), "a <tool_call> block (Qwen/Hermes)"),
+    ("<|tool_call|>", (), "a Granite <|tool_call|> call"),
+    ("[TOOL_CALLS]", ("</s>",), "a Mistral [TOOL_CALLS] call"),
+    ("<|python_tag|>", ("<|eom_id|>", "<|eot_id|>"), "a Llama <|python_tag|> call"),
+    ("<tool_calls>", ("</tool_calls>",), "a <tool_calls> block (MiniMax/Hunyuan/Jamba)"),
+    ("<|action_start|><|plugin|>", ("<|action_end|>",), "an InternLM plugin call"),
+    ("<|tool_call_start|>", ("<|tool_call_end|>",), "an LFM2 <|tool_call_start|> call"),
+    ("<function_calls>", ("</function_calls>",), "a <function_calls> block"),
+    ("<longcat_tool_call>", ("</longcat_tool_call>",), "a LongCat tool call"),
+)
+_WRAPPER_OPEN = re.compile("|".join(re.escape(o).replace(r"><", r">\s*<") for o, _, _ in _WRAPPERS))
+_MISTRAL_V11 = re.compile(rf"({_NAME})\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?\[ARGS\]")
+_GLM_KEY = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
+_GLM4_NAME = re.compile(rf"({_NAME})\s*\n\s*(?=\{{)")
+# Bodies of these shapes belong to another detector (which claims the whole span).
+_DELEGATED = ("<function=", "<invoke", "<｜tool", "<|tool_call_begin|>", "<start_function_call>")
+
+
+def _wrapper_label(opening: str) -> tuple[tuple[str, ...], str]:
+    squashed = re.sub(r"\s+", "", opening)
+    for o, closers, label in _WRAPPERS:
+        if o == squashed:
+            return closers, label
+    return (), "a tool call"  # pragma: no cover - the regex only matches the table
+
+
+def _detect_wrappers(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    opens = list(_WRAPPER_OPEN.finditer(text))
+    for i, m in enumerate(opens):
+        scan.tick("tool-call block")
+        closers, label = _wrapper_label(m.group())
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+        end = limit
+        close_at = -1
+        for closer in closers:
+            found = text.find(closer, m.end(), limit)
+            if found != -1 and (close_at == -1 or found < close_at):
+                close_at, end = found, found + len(closer)
+        body_end = close_at if close_at != -1 else limit
+        body = text[m.end() : body_end]
+        if any(d in body[:200] for d in _DELEGATED):
+            continue
+        if not body.strip():
+            if close_at == -1 and i + 1 == len(opens):
+                yield _Candidate(m.start(), end, "native", problem=f"{label} is empty")
+            continue
+        try:
+            if body_end - m.end() > _MAX_BLOCK:
+                raise _Problem(f"it is longer than {_MAX_BLOCK} characters")
+            requests = _wrapper_requests(body, scan, truncated=close_at == -1)
+        except _Broken as exc:
+            yield _broken(m.start(), end, label, exc)
+        except (_Problem, RequestFormatError) as exc:
+            reason = exc.reason if isinstance(exc, _Problem) else str(exc)
+            yield _Candidate(m.start(), end, "native", problem=f"looks like {label} but {reason}")
+        else:
+            yield _Candidate(m.start(), end, "native", requests=tuple(requests))
+
+
+def _broken(start: int, end: int, label: str, exc: _Broken) -> _Candidate:
+    candidate = _Candidate(start, end, "native", problem=f"looks like {label} but {exc.reason}")
+    candidate.suggestion = exc.suggestion
+    return candidate
+
+
+def _wrapper_requests(body: str, scan: _Scan, *, truncated: bool) -> list[ApiRequest]:
+    body = _strip_fence(body)
+    v11 = _MISTRAL_V11.match(body)
+    if v11 is not None:
+        return _mistral_v11(body)
+    if "<arg_key>" in body:
+        name = body[: body.find("<arg_key>")].strip()
+        if not re.fullmatch(_NAME, name):
+            raise _Problem("there is no function name before the first <arg_key>")
+        args = {k.strip(): _text_value(v) for k, v in _GLM_KEY.findall(body)}
+        if body.count("<arg_key>") != len(args):
+            raise _Problem(f"an <arg_key> of {name!r} has no matching <arg_value>")
+        return [_request(name, args, "xml")]
+    glm4 = _GLM4_NAME.match(body)
+    if glm4 is not None:  # GLM-4: the name on its own line, the arguments below
+        args = _json_object(body[glm4.end() :], f"the arguments of {glm4.group(1)!r}")
+        return [_request(glm4.group(1), args, "native")]
+    if body[:1] in ("{", "["):
+        try:
+            values = _decode_all(body)
+        except _Problem as exc:
+            if body[:1] == "[" and re.match(r"\[\s*[A-Za-z_][\w.]*\s*\(", body):
+                return [_request(n, a, "native") for n, a in _pythonic(body, scan)]
+            reason = f"it is cut off ({exc.reason})" if truncated else exc.reason
+            raise _Broken(reason, _salvage_json(body)) from None
+        out: list[ApiRequest] = []
+        for value in values:
+            found = _requests_from_json(value)
+            if not found:
+                raise _Problem("the JSON inside is not a function call")
+            out.extend(_as_native(r) for r in found)
+        return out
+    if re.match(r"[A-Za-z_][\w.]*\s*\(", body):
+        return [_request(n, a, "native") for n, a in _pythonic(body, scan)]
+    raise _Problem("there is no JSON or Python-style call inside")
+
+
+def _as_native(request: ApiRequest) -> ApiRequest:
+    return ApiRequest(name=request.name, arguments=request.arguments, format="native")
+
+
+def _mistral_v11(body: str) -> list[ApiRequest]:
+    """``name[ARGS]{...}``, repeated for several calls (Mistral tokenizer v11+)."""
+    out: list[ApiRequest] = []
+    pos = 0
+    while True:
+        head = _MISTRAL_V11.match(body, pos)
+        if head is None:
+            raise _Problem(f"there is no name[ARGS] at character {pos}")
+        name = head.group(1)
+        try:
+            args, pos = _DECODER.raw_decode(body, _skip(body, head.end()))
+        except json.JSONDecodeError as exc:
+            salvage = _salvage_json(
+                json.dumps({"name": name})[:-1] + ', "arguments": ' + body[head.end() :]
+            )
+            raise _Broken(
+                f"the arguments of {name!r} do not parse as JSON: {_json_where(exc, head.end())}",
+                salvage,
+            ) from None
+        if not isinstance(args, Mapping):
+            raise _Problem(f"the arguments of {name!r} must be a JSON object")
+        out.append(_request(name, args, "native"))
+        pos = _skip(body, pos)
+        if body.startswith("[TOOL_CALLS]", pos):
+            pos = _skip(body, pos + len("[TOOL_CALLS]"))
+        if pos >= len(body):
+            return out
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n,;":
+        pos += 1
+    return pos
+
+
+# --------------------------------------------------- <function=name> and <invoke>
+
+_FUNCTION_OPEN = re.compile(rf"<function=({_NAME})>")
+_PARAM_EQ = re.compile(
+    rf"<parameter=({_NAME})>(.*?)(?:</parameter>|(?=<parameter=|</function>)|\Z)", re.DOTALL
+)
+_INVOKE_OPEN = re.compile(rf"<invoke\s+name\s*=\s*[\"']({_NAME})[\"']\s*>")
+_PARAM_NAME = re.compile(
+    rf"<parameter\s+name\s*=\s*[\"']({_NAME})[\"']\s*>(.*?)</parameter>", re.DOTALL
+)
+
+
+def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    if "<function=" not in text:
+        return
+    opens = list(_FUNCTION_OPEN.finditer(text))
+    for i, m in enumerate(opens):
+        scan.tick("<function=...> call")
+        name = m.group(1)
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+        close = text.find("</function>", m.end(), limit)
+        body = text[m.end() : close if close != -1 else limit]
+        end = close + len("</function>") if close != -1 else m.end() + len(body.rstrip())
+        if "<parameter=" in body or not body.strip():
+            label = "a Qwen3-Coder <function=...> call"
+            params = _PARAM_EQ.findall(body)
+            args = {k: _text_value(v) for k, v in params}
+            if body.count("<parameter=") != len(args):
+                yield _broken(
+                    m.start(),
+                    end,
+                    label,
+                    _Broken(f"a <parameter=...> of {name!r} is malformed", None),
+                )
+                continue
+            if close == -1 and body.count("</parameter>") < len(params):
+                reason = f"the <parameter={params[-1][0]}> of {name!r} is cut off"
+                yield _broken(m.start(), end, label, _Broken(reason, render_call(name, args)))
+                continue
+            yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
+            continue
+        label = "a Llama <function=...> call"
+        try:
+            args = _json_object(body, f"the arguments of {name!r}")
+        except _Problem as exc:
+            salvage = _salvage_named(name, body)
+            yield _broken(m.start(), end, label, _Broken(exc.reason, salvage))
+            continue
+        yield _Candidate(m.start(), end, "native", requests=(_request(name, args, "native"),))
+
+
+def _detect_invoke(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    if "<invoke" not in text:
+        return
+    opens = list(_INVOKE_OPEN.finditer(text))
+    for i, m in enumerate(opens):
+        scan.tick("<invoke> call")
+        name = m.group(1)
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+        close = text.find("</invoke>", m.end(), limit)
+        body = text[m.end() : close if close != -1 else limit]
+        end = close + len("</invoke>") if close != -1 else m.end() + len(body.rstrip())
+        params = _PARAM_NAME.findall(body)
+        args = {k: _text_value(v) for k, v in params}
+        label = "an <invoke> call (MiniMax-M2 / XML function calls)"
+        if body.count("<parameter") != len(params) or close == -1:
+            opened = body.count("<parameter")
+            reason = (
+                f"<parameter> {opened} of {name!r} is cut off or malformed"
+                if opened != len(params)
+                else f"the <invoke> of {name!r} is never closed"
+            )
+            yield _broken(m.start(), end, label, _Broken(reason, render_call(name, args)))
+            continue
+        yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
+
+
+# ------------------------------------------------------ token-delimited families
+
+_DS_BEGIN = re.compile(r"<[|｜]tool▁call▁begin[|｜]>")
+_DS_SEP = re.compile(r"<[|｜]tool▁sep[|｜]>")
+_DS_END = re.compile(r"<[|｜]tool▁calls?▁end[|｜]>")
+
+
+def _detect_deepseek(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    if "tool" not in text:
+        return
+    label = "a DeepSeek tool call"
+    opens = list(_DS_BEGIN.finditer(text))
+    for i, m in enumerate(opens):
+        scan.tick("DeepSeek tool call")
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+        close = _DS_END.search(text, m.end(), limit)
+        body = text[m.end() : close.start() if close is not None else limit]
+        end = close.end() if close is not None else m.end() + len(body.rstrip())
+        sep = _DS_SEP.search(body)
+        if sep is None:
+            yield _Candidate(
+                m.start(), end, "native", problem=f"looks like {label} but it has no <｜tool▁sep｜>"
+            )
+            continue
+        before, after = body[: sep.start()].strip(), body[sep.end() :]
+        if before == "function":  # V3/R1: type, separator, name, then fenced JSON
+            eol = after.find("\n")
+            name = (after[:eol] if eol != -1 else after).strip()
+            rest = after[eol + 1 :] if eol != -1 else ""
+        else:  # V3.1: name, separator, JSON
+            name, rest = before, after
+        if not re.fullmatch(_NAME, name):
+            yield _Candidate(
+                m.start(), end, "native", problem=f"looks like {label} but it names no function"
+            )
+            continue
+        try:
+            args = _json_object(rest, f"the arguments of {name!r}")
+        except _Problem as exc:
+            reason = exc.reason if close is not None else f"the arguments of {name!r} are cut off"
+            salvage = _salvage_named(name, _strip_fence(rest))
+            yield _broken(m.start(), end, label, _Broken(reason, salvage))
+            continue
+        yield _Candidate(m.start(), end, "native", requests=(_request(name, args, "native"),))
+
+
+_KIMI = re.compile(
+    r"<\|tool_call_begin\|>\s*(?:functions\.)?([\w.-]{1,200}?)(?::\d+)?\s*<\|tool_call_argument_begin\|>"
+)
+
+
+def _blocks(
+    text: str, opener: re.Pattern[str], closers: tuple[str, ...]
+) -> Iterator[tuple[re.Match[str], str, int, bool]]:
+    """Each opening match with its body, its end and whether it was closed; a body never
+    runs past the next opening, so a scan stays linear in the text."""
+    opens = list(opener.finditer(text))
+    for i, m in enumerate(opens):
+        limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
+        close, size = -1, 0
+        for token in closers:
+            found = text.find(token, m.end(), limit)
+            if found != -1 and (close == -1 or found < close):
+                close, size = found, len(token)
+        if close != -1:
+            yield m, text[m.end() : close], close + size, True
+        else:
+            body = text[m.end() : limit]
+            yield m, body, m.end() + len(body.rstrip()), False
+
+
+def _json_block_calls(
+    scan: _Scan, opener: re.Pattern[str], closers: tuple[str, ...], label: str
+) -> Iterator[_Candidate]:
+    """Blocks whose opening names the function and whose body is the JSON arguments."""
+    for m, body, end, _ in _blocks(scan.text, opener, closers):
+        scan.tick(label)
+        name = m.group(1)
+        try:
+            args = _json_object(body, f"the arguments of {name!r}")
+        except _Problem as exc:
+            yield _broken(m.start(), end, label, _Broken(exc.reason, _salvage_named(name, body)))
+            continue
+        yield _Candidate(m.start(), end, "native", requests=(_request(name, args, "native"),))
+
+
+def _detect_kimi(scan: _Scan) -> Iterator[_Candidate]:
+    if "<|tool_call_begin|>" in scan.text:
+        yield from _json_block_calls(scan, _KIMI, ("<|tool_call_end|>",), "a Kimi K2 tool call")
+
+
+_HARMONY = re.compile(
+    r"to=functions\.([\w.-]{1,200})[^\n<]{0,200}(?:<\|(?:constrain|channel)\|>[^\n<]{0,50}){0,2}<\|message\|>"
+)
+
+
+def _detect_harmony(scan: _Scan) -> Iterator[_Candidate]:
+    if "to=functions." in scan.text:
+        closers = ("<|call|>", "<|end|>", "<|start|>")
+        yield from _json_block_calls(scan, _HARMONY, closers, "a gpt-oss (harmony) tool call")
+
+
+_GEMMA = re.compile(rf"<start_function_call>\s*call:({_NAME}?)\{{")
+_GEMMA_ITEM = re.compile(r"\s*([\w.-]{1,200})\s*:\s*")
+_GEMMA_BARE = re.compile(r"[^,}]*")
+
+
+def _detect_function_gemma(scan: _Scan) -> Iterator[_Candidate]:
+    if "<start_function_call>" not in scan.text:
+        return
+    label = "a FunctionGemma call"
+    for m, body, end, _ in _blocks(scan.text, _GEMMA, ("<end_function_call>",)):
+        scan.tick(label)
+        try:
+            args = _gemma_args(body)
+        except _Problem as exc:
+            yield _Candidate(
+                m.start(), end, "native", problem=f"looks like {label} but {exc.reason}"
+            )
+            continue
+        request = _request(m.group(1), args, "native")
+        yield _Candidate(m.start(), end, "native", requests=(request,))
+
+
+def _gemma_args(body: str) -> dict[str, Any]:
+    """``key:<escape>text<escape>,n:3}``: escaped strings, the rest JSON-like literals."""
+    args: dict[str, Any] = {}
+    pos = 0
+    while True:
+        if body.startswith("}", pos):
+            return args
+        item = _GEMMA_ITEM.match(body, pos)
+        if item is None:
+            raise _Problem(f"the arguments break off at character {pos + 1}")
+        key, pos = item.group(1), item.end()
+        if body.startswith("<escape>", pos):
+            close = body.find("<escape>", pos + 8)
+            if close == -1:
+                raise _Problem(f"the value of {key!r} is cut off")
+            args[key], pos = body[pos + 8 : close], close + 8
+        else:
+            bare = _GEMMA_BARE.match(body, pos)
+            assert bare is not None  # [^,}]* always matches
+            raw = bare.group().strip()
+            try:
+                args[key] = json.loads(raw)
+            except (ValueError, RecursionError):
+                args[key] = raw
+            pos = bare.end()
+        if pos >= len(body):
+            raise _Problem(f"the arguments are cut off after {key!r}")
+        if body[pos] == ",":
+            pos += 1
+
+
+# ----------------------------------------------------------- XML element calls
+
+# Tags that are markup or wrappers, never an API name.
+_NOT_CALLS = frozenset(
+    [
+        "a",
+        "abbr",
+        "address",
+        "api",
+        "area",
+        "article",
+        "aside",
+        "audio",
+        "b",
+        "base",
+        "bdi",
+        "bdo",
+        "blockquote",
+        "body",
+        "br",
+        "button",
+        "canvas",
+        "caption",
+        "cite",
+        "code",
+        "col",
+        "colgroup",
+        "data",
+        "datalist",
+        "dd",
+        "del",
+        "details",
+        "dfn",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "embed",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "head",
+        "header",
+        "hr",
+        "html",
+        "i",
+        "iframe",
+        "img",
+        "input",
+        "ins",
+        "kbd",
+        "label",
+        "legend",
+        "li",
+        "link",
+        "main",
+        "map",
+        "mark",
+        "meta",
+        "meter",
+        "nav",
+        "noscript",
+        "object",
+        "ol",
+        "optgroup",
+        "option",
+        "output",
+        "p",
+        "param",
+        "picture",
+        "pre",
+        "progress",
+        "q",
+        "rp",
+        "rt",
+        "ruby",
+        "s",
+        "samp",
+        "script",
+        "section",
+        "select",
+        "small",
+        "source",
+        "span",
+        "strong",
+        "style",
+        "sub",
+        "summary",
+        "sup",
+        "svg",
+        "table",
+        "tbody",
+        "td",
+        "template",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "time",
+        "title",
+        "tr",
+        "track",
+        "u",
+        "ul",
+        "var",
+        "video",
+        "wbr",
+        "think",
+        "thinking",
+        "reasoning",
+        "answer",
+        "tool_call",
+        "tool_calls",
+        "function_calls",
+        "invoke",
+        "parameter",
+        "function",
+        "result",
+        "response",
+        "reflection",
+        "output",
+        "input",
+        "request",
+        "arg_key",
+        "arg_value",
+        "tool_response",
+        "xml",
+        "root",
+    ]
+)
+_XML_START = re.compile(
+    r"<([A-Za-z_][\w.-]{0,200})"
+    r"((?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:\"[^\"<]*\"|'[^'<]*'|[^\s\"'<>/=`]+))*)\s*(/?)>"
+)
+_XML_ATTR = re.compile(r"([A-Za-z_][\w.:-]*)\s*=\s*(?:\"([^\"<]*)\"|'([^'<]*)'|([^\s\"'<>/=`]+))")
+_CHILD = re.compile(r"\s*<([A-Za-z_][\w.-]*)[\s>/]")
+
+
+_CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]{0,200})>")
+
+
+def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
+    text = scan.text
+    if "</" not in text and "/>" not in text:
+        return
+    closings: dict[str, list[int]] | None = None  # tag -> where </tag> starts, built once
+    pos = 0
+    while (lt := text.find("<", pos)) != -1:
+        pos = lt + 1
+        claimed = scan.claimed_end(lt)
+        if claimed is not None:
+            pos = claimed
+            continue
+        m = _XML_START.match(text, lt, min(len(text), lt + 5000))
+        if m is None or m.group(1).lower() in _NOT_CALLS:
+            continue
+        name, attrs, self_closing = m.group(1), m.group(2).strip(), m.group(3)
+        child = None if self_closing else _CHILD.match(text, m.end())
+        if not attrs and child is None:
+            continue  # <b>word</b>, <name>: markup or prose, not a call
+        end = m.end()
+        if not self_closing:
+            if closings is None:
+                closings = {}
+                for c in _CLOSE_TAG.finditer(text):
+                    closings.setdefault(c.group(1), []).append(c.start())
+            ends = closings.get(name, [])
+            i = bisect_left(ends, m.end())
+            if i == len(ends) or ends[i] - m.end() > _MAX_BLOCK:
+                continue  # never closed: a start tag in prose
+            close = ends[i]
+            end = close + len(name) + 3
+            if child is None and text[m.end() : close].strip():
+                continue  # <Button kind="x">Click</Button>: markup with text
+        scan.tick("XML element")
+        args: dict[str, Any] = {}
+        for a in _XML_ATTR.finditer(attrs):
+            value = next(v for v in a.groups()[1:] if v is not None)
+            args[a.group(1)] = _unescape(value)
+        if child is not None:
+            try:
+                args.update(_xml_children(text[lt:end]))
+            except _Problem as exc:
+                problem = f"looks like an XML tool call <{name}> but {exc.reason}"
+                yield _Candidate(lt, end, "xml", claims=False, problem=problem)
+                continue
+        yield _Candidate(lt, end, "xml", requests=(_request(name, args, "xml"),))
+        pos = end
+
+
+def _unescape(value: str) -> str:
+    if "&" not in value:
+        return value
+    for entity, char in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'")):
+        value = value.replace(entity, char)
+    return value.replace("&amp;", "&")
+
+
+def _xml_children(snippet: str) -> dict[str, Any]:
+    try:
+        root = _xml_fromstring(snippet, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except ParseError as exc:
+        raise _Problem(f"the XML does not parse: {exc}") from None
+    except DefusedXmlException:
+        raise _Problem("the XML declares entities or a DTD, which are not read") from None
+    args: dict[str, Any] = {}
+    for child in root:
+        value = _element_value(child)
+        if child.tag in args:  # repeated children are a list
+            prior = args[child.tag]
+            args[child.tag] = [*prior, value] if isinstance(prior, list) else [prior, value]
+        else:
+            args[child.tag] = value
+    return args
+
+
+def _element_value(element: Element) -> Any:
+    children = list(element)
+    if not children:
+        return _text_value(element.text or "")
+    out: dict[str, Any] = {}
+    for child in children:
+        out[child.tag] = _element_value(child)
+    return out
