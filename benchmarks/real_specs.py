@@ -57,6 +57,9 @@ from benchmarks._valid_requests import (
 )
 
 SUBTYPES = ["E2.2", "E2.3", *SENT_MUTATORS]
+#: chance to send each optional parameter, per request of an operation: the minimal
+#: request first, then richer ones
+_OPTIONAL = (0.0, 0.5, 0.9)
 SEMANTIC = ("E2.3", "E3.3")
 TITLE = "Real specs: false errors on valid requests, recall per subtype"
 
@@ -268,7 +271,7 @@ def _run_unit(
                 raw,
                 op,
                 random.Random(f"{case}/{op.name}/{variant}/{args.seed}"),
-                optional=0.0 if variant == 0 else 0.5,
+                optional=_OPTIONAL[min(variant, len(_OPTIONAL) - 1)],
                 with_body=None if variant == 0 else True,
             )
             stats.dropped += g.dropped
@@ -337,8 +340,9 @@ def _features(raw: RawSpec, req: SentRequest) -> Iterator[str]:
         else:
             yield "other body"
         schema = next(b[2] for b in op.bodies if b[0] == req.media)
-        if _composed(raw, schema):
-            yield "composed body (allOf/oneOf/anyOf)"
+        body = {n: v for (loc, n), v in req.values.items() if loc == "body"}
+        if _composed(raw, schema, req.body_whole if req.body_whole is not None else body):
+            yield "body through allOf/oneOf/anyOf"
     elif op.bodies:
         yield "optional body left out"
     if any(v is None for v in _leaves(req.values)):
@@ -353,12 +357,22 @@ def _features(raw: RawSpec, req: SentRequest) -> Iterator[str]:
         yield "parameter with content"
 
 
-def _composed(raw: RawSpec, schema: Any) -> bool:
+def _composed(raw: RawSpec, schema: Any, value: Any, depth: int = 0) -> bool:
+    """Whether the value sent passes through a composition anywhere in its schema."""
     try:
         flat, _ = raw.deref(schema)
     except Exception:
         return False
-    return isinstance(flat, dict) and any(k in flat for k in ("allOf", "oneOf", "anyOf"))
+    if not isinstance(flat, dict) or depth > 6:
+        return False
+    if any(k in flat for k in ("allOf", "oneOf", "anyOf")):
+        return True
+    if isinstance(value, dict):
+        props = flat.get("properties") or {}
+        return any(_composed(raw, props[k], v, depth + 1) for k, v in value.items() if k in props)
+    if isinstance(value, list) and "items" in flat:
+        return any(_composed(raw, flat["items"], v, depth + 1) for v in value)
+    return False
 
 
 def _leaves(value: Any) -> Iterator[Any]:
@@ -552,7 +566,7 @@ def _loads(values: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=0, help="operations sampled per spec (0: all)")
-    parser.add_argument("--requests", type=int, default=2, help="valid requests per operation")
+    parser.add_argument("--requests", type=int, default=3, help="valid requests per operation")
     parser.add_argument("--bfcl", type=int, default=40, help="BFCL multiple doc sets (0: none)")
     parser.add_argument(
         "--semantic", type=int, default=15, help="E2.3/E3.3 records per spec with the retriever"
@@ -585,7 +599,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwall time {elapsed:.0f} s")
     if args.out:
         args.out.write_text(table + "\n\n" + top + "\n", encoding="utf-8")
-    default_run = not (args.ops or args.only or args.no_write) and args.requests == 2
+    default_run = not (args.ops or args.only or args.no_write) and args.requests == 3
     if default_run:
         write_section(
             TITLE,
