@@ -208,10 +208,20 @@ class FeedbackLoop:
 
     # -- the loop -----------------------------------------------------------------------
 
-    def run(self, instruction: str, *, trace: str | Path | None = None) -> LoopResult:
+    def run(
+        self, instruction: str, *, intent: str | None = None, trace: str | Path | None = None
+    ) -> LoopResult:
         """Ask, check, send, judge, explain, until the requirement is met or the budgets
-        run out. Never mutates anything the caller passed in."""
-        messages = initial_messages(instruction, self._prompt_ops(instruction))
+        run out. Never mutates anything the caller passed in.
+
+        ``instruction`` is what the model reads. ``intent`` is what this one request must
+        do, when that is only part of it: the last user turn of a dialogue whose earlier
+        turns called other APIs. The E2.1 check and the choice of APIs for the prompt
+        compare APIs with it (default: the whole instruction); judged against a whole
+        dialogue, the APIs it already called look like better fits than the right one.
+        """
+        intent = instruction if intent is None else intent
+        messages = initial_messages(instruction, self._prompt_ops(intent))
         attempts: list[Attempt] = []
         failed: set[str] = set()
         history: list[str] = []
@@ -231,7 +241,7 @@ class FeedbackLoop:
                 findings: list[Finding] = [problem]
             else:
                 assert request is not None
-                findings = list(self.scanner.iter_findings(request, instruction=instruction))
+                findings = list(self.scanner.iter_findings(request, instruction=intent))
             for f in findings:
                 self._fire("finding", f)
             errors = [f for f in findings if f.severity == "error"]

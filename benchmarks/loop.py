@@ -58,6 +58,7 @@ from autofeedback._resolve import request_args
 from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from benchmarks import _datasets
 from benchmarks._results import write_section
+from benchmarks.retrieval import after_last_call
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "Base": {"static": False, "dynamic": False},
@@ -193,6 +194,12 @@ def task_list(n: int) -> list[_datasets.Task]:
     return out[:n]
 
 
+def intent(task: _datasets.Task) -> str:
+    """What the gold call answers: an API-Bank dialogue replays the calls already made,
+    the request answers the part after the last of them (as in detection.py)."""
+    return after_last_call(task.instruction) if task.dataset == "api-bank" else task.instruction
+
+
 # -- statistics ---------------------------------------------------------------------------
 
 
@@ -275,7 +282,7 @@ class Runner:
             )
             self.llm.charged_seconds = self.llm.fresh_seconds = 0.0
             started = time.perf_counter()
-            result = loop.run(task.instruction)
+            result = loop.run(task.instruction, intent=intent(task))
             # the time outside the model, plus what its calls cost when first made
             own = time.perf_counter() - started - self.llm.fresh_seconds
             name, args = final_call(result.request, catalog)

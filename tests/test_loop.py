@@ -274,3 +274,39 @@ def test_dynamic_only_unparsed_output_stops(
     result = loop.run(INSTRUCTION)
     assert result.stop_reason == "blocked" and len(result.attempts) == 1
     assert result.attempts[0].error == "request not sent: no request could be parsed"
+
+
+DIALOGUE = (
+    "User: Please order two copies of book 42, express shipping, and cancel my order "
+    "ORD-123456.\n"
+    "API-Request: [createOrder(book_id=42, quantity=2, shipping='express')]\n"
+    "API-Request: [cancelOrder(orderId='ORD-123456')]\n"
+    "AI: Done, the order is placed and the old order is cancelled.\n"
+)
+LAST_TURN = "User: Thanks. Now find science books."
+
+
+@pytest.mark.parametrize("intent", [None, LAST_TURN])
+def test_intent_is_what_the_e2_1_check_compares_with(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any, api_retriever: Any, intent: Any
+) -> None:
+    """The api-bank-214 regression: judged against the whole dialogue, the APIs it already
+    called fit better than the right one, so a correct request drew E2.1 feedback."""
+    from autofeedback import Scanner
+
+    right = "<API>searchBooks(query='science', genre='science')</API>"
+    loop = FeedbackLoop(
+        CallableLLM(Script(right)),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        scanner=Scanner(bookshop, retriever=api_retriever),
+        max_dynamic=0,
+    )
+    result = loop.run(DIALOGUE + LAST_TURN, intent=intent)
+    first = result.attempts[0]
+    assert result.success and len(result.attempts) == 1
+    if intent is None:  # a warning here; an error when the margin is wider (api-bank-214)
+        assert [f.code for f in first.findings] == ["E2.1"]
+    else:
+        assert first.findings == ()
