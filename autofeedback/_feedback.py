@@ -45,6 +45,12 @@ def _family(code: str) -> str:
 
 def _correction(f: Finding) -> str:
     if f.code == "E1":
+        if f.suggestion:
+            # the model's own call, as far as it could be read, in the format asked for
+            return (
+                f"Your request, rewritten in the expected format, is {f.suggestion}; "
+                "complete it if it was cut off and write it exactly like that."
+            )
         return (
             "Write exactly one request, e.g. <API>ApiName(key1='value1', key2='value2')"
             "</API>, with every argument a literal value."
@@ -87,6 +93,11 @@ def render_feedback(finding: Finding | Sequence[Finding]) -> str:
     >>> print(text.splitlines()[1])
     Error E2.2 (literal variant of an API name) at api: API 'user_login' does not exist.
     >>> text.splitlines()[-2].endswith("Correction: Use the documented API 'userLogin'.")
+    True
+    >>> e1 = Finding("E1", (), "<tool_call>{...", message="the JSON is cut off",
+    ...     suggestion="<API>searchBooks(query='dune')</API>")
+    >>> "rewritten in the expected format, is <API>searchBooks(query='dune')</API>" in (
+    ...     render_feedback(e1))
     True
     """
     findings = [finding] if isinstance(finding, Finding) else list(finding)

@@ -351,3 +351,73 @@ def test_toolcall_corpus_covers_every_family() -> None:
     } <= families
     broken = [case for _, case in TOOLCALLS if "problem" in case]
     assert len(broken) >= 6
+
+
+# ------------------------------------------------------- through the scanner (E1, E4)
+
+_TOOLS = [
+    {
+        "name": "searchBooks",
+        "parameters": {
+            "type": "object",
+            "required": ["query"],
+            "properties": {
+                "query": {"type": "string"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "in_stock": {"type": "boolean"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+        },
+    }
+]
+
+
+def _scanner() -> Any:
+    from autofeedback import ApiCatalog, Scanner
+
+    return Scanner(ApiCatalog.from_tools(_TOOLS), retriever=None)
+
+
+def test_e1_feedback_shows_the_models_own_call_rewritten() -> None:
+    from autofeedback import render_feedback
+
+    finding = _scanner().scan(
+        '<tool_call>\n{"name": "searchBooks", "arguments": {"query": "science", "limit": 10'
+    )
+    assert finding is not None and finding.code == "E1"
+    assert finding.suggestion == "<API>searchBooks(query='science', limit=10)</API>"
+    text = render_feedback(finding)
+    assert "<API>searchBooks(query='science', limit=10)</API>" in text
+    assert "ApiName(key1=" not in text  # not the generic example
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "<searchBooks query='science' limit=10 in_stock=true></searchBooks>",
+        '<searchBooks>\n<query>science</query>\n<limit>10</limit>\n<tags>["a"]</tags>\n'
+        "</searchBooks>",
+        "<tool_call>\n<function=searchBooks>\n<parameter=query>\nscience\n</parameter>\n"
+        "<parameter=limit>\n10\n</parameter>\n</function>\n</tool_call>",
+        '<invoke name="searchBooks"><parameter name="query">science</parameter>'
+        '<parameter name="in_stock">false</parameter></invoke>',
+    ],
+)
+def test_xml_text_values_are_read_per_the_schema(output: str) -> None:
+    assert list(_scanner().iter_findings(output)) == []
+
+
+@pytest.mark.parametrize(
+    "output,code,where",
+    [
+        ("<searchBooks query='science' limit=ten></searchBooks>", "E4.1", "limit"),
+        ("<searchBooks query='science' limit=99/>", "E4.2", "limit"),
+        ("<searchBooks query='science' in_stock=maybe/>", "E4.1", "in_stock"),
+        ("<searchBooks limit=5/>", "E3.4", None),
+    ],
+)
+def test_xml_values_still_get_e4_for_real_mistakes(output: str, code: str, where: str) -> None:
+    finding = _scanner().scan(output)
+    assert finding is not None and finding.code == code, finding
+    if where is not None:
+        assert finding.location[-1] == where

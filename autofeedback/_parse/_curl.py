@@ -19,6 +19,7 @@ from autofeedback._parse._common import (
     _Problem,
     _Scan,
 )
+from autofeedback._parse._http import _url_problem
 
 _CURL = re.compile(r"curl(?=[ \t])")
 _CURL_WITH_VALUE = frozenset(
@@ -135,6 +136,9 @@ def _request_from_curl(command: str) -> ApiRequest | None:
             raise _Problem("there is no URL")
         return None  # prose that mentions curl
     assert url is not None
+    bad_url = _url_problem(url)
+    if bad_url is not None:
+        raise _Problem(bad_url)
     payload = "&".join(data)
     params: dict[str, str] = {}
     body: Any = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
@@ -48,6 +49,18 @@ _BODY_LEAD = re.compile(
 )
 
 
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a request target (``http://1[27.0.0.1/`` is no URL), or None.
+
+    Checked here, at the source, so no later stage meets a URL that ``urlsplit`` rejects.
+    """
+    try:
+        urlsplit(url)  # the port is not checked: ``{port}`` placeholders are common
+    except ValueError as exc:
+        return f"the URL {url[:80]!r} is not valid: {exc}"
+    return None
+
+
 def _clean_url(url: str) -> str:
     """Drop sentence punctuation glued to a URL in prose (``GET /movie/550.``)."""
     while url and url[-1] in ".,;:!?)]":
@@ -64,6 +77,8 @@ def _http_from_line(line: str) -> ApiRequest | None:
     if m is None:
         return None
     url = _clean_url(m.group(2))
+    if _url_problem(url) is not None:
+        return None
     return ApiRequest(method=m.group(1), url=url, format="http", raw=line)
 
 
@@ -94,6 +109,11 @@ def _detect_http(scan: _Scan) -> Iterator[_Candidate]:
         method = m.group(1)
         url = _clean_url(m.group(2))
         end = m.start(2) + len(url)
+        bad_url = _url_problem(url)
+        if bad_url is not None:
+            problem = f"looks like an HTTP request but {bad_url}"
+            yield _Candidate(m.start(), end, "http", problem=problem)
+            continue
         version = _HTTP_VERSION.match(text, end)
         if version is not None:
             end = version.end()

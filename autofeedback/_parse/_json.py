@@ -26,6 +26,7 @@ from autofeedback._parse._common import (
 )
 from autofeedback._parse._http import (
     _http_from_line,
+    _url_problem,
 )
 
 # ---------------------------------------------------------------- JSON call shapes
@@ -147,6 +148,9 @@ def _http_from_record(record: Mapping[str, Any], fmt: RequestFormat) -> ApiReque
     url = record.get("url")
     if not isinstance(url, str) or not url.strip():
         raise RequestFormatError("the request has no URL (expected a string under 'url')")
+    bad_url = _url_problem(url.strip())
+    if bad_url is not None:
+        raise RequestFormatError(bad_url)
     params: Any = record.get("params")
     if params is None:
         params = {}

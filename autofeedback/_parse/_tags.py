@@ -22,6 +22,7 @@ from autofeedback._parse._common import (
 from autofeedback._parse._http import (
     _HTTP_REQUEST,
     _clean_url,
+    _url_problem,
 )
 from autofeedback._parse._json import (
     _http_from_record,
@@ -83,6 +84,9 @@ def _requests_from_tag(scan: _Scan, content: str) -> list[ApiRequest]:
             except _Problem as exc:
                 raise _Problem(f"the JSON body does not parse: {exc.reason}") from None
         url = _clean_url(line.group(2))
+        bad_url = _url_problem(url)
+        if bad_url is not None:
+            raise _Problem(bad_url)
         return [ApiRequest(method=line.group(1), url=url, body=payload, format="api-tag")]
     name, args = _call_from_source(body, scan, lenient=True)
     return [ApiRequest(name=name, arguments=args, format="api-tag")]
