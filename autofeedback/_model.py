@@ -63,7 +63,11 @@ class Operation:
     parameters: tuple[Parameter, ...] = ()
     responses: tuple[Response, ...] = ()
     body_schema: Mapping[str, Any] | None = None
+    #: whether the spec requires a body at all (OpenAPI's ``requestBody.required``);
+    #: fields its schema requires matter only once a body is sent
     body_required: bool = False
+    #: the body's media type (``application/json``, ``multipart/form-data``...)
+    body_media: str | None = None
     source: str = ""
     tags: tuple[str, ...] = ()
     #: Credentials the spec's security schemes carry in a query, header or cookie

@@ -8,12 +8,9 @@ in an in-memory LRU because identifier similarity runs for every unknown name.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
 import re
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -24,6 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from autofeedback._cache import atomic_write, default_cache_dir
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._model import Operation
@@ -125,16 +123,6 @@ def operation_text(op: Operation) -> str:
     if params:
         parts.append("parameters: " + ", ".join(p for p in params if p))
     return ". ".join(p.rstrip(".") for p in parts if p) + ("." if description or params else "")
-
-
-def default_cache_dir() -> Path:
-    """``$AUTOFEEDBACK_CACHE_DIR`` or ``~/.cache/autofeedback``.
-
-    >>> default_cache_dir().name  # doctest: +SKIP
-    'autofeedback'
-    """
-    env = os.environ.get("AUTOFEEDBACK_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "autofeedback"
 
 
 class ApiRetriever:
@@ -357,19 +345,4 @@ def _load_matrix(path: Path, rows: int) -> Vectors | None:
 
 
 def _save_matrix(path: Path, matrix: Vectors) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a file; a
-    cache that cannot be written only costs speed."""
-    tmp: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, matrix, allow_pickle=False)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError as exc:
-        _log.info("cannot write embedding cache %s: %s", path, exc)
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    atomic_write(path, lambda fh: np.save(fh, matrix, allow_pickle=False))

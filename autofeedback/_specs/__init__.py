@@ -1,0 +1,155 @@
+"""Spec loaders: every supported API-doc format into :class:`~autofeedback.Operation` values.
+
+Formats, auto-detected by :func:`load_spec`, one module each:
+
+* ``_openapi3``: OpenAPI 3.0 / 3.1 (JSON or YAML), compositions and form bodies included;
+* ``_swagger2``: Swagger 2.0 (the OpenAPI 3 loader with Swagger's places for things);
+* ``_functions``: OpenAI tools, bare function lists, one function, ``{"tools": [...]}`` /
+  ``{"functions": [...]}``, BFCL functions;
+* ``_apibank``: API-Bank docs (``{"name", "description", "input_parameters", ...}``).
+
+Shared parts: ``_text`` (JSON / YAML / JSON Lines text, alias bombs refused), ``_refs``
+(``$ref`` resolution, each reference expanded once), ``_cache`` (parsed specs cached
+on disk, keyed by the file's content).
+
+Anything else raises :class:`~autofeedback.SpecError` naming the source and the place.
+Real-world specs are often slightly invalid (missing ``in`` defaults, no leading ``/``
+on a path, dangling ``required`` names); those load. Only what makes an operation
+impossible to describe (no ``name`` on a parameter, a ``$ref`` that points nowhere, a
+document that is not a spec at all) is an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from autofeedback._exceptions import SpecError
+from autofeedback._model import Operation
+from autofeedback._specs._apibank import api_bank_optional, api_bank_type
+from autofeedback._specs._cache import SpecCache
+from autofeedback._specs._common import Loaded
+from autofeedback._specs._functions import load_callables
+from autofeedback._specs._openapi3 import OpenApi3Loader
+from autofeedback._specs._swagger2 import SwaggerLoader
+from autofeedback._specs._text import parse_json_lines, parse_text
+
+__all__ = ["api_bank_optional", "api_bank_type", "load_spec", "load_spec_file"]
+
+
+def load_spec(
+    document: Any,
+    *,
+    source: str,
+    base_dir: Path | None = None,
+    outside_refs: bool = False,
+) -> Loaded:
+    """Load an already-parsed spec document (or its JSON/YAML text), detecting the format.
+
+    Returns the operations and the server URLs. ``base_dir`` lets ``$ref`` reach other
+    files in that folder (and anywhere with ``outside_refs``).
+
+    >>> ops, servers = load_spec([{"name": "ping", "parameters": {"type": "dict",
+    ...     "properties": {"n": {"type": "float"}}, "required": ["n"]}}], source="<tools>")
+    >>> ops[0].parameters[0].schema, ops[0].parameters[0].required
+    ({'type': 'number'}, True)
+    """
+    ops, servers, _ = _load(document, source, base_dir, outside_refs)
+    return ops, servers
+
+
+def _load(
+    document: Any, source: str, base_dir: Path | None, outside_refs: bool
+) -> tuple[list[Operation], list[str], list[Path]]:
+    """The operations, servers and the other files the spec's ``$ref``s read."""
+    if isinstance(document, (str, bytes)):
+        text = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
+        document = parse_text(text, source)
+    files: list[Path] = []
+    try:
+        ops, servers = _dispatch(document, source, base_dir, outside_refs, files)
+    except SpecError:
+        raise
+    except RecursionError as exc:
+        raise SpecError("spec is nested too deeply", source=source) from exc
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        # A safety net: the loaders check shapes where they read them, but a spec is
+        # untrusted input and must never surface as a traceback.
+        raise SpecError(f"malformed spec ({type(exc).__name__}: {exc})", source=source) from exc
+    if not ops:
+        raise SpecError("the spec describes no operations", source=source)
+    return _dedupe(ops), list(dict.fromkeys(servers)), files
+
+
+def load_spec_file(
+    path: Path, *, outside_refs: bool = False, cache_dir: Path | bool | None = None
+) -> Loaded:
+    """Load a spec file: JSON or YAML (recognised by content), or ``.jsonl`` with one
+    API-Bank doc or function per line.
+
+    The loaded operations are cached on disk (``cache_dir``, default
+    ``$AUTOFEEDBACK_CACHE_DIR/specs``; ``False`` turns the cache off), keyed by the
+    content of the file and of every file its ``$ref``s read: a big spec is read once.
+
+    >>> ops, servers = load_spec_file(Path("tests/data/specs/swagger.json"))  # doctest: +SKIP
+    >>> [op.name for op in ops], servers[0]
+    (['searchBooks', 'addBook', 'POST /books/{isbn}/cover'], 'https://library.example.org/api/v2')
+    """
+    source = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SpecError(f"cannot read the file: {exc.strerror or exc}", source=source) from exc
+    cache = SpecCache.open(cache_dir, source, data, outside_refs)
+    if cache is not None:
+        hit = cache.get()
+        if hit is not None:
+            return hit
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"not UTF-8 text (byte {exc.start})", source=source) from exc
+    if Path(path).suffix.lower() in (".jsonl", ".ndjson"):
+        document: Any = parse_json_lines(text, source)
+    else:
+        document = parse_text(text, source)
+    ops, servers, files = _load(document, source, Path(path).resolve().parent, outside_refs)
+    if cache is not None:
+        cache.put(ops, servers, files)
+    return ops, servers
+
+
+def _dispatch(
+    document: Any, source: str, base_dir: Path | None, outside_refs: bool, files: list[Path]
+) -> Loaded:
+    if isinstance(document, dict):
+        if "openapi" in document or "swagger" in document or "paths" in document:
+            swagger = "swagger" in document and "openapi" not in document
+            kind = SwaggerLoader if swagger else OpenApi3Loader
+            loader = kind(document, source, base_dir, outside_refs=outside_refs)
+            loaded = loader.load()
+            files.extend(loader.resolver.files)
+            return loaded
+        for key in ("tools", "functions"):
+            if isinstance(document.get(key), list):
+                return load_callables(document[key], source, prefix=f"{key}"), []
+        return load_callables([document], source, prefix="", single=True), []
+    if isinstance(document, list):
+        if not document:
+            raise SpecError("the spec is an empty list", source=source)
+        return load_callables(document, source, prefix=""), []
+    raise SpecError(
+        f"not a spec: expected an object or a list, got {type(document).__name__}",
+        source=source,
+    )
+
+
+def _dedupe(ops: list[Operation]) -> list[Operation]:
+    """Keep the first operation of each name: later ones would be unreachable by name."""
+    seen: set[str] = set()
+    out: list[Operation] = []
+    for op in ops:
+        if op.name not in seen:
+            seen.add(op.name)
+            out.append(op)
+    return out

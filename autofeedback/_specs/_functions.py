@@ -1,0 +1,154 @@
+"""Function-style specs: OpenAI tools (``[{"type": "function", "function": {...}}]``),
+bare function lists, one function, and BFCL functions, whose type names (``dict``,
+``float``, ``tuple``, ``any``) are mapped to JSON Schema. API-Bank docs are read by
+:mod:`autofeedback._specs._apibank`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from autofeedback._exceptions import SpecError
+from autofeedback._model import Operation, Parameter, Response
+from autofeedback._specs._apibank import load_api_bank
+from autofeedback._specs._common import join, name_of, required_names, text
+from autofeedback._specs._refs import Resolver
+
+__all__ = ["load_callables"]
+
+
+def load_callables(
+    items: list[Any], source: str, *, prefix: str, single: bool = False
+) -> list[Operation]:
+    ops: list[Operation] = []
+    for i, item in enumerate(items):
+        where = prefix if single else join(prefix, f"[{i}]")
+        if not isinstance(item, dict):
+            raise SpecError(
+                f"expected a function or API description, got {type(item).__name__}",
+                source=source,
+                where=where,
+            )
+        if item.get("type") == "function" and isinstance(item.get("function"), dict):
+            ops.append(_load_function(item["function"], source, join(where, "function")))
+        elif "input_parameters" in item or "output_parameters" in item:
+            ops.append(load_api_bank(item, source, where))
+        elif "parameters" in item or ("name" in item and ("description" in item or len(item) == 1)):
+            ops.append(_load_function(item, source, where))
+        else:
+            raise SpecError(
+                "not a recognised spec: expected an OpenAPI/Swagger document, an OpenAI "
+                "tool or function ({name, description, parameters}) or an API-Bank doc "
+                "({name, description, input_parameters})",
+                source=source,
+                where=where,
+            )
+    return ops
+
+
+def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
+    name = name_of(fn, source, where, "function")
+    params_schema = fn.get("parameters")
+    if params_schema is None:
+        params_schema = {}
+    if not isinstance(params_schema, dict):
+        raise SpecError(
+            "'parameters' must be a JSON Schema object",
+            source=source,
+            where=join(where, "parameters"),
+        )
+    # Pydantic-made tools carry $defs and local refs: resolve them against the schema.
+    resolver = Resolver(params_schema, source, None)
+    resolved = resolver.schema(params_schema, join(where, "parameters"), fold_nullable=False)
+    resolved = _bfcl_schema(resolved)
+    properties = resolved.get("properties") or {}
+    if not isinstance(properties, dict):
+        raise SpecError(
+            "'properties' must be an object",
+            source=source,
+            where=join(where, "parameters.properties"),
+        )
+    required = required_names(resolved)
+    parameters: list[Parameter] = []
+    for pname, pschema in properties.items():
+        pschema = dict(pschema) if isinstance(pschema, dict) else {}
+        optional = pschema.pop("optional", None) is True
+        parameters.append(
+            Parameter(
+                name=str(pname),
+                location="argument",
+                schema=pschema,
+                required=pname in required and not optional,
+                description=text(pschema.get("description")),
+            )
+        )
+    responses: tuple[Response, ...] = ()
+    if isinstance(fn.get("response"), dict):
+        responses = (Response("200", schema=_bfcl_schema(fn["response"])),)
+    return Operation(
+        name=name,
+        description=text(fn.get("description")),
+        parameters=tuple(parameters),
+        responses=responses,
+        source=source,
+    )
+
+
+#: BFCL / Python type names -> JSON Schema type (``None``: no type constraint).
+_TYPE_NAMES: Mapping[str, str | None] = {
+    "dict": "object",
+    "object": "object",
+    "float": "number",
+    "number": "number",
+    "double": "number",
+    "tuple": "array",
+    "array": "array",
+    "list": "array",
+    "any": None,
+    "string": "string",
+    "str": "string",
+    "integer": "integer",
+    "int": "integer",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "null": "null",
+    "none": "null",
+}
+
+
+def _bfcl_schema(schema: Any) -> Any:
+    """Map BFCL/Python type names to JSON Schema, recursively."""
+    if isinstance(schema, list):
+        return [_bfcl_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            mapped = _map_type(value)
+            if mapped is not None:
+                out["type"] = mapped
+        elif key in ("items", "additionalProperties", "not", "contains", "additionalItems"):
+            out[key] = _bfcl_schema(value)
+        elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            out[key] = _bfcl_schema(value) if isinstance(value, list) else value
+        elif key in ("properties", "patternProperties", "$defs", "definitions") and isinstance(
+            value, dict
+        ):
+            out[key] = {k: _bfcl_schema(v) for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def _map_type(value: Any) -> Any:
+    if isinstance(value, list):
+        mapped = [_map_type(v) for v in value]
+        if any(m is None for m in mapped):
+            return None  # "any" among the alternatives: no constraint
+        return list(dict.fromkeys(mapped))
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in _TYPE_NAMES:
+            return _TYPE_NAMES[key]
+    return None  # an unknown type name cannot be checked; JSON Schema would reject it

@@ -1,0 +1,434 @@
+"""OpenAPI 3.0 / 3.1 documents (Swagger 2.0 reuses this loader, see ``_swagger2``).
+
+What a checker needs from an operation, read the way OpenAPI means it:
+
+* parameters from the path item and the operation (the operation's win), ``schema`` or
+  ``content``, with their serialization ``style``/``explode``; a path key that carries a
+  query string (``/responses/{id}/items?beta=true``) is its path plus a fixed query
+  parameter;
+* the request body of the first JSON media type, else the first form one
+  (``application/x-www-form-urlencoded``, ``multipart/form-data``: how payment APIs take
+  arguments); its fields are the properties the body schema can have, looking through
+  ``allOf`` / ``oneOf`` / ``anyOf`` (a field is required when every branch requires it);
+  ``requestBody.required`` says whether the body itself must be sent;
+* responses with their schema and an example; security schemes as the places
+  credentials may travel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from autofeedback._exceptions import SpecError
+from autofeedback._model import Location, Operation, Parameter, Response
+from autofeedback._specs._common import Loaded, join, required_names, text
+from autofeedback._specs._refs import Resolver
+
+__all__ = ["OpenApi3Loader", "object_properties", "pick_media"]
+
+_HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]*\+)?json\b|^\*/\*$|^application/\*$", re.I)
+FORM_MEDIA = ("application/x-www-form-urlencoded", "multipart/form-data")
+_TEMPLATE_VAR = re.compile(r"\{([^{}/]+)\}")
+
+#: A parameter entry with the place it was read from and the file it lives in.
+ParamEntry = tuple[dict[str, Any], str, str]
+#: What an operation's body reading gives: schema, fields, required, media type.
+Body = tuple[dict[str, Any] | None, list[Parameter], bool, str | None]
+
+
+class OpenApi3Loader:
+    """Reads the operations of one OpenAPI 3.x document."""
+
+    locations: tuple[str, ...] = ("path", "query", "header", "cookie")
+
+    def __init__(
+        self,
+        doc: dict[str, Any],
+        source: str,
+        base_dir: Path | None,
+        *,
+        outside_refs: bool = False,
+    ) -> None:
+        self.doc = doc
+        self.source = source
+        self.check_version()
+        self.resolver = Resolver(doc, source, base_dir, outside_refs=outside_refs)
+
+    def check_version(self) -> None:
+        if not str(self.doc.get("openapi", "3")).startswith("3"):
+            raise self.error(
+                f"unsupported OpenAPI version {self.doc['openapi']!r} (expected 3.0 or 3.1)",
+                "openapi",
+            )
+
+    def error(self, message: str, where: str) -> SpecError:
+        return SpecError(message, source=self.source, where=where)
+
+    def load(self) -> Loaded:
+        paths = self.doc.get("paths")
+        if paths is None:
+            paths = {}
+        if not isinstance(paths, dict):
+            raise self.error("'paths' must be an object", "paths")
+        self._schemes = self.security_schemes()
+        ops: list[Operation] = []
+        for path, item in paths.items():
+            ops.extend(self._path_item(str(path), item))
+        if not ops:
+            raise self.error("the spec describes no operations", "paths")
+        return ops, self.servers()
+
+    # -- document level -----------------------------------------------------------------
+
+    def servers(self) -> list[str]:
+        servers = self.doc.get("servers") or []
+        out = []
+        for server in servers if isinstance(servers, list) else []:
+            if not isinstance(server, dict) or not isinstance(server.get("url"), str):
+                continue
+            url: str = server["url"]
+            variables = server.get("variables") or {}
+            if isinstance(variables, dict):
+                for name, var in variables.items():
+                    if isinstance(var, dict) and "default" in var:
+                        url = url.replace("{" + str(name) + "}", str(var["default"]))
+            out.append(url.rstrip("/") if url != "/" else url)
+        return out
+
+    def raw_security_schemes(self) -> Any:
+        components = self.doc.get("components")
+        return components.get("securitySchemes") if isinstance(components, dict) else None
+
+    def security_schemes(self) -> dict[str, Any]:
+        schemes = self.raw_security_schemes()
+        if not isinstance(schemes, dict):
+            return {}
+        out: dict[str, Any] = {}
+        for name, scheme in schemes.items():
+            scheme, _ = self.resolver.deref(scheme, f"securitySchemes.{name}")
+            if isinstance(scheme, dict):
+                out[str(name)] = scheme
+        return out
+
+    # -- operations -----------------------------------------------------------------------
+
+    def _path_item(self, path: str, item: Any) -> Iterator[Operation]:
+        where = f"paths.{path}"
+        item, doc_file = self.resolver.deref(item, where)
+        if not isinstance(item, dict):
+            raise self.error("a path item must be an object", where)
+        norm_path, fixed_query = _split_path_key(path)
+        common = self._parameter_list(item.get("parameters"), join(where, "parameters"), doc_file)
+        for method in _HTTP_METHODS:
+            op = item.get(method)
+            if op is None:
+                continue
+            op_where = join(where, method)
+            if not isinstance(op, dict):
+                raise self.error("an operation must be an object", op_where)
+            yield self._operation(method, norm_path, fixed_query, op, common, op_where, doc_file)
+
+    def _parameter_list(self, params: Any, where: str, doc_file: str) -> list[ParamEntry]:
+        """Dereferenced parameter objects with the place each came from."""
+        if params is None:
+            return []
+        if not isinstance(params, list):
+            raise self.error("'parameters' must be a list", where)
+        out = []
+        for i, p in enumerate(params):
+            p_where = f"{where}[{i}]"
+            p, p_file = self.resolver.deref(p, p_where, doc_file)
+            if not isinstance(p, dict):
+                raise self.error("a parameter must be an object", p_where)
+            name = p.get("name")
+            if not isinstance(name, str) or not name:
+                raise self.error("parameter has no 'name'", p_where)
+            loc = p.get("in")
+            if loc not in self.locations:
+                shown = repr(loc) if loc is not None else "nothing"
+                raise self.error(
+                    f"parameter {name!r} has 'in' {shown}; expected one of "
+                    f"{', '.join(self.locations)}",
+                    p_where,
+                )
+            out.append((p, p_where, p_file))
+        return out
+
+    def _operation(
+        self,
+        method: str,
+        path: str,
+        fixed_query: list[tuple[str, str]],
+        op: dict[str, Any],
+        common: list[ParamEntry],
+        where: str,
+        doc_file: str,
+    ) -> Operation:
+        own = self._parameter_list(op.get("parameters"), join(where, "parameters"), doc_file)
+        merged: dict[tuple[str, str], ParamEntry] = {}
+        for entry in (*common, *own):
+            merged[(entry[0]["name"], entry[0]["in"])] = entry  # operation level wins
+        plain = [e for e in merged.values() if e[0]["in"] in ("path", "query", "header", "cookie")]
+        parameters = [self.parameter(p, p_where, p_file) for p, p_where, p_file in plain]
+        declared = {(p.location, p.name) for p in parameters}
+        for key, value in fixed_query:
+            if ("query", key) not in declared:
+                parameters.append(
+                    Parameter(
+                        key,
+                        "query",
+                        {"type": "string", "enum": [value]},
+                        description=f"fixed by the documented path: {key}={value}",
+                    )
+                )
+        for var in dict.fromkeys(_TEMPLATE_VAR.findall(path)):
+            if ("path", var) not in declared:
+                # The template needs it even when the spec forgets to document it.
+                parameters.append(Parameter(var, "path", {"type": "string"}, required=True))
+        body_schema, body_params, body_required, media = self.body(op, merged, where, doc_file)
+        parameters.extend(body_params)
+        op_id = op.get("operationId")
+        name = op_id.strip() if isinstance(op_id, str) and op_id.strip() else None
+        summary, description = text(op.get("summary")), text(op.get("description"))
+        doc_text = "\n\n".join(dict.fromkeys(t for t in (summary, description) if t))
+        tags = op.get("tags")
+        return Operation(
+            name=name or f"{method.upper()} {path}",
+            description=doc_text,
+            method=method.upper(),
+            path=path,
+            parameters=tuple(parameters),
+            responses=tuple(
+                self._responses(op.get("responses"), join(where, "responses"), doc_file)
+            ),
+            body_schema=body_schema,
+            body_required=body_required,
+            body_media=media,
+            source=self.source,
+            tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+            auth_parameters=self._auth_parameters(op),
+        )
+
+    def body(
+        self,
+        op: Mapping[str, Any],
+        params: Mapping[tuple[str, str], ParamEntry],
+        where: str,
+        doc_file: str,
+    ) -> Body:
+        """The request body: OpenAPI 3's ``requestBody``."""
+        body = op.get("requestBody")
+        if body is None:
+            return None, [], False, None
+        where = join(where, "requestBody")
+        body, body_file = self.resolver.deref(body, where, doc_file)
+        if not isinstance(body, dict):
+            raise self.error("'requestBody' must be an object", where)
+        required = body.get("required") is True
+        content = body.get("content")
+        if not isinstance(content, dict) or not content:
+            return None, [], required, None
+        media_type = pick_media(content)
+        media = content[media_type]
+        if not isinstance(media, dict):
+            return None, [], required, media_type
+        schema = self.resolver.schema(
+            media.get("schema") or {},
+            join(join(where, f"content.{media_type}"), "schema"),
+            doc_file=body_file,
+        )
+        structured = _JSON_MEDIA.match(media_type) or media_type.lower() in FORM_MEDIA
+        fields = body_parameters(schema) if structured else []
+        return schema, fields, required, media_type
+
+    def parameter(self, p: dict[str, Any], where: str, doc_file: str) -> Parameter:
+        loc: Location = p["in"]
+        raw_schema = p.get("schema")
+        if raw_schema is None and isinstance(p.get("content"), dict):
+            # content-style parameter: the first media type's schema
+            for media in p["content"].values():
+                if isinstance(media, dict):
+                    raw_schema = media.get("schema")
+                    break
+        schema = self.resolver.schema(raw_schema or {}, join(where, "schema"), doc_file=doc_file)
+        if "example" in p and "example" not in schema:
+            schema = {**schema, "example": p["example"]}
+        default_style = "form" if loc in ("query", "cookie") else "simple"
+        style = p["style"] if isinstance(p.get("style"), str) else default_style
+        explode = p["explode"] if isinstance(p.get("explode"), bool) else style == "form"
+        return Parameter(
+            name=p["name"],
+            location=loc,
+            schema=schema,
+            # Path parameters are always required (OpenAPI says so; specs forget).
+            required=loc == "path" or p.get("required") is True,
+            description=text(p.get("description")),
+            style=style,
+            explode=explode,
+        )
+
+    def _auth_parameters(self, op: Mapping[str, Any]) -> tuple[Parameter, ...]:
+        """Where the operation's credentials travel. The operation's ``security`` wins over
+        the document's; with neither, every defined scheme is accepted (credentials are
+        never required by a check, only recognised, and specs often forget ``security``)."""
+        if not self._schemes:
+            return ()
+        requirements = op.get("security", self.doc.get("security"))
+        if isinstance(requirements, list):
+            names = [str(n) for req in requirements if isinstance(req, dict) for n in req]
+        else:
+            names = list(self._schemes)
+        out: dict[tuple[str, str], Parameter] = {}
+        for name in names:
+            scheme = self._schemes.get(name)
+            if scheme is None:
+                continue
+            description = text(scheme.get("description"))
+            kind = str(scheme.get("type", "")).lower()
+            if kind == "apikey":
+                where, key = scheme.get("in"), scheme.get("name")
+                if where not in ("query", "header", "cookie") or not isinstance(key, str):
+                    continue
+                loc: Location = where
+            elif kind in ("http", "basic", "oauth2", "openidconnect"):
+                loc, key = "header", "Authorization"
+            else:
+                continue
+            out.setdefault(
+                (loc, key.lower()),
+                Parameter(key, loc, {"type": "string"}, required=False, description=description),
+            )
+        return tuple(out.values())
+
+    # -- responses ------------------------------------------------------------------------
+
+    def _responses(self, responses: Any, where: str, doc_file: str) -> Iterator[Response]:
+        if not isinstance(responses, dict):
+            return
+        for status, resp in responses.items():
+            r_where = join(where, str(status))
+            if str(status).startswith("x-"):
+                continue
+            resp, r_file = self.resolver.deref(resp, r_where, doc_file)
+            if not isinstance(resp, dict):
+                raise self.error("a response must be an object", r_where)
+            schema, example = self.response_content(resp, r_where, r_file)
+            if example is None and schema is not None:
+                example = schema.get("example")
+            yield Response(
+                status=str(status),
+                description=text(resp.get("description")),
+                schema=schema,
+                example=example,
+            )
+
+    def response_content(
+        self, resp: Mapping[str, Any], where: str, doc_file: str
+    ) -> tuple[dict[str, Any] | None, Any]:
+        content = resp.get("content")
+        if not isinstance(content, dict) or not content:
+            return None, None
+        media_type = pick_media(content)
+        media = content[media_type]
+        if not isinstance(media, dict):
+            return None, None
+        m_where = join(where, f"content.{media_type}")
+        schema = None
+        if media.get("schema") is not None:
+            schema = self.resolver.schema(
+                media["schema"], join(m_where, "schema"), doc_file=doc_file
+            )
+        return schema, self._media_example(media, m_where, doc_file)
+
+    def _media_example(self, media: Mapping[str, Any], where: str, doc_file: str) -> Any:
+        if "example" in media:
+            return media["example"]
+        examples = media.get("examples")
+        if isinstance(examples, dict):
+            for name, ex in examples.items():
+                ex, _ = self.resolver.deref(ex, join(where, f"examples.{name}"), doc_file)
+                if isinstance(ex, dict) and "value" in ex:
+                    return ex["value"]
+        return None
+
+
+def _split_path_key(path: str) -> tuple[str, list[tuple[str, str]]]:
+    """``/responses/{id}/items?beta=true`` -> (``/responses/{id}/items``, [("beta", "true")])."""
+    path, _, query = path.partition("?")
+    path = path if path.startswith("/") else "/" + path
+    return path, parse_qsl(query, keep_blank_values=True) if query else []
+
+
+def pick_media(content: Mapping[str, Any]) -> str:
+    """JSON first, then form bodies, else the first listed media type."""
+    keys = [str(k) for k in content]
+    for key in keys:
+        if _JSON_MEDIA.match(key) and key not in ("*/*", "application/*"):
+            return key
+    for key in keys:
+        if key.lower().split(";")[0].strip() in FORM_MEDIA:
+            return key
+    return keys[0]
+
+
+def body_parameters(schema: Mapping[str, Any]) -> list[Parameter]:
+    """The body's fields as parameters (see :func:`object_properties`)."""
+    properties, required = object_properties(schema)
+    return [
+        Parameter(
+            name=name,
+            location="body",
+            schema=prop if isinstance(prop, dict) else {},
+            required=name in required,
+            description=text(prop.get("description")) if isinstance(prop, dict) else "",
+        )
+        for name, prop in properties.items()
+    ]
+
+
+def object_properties(
+    schema: Mapping[str, Any], _depth: int = 0
+) -> tuple[dict[str, Any], set[str]]:
+    """The properties an object schema can have and the ones it always requires, looking
+    through compositions: ``allOf`` adds every part's properties and requirements;
+    ``oneOf`` / ``anyOf`` add every branch's properties, and require what every branch
+    requires (a discriminator property usually is).
+
+    >>> object_properties({"oneOf": [
+    ...     {"properties": {"type": {}, "a": {}}, "required": ["type", "a"]},
+    ...     {"properties": {"type": {}, "b": {}}, "required": ["type"]}]})
+    ({'type': {}, 'a': {}, 'b': {}}, {'type'})
+    """
+    properties: dict[str, Any] = {}
+    required = set(required_names(schema))
+    if _depth > 32:  # compositions nested this deep are recursion in disguise
+        return properties, required
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        properties.update(props)
+    for part in _list(schema.get("allOf")):
+        sub_props, sub_required = object_properties(part, _depth + 1)
+        for k, v in sub_props.items():
+            properties.setdefault(k, v)
+        required |= sub_required
+    for key in ("oneOf", "anyOf"):
+        branches = _list(schema.get(key))
+        if not branches:
+            continue
+        common: set[str] | None = None
+        for part in branches:
+            sub_props, sub_required = object_properties(part, _depth + 1)
+            for k, v in sub_props.items():
+                properties.setdefault(k, v)
+            common = sub_required if common is None else common & sub_required
+        required |= common or set()
+    return properties, required
+
+
+def _list(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []

@@ -1,0 +1,257 @@
+"""``$ref`` resolution and schema expansion for OpenAPI / Swagger / JSON Schema documents.
+
+Every reference is expanded once and memoised by its target (file and JSON pointer), so
+a spec whose schemas reference each other thousands of times (a 4 MB payments spec) is
+read in time linear in its size; expansions share the memoised objects (the result is a
+DAG, never copied). A reference met again while its own expansion is in progress
+(recursion) becomes ``{"x-recursive-ref": ref}``, and one whose expansion would make the
+schema too big to walk ``{"x-truncated-ref": ref}``: unconstrained, as a checker must
+treat what it cannot see. References to other files work when the spec was loaded from a
+file, and stay inside the spec's folder unless the caller allows more.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from autofeedback._exceptions import SpecError
+from autofeedback._specs._common import join
+from autofeedback._specs._text import parse_text
+
+__all__ = ["TREE_BUDGET", "Resolver", "normalise_openapi_schema"]
+
+#: The most nodes one expanded schema may have as a tree. Expansions share memoised
+#: objects, so building them is linear; but whoever walks a schema (a validator on deep
+#: data, a JSON dump, an example generator) walks the tree. Past the budget a reference
+#: becomes ``{"x-truncated-ref": ref}``.
+TREE_BUDGET = 20_000
+
+_MAX_EXTERNAL_FILES = 64
+_URL_REF = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SUBSCHEMAS = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "additionalItems",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "if",
+        "then",
+        "else",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "prefixItems",
+    }
+)
+
+
+class Resolver:
+    """Resolves ``$ref`` (local JSON pointers and, from a file, other files) and expands
+    schemas.
+
+    ``outside_refs`` lets references reach files outside ``base_dir`` (the folder of the
+    spec); by default a spec cannot make the loader read ``../../etc/passwd``.
+    """
+
+    def __init__(
+        self, root: Any, source: str, base_dir: Path | None, *, outside_refs: bool = False
+    ) -> None:
+        self.root = root
+        self.source = source
+        self.base_dir = base_dir
+        self.outside_refs = outside_refs
+        self.files: dict[Path, Any] = {}
+        self._memo: dict[tuple[str, bool], tuple[Any, int]] = {}
+        self._left = TREE_BUDGET
+        self._active: set[tuple[str, bool]] = set()
+
+    # A document context is (document, its file or "" for the root).
+    def lookup(self, ref: str, where: str, doc_file: str) -> tuple[Any, str, str]:
+        """The target of ``ref`` (not expanded), its document file and its key."""
+        file_part, _, pointer = ref.partition("#")
+        if file_part:
+            if _URL_REF.match(file_part):
+                raise SpecError(
+                    f"remote $ref {ref!r} is not supported (no network access)",
+                    source=self.source,
+                    where=where,
+                )
+            doc, doc_file = self._external(file_part, where, doc_file)
+        else:
+            doc = self.root if not doc_file else self.files[Path(doc_file)]
+        target = doc
+        for raw in pointer.split("/")[1:] if pointer else []:
+            token = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                raise SpecError(
+                    f"unresolvable $ref {ref!r}", source=self.source, where=join(where, "$ref")
+                )
+        return target, doc_file, f"{doc_file}#{pointer}"
+
+    def _external(self, file_part: str, where: str, doc_file: str) -> tuple[Any, str]:
+        base = Path(doc_file).parent if doc_file else self.base_dir
+        if base is None or self.base_dir is None:
+            raise SpecError(
+                f"$ref to another file ({file_part!r}) needs the spec to be loaded from a file",
+                source=self.source,
+                where=join(where, "$ref"),
+            )
+        path = (base / unquote(file_part)).resolve()
+        if not self.outside_refs and not path.is_relative_to(self.base_dir.resolve()):
+            raise SpecError(
+                f"$ref {file_part!r} leaves the spec's folder ({self.base_dir}); "
+                "allow it with outside_refs=True / --allow-outside-refs",
+                source=self.source,
+                where=join(where, "$ref"),
+            )
+        if path not in self.files:
+            if len(self.files) >= _MAX_EXTERNAL_FILES:
+                raise SpecError(
+                    "too many referenced files", source=self.source, where=join(where, "$ref")
+                )
+            try:
+                text = path.read_text(encoding="utf-8-sig")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SpecError(
+                    f"cannot read referenced file {file_part!r}: {exc}",
+                    source=self.source,
+                    where=join(where, "$ref"),
+                ) from exc
+            self.files[path] = parse_text(text, str(path))
+        return self.files[path], str(path)
+
+    def deref(self, obj: Any, where: str, doc_file: str = "") -> tuple[Any, str]:
+        """Follow a chain of ``$ref`` objects to a non-ref value (for parameters,
+        responses, request bodies, path items)."""
+        seen: set[str] = set()
+        while isinstance(obj, dict) and isinstance(obj.get("$ref"), str):
+            target, doc_file, key = self.lookup(obj["$ref"], where, doc_file)
+            if key in seen:
+                raise SpecError(
+                    f"$ref cycle through {obj['$ref']!r}", source=self.source, where=where
+                )
+            seen.add(key)
+            obj = target
+        return obj, doc_file
+
+    def schema(
+        self, schema: Any, where: str, *, fold_nullable: bool = True, doc_file: str = ""
+    ) -> dict[str, Any]:
+        """``schema`` with every ``$ref`` expanded and OpenAPI 3.0 quirks normalised."""
+        self._left = TREE_BUDGET
+        out, _ = self._schema(schema, where, fold_nullable, doc_file)
+        return out if isinstance(out, dict) else {}
+
+    def _schema(self, schema: Any, where: str, fold: bool, doc_file: str) -> tuple[Any, int]:
+        """The expansion and its size as a tree (what a walker of it will visit)."""
+        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+            self._left -= 1
+        if isinstance(schema, list):
+            items = [self._schema(s, f"{where}[{i}]", fold, doc_file) for i, s in enumerate(schema)]
+            return [v for v, _ in items], 1 + sum(n for _, n in items)
+        if not isinstance(schema, dict):
+            return schema, 1
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            return self._ref(schema, ref, where, fold, doc_file)
+        out: dict[str, Any] = {}
+        size = 1
+        for key, value in schema.items():
+            if key in _MAPS and isinstance(value, dict):
+                sub: dict[str, Any] = {}
+                for name, s in value.items():
+                    sub[name], n = self._schema(s, join(where, f"{key}.{name}"), fold, doc_file)
+                    size += n
+                out[key] = sub
+            elif key in _SUBSCHEMAS:
+                out[key], n = self._schema(value, join(where, key), fold, doc_file)
+                size += n
+            else:
+                out[key] = value
+                size += 1
+        return (normalise_openapi_schema(out) if fold else out), size
+
+    def _ref(
+        self, schema: dict[str, Any], ref: str, where: str, fold: bool, doc_file: str
+    ) -> tuple[Any, int]:
+        try:
+            target, target_file, key = self.lookup(ref, where, doc_file)
+        except SpecError:
+            if ref.startswith("#"):
+                # A dangling local schema ref (ToolAlpaca's AviationAPI has one): the
+                # schema is unknown, not the operation; leave it unconstrained.
+                return {"x-unresolved-ref": ref}, 1
+            raise
+        memo_key = (key, fold)
+        hit = self._memo.get(memo_key)
+        if hit is None:
+            if memo_key in self._active:
+                return {"x-recursive-ref": ref}, 1
+            if self._left <= 0:
+                return {"x-truncated-ref": ref}, 1
+            self._active.add(memo_key)
+            try:
+                hit = self._schema(target, where, fold, target_file)  # counts its own nodes
+            finally:
+                self._active.discard(memo_key)
+            self._memo[memo_key] = hit
+            expanded, size = hit
+        else:
+            expanded, size = hit
+            if size > self._left:
+                # Inlined here, the schema would make this one too big to walk (a densely
+                # self-referencing graph unrolls factorially): leave it unconstrained.
+                return {"x-truncated-ref": ref}, 1
+            self._left -= size
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        if siblings and isinstance(expanded, dict):
+            # OpenAPI 3.1 / JSON Schema 2020-12: keywords beside $ref also apply.
+            rest, n = self._schema(siblings, where, False, doc_file)
+            merged = {**expanded, **rest}
+            return (normalise_openapi_schema(merged) if fold else merged), size + n
+        return expanded, size
+
+
+def normalise_openapi_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI 3.0 / Swagger keywords -> JSON Schema 2020-12: ``nullable`` folds into
+    ``type``, boolean ``exclusiveMinimum``/``exclusiveMaximum`` become numbers."""
+    nullable = schema.pop("nullable", None)
+    x_nullable = schema.pop("x-nullable", None)
+    if nullable is True or x_nullable is True:
+        typ = schema.get("type")
+        if isinstance(typ, str):
+            schema["type"] = [typ, "null"]
+        elif isinstance(typ, list):
+            if "null" not in typ:
+                schema["type"] = [*typ, "null"]
+        else:
+            combined = {k: v for k, v in schema.items() if k not in _ANNOTATIONS}
+            kept = {k: v for k, v in schema.items() if k in _ANNOTATIONS}
+            schema = {**kept, "anyOf": [combined, {"type": "null"}]} if combined else schema
+        if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
+            schema["enum"] = [*schema["enum"], None]
+    for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
+        flag = schema.get(exclusive)
+        if isinstance(flag, bool):
+            del schema[exclusive]
+            if flag and bound in schema:
+                schema[exclusive] = schema.pop(bound)
+    if schema.get("type") == "file":  # Swagger 2.0 upload
+        schema["type"] = "string"
+        schema.setdefault("format", "binary")
+    return schema
+
+
+_ANNOTATIONS = frozenset({"description", "title", "example", "examples", "default", "deprecated"})
