@@ -869,8 +869,12 @@ def _draft(
             continue  # set by the client from the media type and the auth scheme
         if p.required or rng.random() < optional:
             v = gen.value(p.schema, 0, p.name)
-            if p.location in ("path", "header", "cookie") and _wire(v, ",") == "":
-                raise Unsatisfiable(f"empty {p.location} parameter {p.name!r}")
+            if _unwritable(v, p):
+                # an empty list or object vanishes from a URL, and OpenAPI defines no text
+                # form for objects inside lists or objects: leave optional ones out
+                if p.required:
+                    raise Unsatisfiable(f"{p.location} parameter {p.name!r} has no text form")
+                continue
             values[(p.location, p.name)] = v
     media = None
     whole = None
@@ -889,6 +893,17 @@ def _draft(
         else:
             whole = "sample content"
     return SentRequest(op, spec.base_url, values, media, whole)
+
+
+def _unwritable(value: Any, p: RawParam) -> bool:
+    if p.content is not None:
+        return False  # sent as JSON text
+    if value in ([], {}, None) or _wire(value, ",") == "":
+        return True
+    items = value.values() if isinstance(value, Mapping) else value
+    if isinstance(value, (list, Mapping)):
+        return any(isinstance(v, (list, Mapping)) for v in items)
+    return False
 
 
 def _is_json(media: str) -> bool:

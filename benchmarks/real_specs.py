@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
 import os
 import random
@@ -170,6 +171,9 @@ def _obj_unit(doc: dict[str, Any], name: str) -> Unit:
 # -- scanning ----------------------------------------------------------------------
 
 
+_RAISES = "on_error" in inspect.signature(Scanner.iter_findings).parameters
+
+
 def scan(scanner: Scanner, request: SentRequest) -> Outcome:
     """The scanner's findings on one record; a crash anywhere (parser, loader, checks)
     counts as that record's error and is reported with where it happened."""
@@ -180,7 +184,9 @@ def scan(scanner: Scanner, request: SentRequest) -> Outcome:
             if request.operation.method is None
             else request_from_http(record)
         )
-        return Outcome(list(scanner.iter_findings(parsed, on_error="raise")))
+        if _RAISES:  # crashes raised, not turned into E1 findings
+            return Outcome(list(scanner.iter_findings(parsed, on_error="raise")))
+        return Outcome(list(scanner.iter_findings(parsed)))
     except Exception as exc:
         return Outcome([], crash=_crash_site(exc))
 
