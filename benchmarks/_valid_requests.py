@@ -86,11 +86,11 @@ _CLIENT_HEADERS = ("content-type", "accept", "authorization")
 # ChatCompletionRequestUserMessage, no mapping) do not follow: every body would fail.
 # It enforces it inside ``oneOf``/``anyOf``/``allOf``: use the plain JSON-Schema ones.
 _PLAIN_COMPOSITION = ("oneOf", "anyOf", "allOf")
-_OAS30 = extend(
+_OAS30 = extend(  # type: ignore[no-untyped-call]
     OAS30WriteValidator,
     {k: jsonschema.Draft4Validator.VALIDATORS[k] for k in _PLAIN_COMPOSITION},
 )
-_OAS31 = extend(
+_OAS31 = extend(  # type: ignore[no-untyped-call]
     OAS31Validator,
     {k: jsonschema.Draft202012Validator.VALIDATORS[k] for k in _PLAIN_COMPOSITION},
 )
@@ -933,11 +933,11 @@ def validate(spec: RawSpec, request: SentRequest) -> list[str]:
         if p.required and (p.location, p.name) not in request.values and not client_set:
             problems.append(f"missing required {p.location} parameter {p.name!r}")
     for key, value in request.values.items():
-        p = params.get(key)
-        if p is None:
+        found = params.get(key)
+        if found is None:
             continue  # credentials from the security scheme, body fields
-        for message in spec.errors(p.pointer, p.schema, value):
-            problems.append(f"{p.location}.{p.name}: {message}")
+        for message in spec.errors(found.pointer, found.schema, value):
+            problems.append(f"{found.location}.{found.name}: {message}")
     if op.body_required and request.media is None and op.bodies:
         problems.append("missing required request body")
     if request.media is not None:

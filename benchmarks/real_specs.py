@@ -147,21 +147,20 @@ def build_cases(data: Path, args: argparse.Namespace) -> list[Case]:
         tasks = [t for t in _datasets.load_bfcl("multiple") if t.calls]
         rng = random.Random(f"bfcl/{args.seed}")
         picked = rng.sample(tasks, min(args.bfcl, len(tasks)))
-        units = []
-        for t in picked:
-            functions = t.spec
-            units.append(
-                Unit(
-                    RawSpec.from_functions(bfcl_functions(functions), t.id),
-                    lambda f=functions: ApiCatalog.from_obj(f),
-                )
-            )
+        units = [
+            Unit(RawSpec.from_functions(bfcl_functions(t.spec), t.id), _obj_loader(t.spec))
+            for t in picked
+        ]
         cases.append(Case(f"bfcl-multiple ({len(units)} doc sets)", units))
     return cases
 
 
 def _file_unit(path: Path) -> Unit:
     return Unit(RawSpec.from_file(path), lambda: ApiCatalog.from_file(path))
+
+
+def _obj_loader(obj: Any) -> Callable[[], ApiCatalog]:
+    return lambda: ApiCatalog.from_obj(obj)
 
 
 def _obj_unit(doc: dict[str, Any], name: str) -> Unit:
