@@ -1,20 +1,25 @@
 """E3: are the parameter names documented for the API, and sent where the docs say?
 
 Checked only once the API name is right. An unknown name is, in this order: a literal
-variant of a documented parameter (E3.2, the most specific evidence), a parameter of
-another API (E3.1), a semantic variant (E3.3), or anything else (E3). Required
-parameters that are missing are E3.4 (beyond the paper).
+variant of one of this API's parameters (E3.2, the most specific evidence), a semantic
+variant of one (E3.3), a parameter of another API and of nothing here (E3.1, naming the
+one API it fits best), or anything else (E3). On a spec of 1,500 operations almost any
+word is some other operation's parameter, so what the model meant *here* comes first.
+Required parameters that are missing are E3.4 (beyond the paper); a body field the
+schema requires is an error once a body is sent or when the spec requires the body,
+else one warning (OpenAPI's ``requestBody.required`` defaults to false).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
-from autofeedback._names import NameMatcher, closest_literal, closest_spelling
+from autofeedback._names import NameMatcher, Scored, closest_literal, closest_spelling
 from autofeedback._resolve import Arg
 
 __all__ = ["ParamCheck", "check_parameters"]
@@ -34,6 +39,12 @@ def _param_doc(p: Parameter) -> str:
     return f"{text}: {p.description.strip()}" if p.description.strip() else text
 
 
+class _Ranker(Protocol):
+    def rank(
+        self, instruction: str, catalog: ApiCatalog, k: int | None = None
+    ) -> Sequence[Scored]: ...
+
+
 def check_parameters(
     op: Operation,
     args: list[Arg],
@@ -41,7 +52,18 @@ def check_parameters(
     *,
     matcher: NameMatcher | None = None,
     threshold: float = 0.5,
+    body_sent: bool | None = None,
+    instruction: str | None = None,
+    ranker: _Ranker | None = None,
 ) -> ParamCheck:
+    """E3 findings for ``args`` sent to ``op``, and the arguments that matched.
+
+    ``body_sent`` says whether the request carried a body at all (by default: whether any
+    argument travels in it); ``instruction`` and ``ranker`` pick the operation an E3.1
+    name belongs to when several document it.
+    """
+    if body_sent is None:
+        body_sent = any(a.location == "body" for a in args)
     findings: list[Finding] = []
     matched: list[tuple[Arg, Parameter]] = []
     params = list(op.parameters)
@@ -76,16 +98,23 @@ def check_parameters(
             continue
         if arg.location == "header" or (arg.location == "body" and body_open):
             continue  # clients add headers freely; open bodies take extra fields
-        finding = _unknown(op, arg, params, catalog, matcher, threshold)
+        owner = _Owner(catalog, op, args, instruction, ranker)
+        finding = _unknown(op, arg, params, catalog, matcher, threshold, owner)
         if finding.suggestion is not None:
             meant.add(finding.suggestion)
         findings.append(finding)
 
+    # a call (``createCharge(amount=1)``) sends its body fields as plain arguments
+    body_sent = body_sent or any(p.location == "body" for _, p in matched)
+    unsent_body: list[Parameter] = []
     for p in params:
         if p.required and p.name not in used and p.name not in meant:
             if p.location == "header" and any(
                 a.location == "header" and a.name.lower() == p.name.lower() for a in args
             ):
+                continue
+            if p.location == "body" and not body_sent and not op.body_required:
+                unsent_body.append(p)
                 continue
             findings.append(
                 Finding(
@@ -99,6 +128,22 @@ def check_parameters(
                     message=f"required {_where(p)}parameter {p.name!r} is missing",
                 )
             )
+    if unsent_body:
+        names = ", ".join(repr(p.name) for p in unsent_body)
+        findings.append(
+            Finding(
+                "E3.4",
+                ("body",),
+                None,
+                expected=[p.name for p in unsent_body],
+                suggestion=unsent_body[0].name,
+                operation=op.name,
+                doc="; ".join(_param_doc(p) for p in unsent_body[:5]),
+                severity="warning",
+                message=f"no request body was sent; the documented body requires {names} "
+                "(the spec does not require the body itself)",
+            )
+        )
     return ParamCheck(tuple(findings), tuple(matched))
 
 
@@ -121,11 +166,56 @@ def _lookup(params: list[Parameter], arg: Arg) -> Parameter | None:
 
 
 def _body_allows_extra(op: Operation) -> bool:
+    """Whether the body takes fields it does not list: ``additionalProperties`` on it or on
+    any part of a composition, or a body schema that lists no fields at all."""
     schema = op.body_schema
     if not isinstance(schema, Mapping):
         return False
-    extra = schema.get("additionalProperties", False)
-    return bool(extra)
+    if not any(p.location == "body" for p in op.parameters):
+        return schema.get("additionalProperties", True) is not False and bool(schema)
+    return _open(schema, 0)
+
+
+def _open(schema: Mapping[str, Any], depth: int) -> bool:
+    if schema.get("additionalProperties") not in (None, False):
+        return True
+    if depth > 8:
+        return False
+    for key in ("allOf", "oneOf", "anyOf"):
+        parts = schema.get(key)
+        if isinstance(parts, list) and any(
+            isinstance(part, Mapping) and _open(part, depth + 1) for part in parts
+        ):
+            return True
+    return False
+
+
+class _Owner:
+    """Which of the operations documenting a name the request most likely meant: the one
+    the instruction ranks highest, else the one sharing the most of the request's
+    argument names. Computed on first use only."""
+
+    def __init__(
+        self,
+        catalog: ApiCatalog,
+        op: Operation,
+        args: list[Arg],
+        instruction: str | None,
+        ranker: _Ranker | None,
+    ) -> None:
+        self.catalog = catalog
+        self.op = op
+        self.sent = {a.name for a in args}
+        self.instruction = instruction
+        self.ranker = ranker
+
+    def best(self, owners: Sequence[Operation]) -> Operation:
+        if self.instruction and self.ranker is not None and len(owners) > 1:
+            order = {
+                r.name: i for i, r in enumerate(self.ranker.rank(self.instruction, self.catalog))
+            }
+            return min(owners, key=lambda o: order.get(o.name, len(order)))
+        return max(owners, key=lambda o: len(self.sent & {p.name for p in o.parameters}))
 
 
 def _unknown(
@@ -135,6 +225,7 @@ def _unknown(
     catalog: ApiCatalog,
     matcher: NameMatcher | None,
     threshold: float,
+    owner: _Owner,
 ) -> Finding:
     where = (arg.location, arg.name)
     names = [p.name for p in params]
@@ -153,37 +244,35 @@ def _unknown(
             message=f"unknown {place}parameter {arg.name!r}; it is a spelling variant of "
             f"{literal!r}",
         )
-    semantic = None
     if matcher is not None and names:
         ranked = matcher.name_similarity(arg.name, names)
         if ranked and ranked[0].score >= threshold:
-            semantic = (ranked[0].name, float(ranked[0].score))
-    owners = [o.name for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
+            best, score = ranked[0].name, float(ranked[0].score)
+            p = next(p for p in params if p.name == best)
+            return Finding(
+                "E3.3",
+                where,
+                arg.name,
+                expected=best,
+                suggestion=best,
+                operation=op.name,
+                doc=_param_doc(p),
+                message=f"unknown {place}parameter {arg.name!r}; the closest documented one "
+                f"is {best!r} (similarity {score:.2f})",
+            )
+    owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
+    spelling = closest_spelling(arg.name, names)
     if owners:
-        suggestion = semantic[0] if semantic else closest_spelling(arg.name, names)
-        shown = ", ".join(owners[:3])
+        belongs = owner.best(owners).name
+        hint = f"; did you mean {spelling!r}?" if spelling else ""
         return Finding(
             "E3.1",
             where,
             arg.name,
             expected=names,
-            suggestion=suggestion,
+            suggestion=spelling,
             operation=op.name,
-            message=f"parameter {arg.name!r} belongs to {shown}, not to {op.name}",
-        )
-    if semantic is not None:
-        best, score = semantic
-        p = next(p for p in params if p.name == best)
-        return Finding(
-            "E3.3",
-            where,
-            arg.name,
-            expected=best,
-            suggestion=best,
-            operation=op.name,
-            doc=_param_doc(p),
-            message=f"unknown {place}parameter {arg.name!r}; the closest documented one is "
-            f"{best!r} (similarity {score:.2f})",
+            message=f"parameter {arg.name!r} belongs to {belongs}, not to {op.name}{hint}",
         )
     shown = ", ".join(names) if names else "none"
     return Finding(
@@ -191,7 +280,7 @@ def _unknown(
         where,
         arg.name,
         expected=names,
-        suggestion=closest_spelling(arg.name, names),
+        suggestion=spelling,
         operation=op.name,
         message=f"unknown {place}parameter {arg.name!r}; {op.name} takes: {shown}",
     )

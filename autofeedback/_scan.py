@@ -149,16 +149,30 @@ class Scanner:
             )
             if found is not None:
                 yield found
-        yield from self.check_operation(op, request, named.path_params)
+        yield from self.check_operation(op, request, named.path_params, instruction=instruction)
 
     def check_operation(
-        self, op: Operation, request: ApiRequest, path_params: Mapping[str, str] | None = None
+        self,
+        op: Operation,
+        request: ApiRequest,
+        path_params: Mapping[str, str] | None = None,
+        *,
+        instruction: str | None = None,
     ) -> Iterator[Finding]:
         """E3 and E4 for a request already known to target ``op``."""
         args = request_args(request, path_params)
         needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
         matcher = self.retriever if needs_matcher else None
-        params = check_parameters(op, args, self.catalog, matcher=matcher, threshold=self.threshold)
+        params = check_parameters(
+            op,
+            args,
+            self.catalog,
+            matcher=matcher,
+            threshold=self.threshold,
+            body_sent=request.body is not None if request.is_http else None,
+            instruction=instruction,
+            ranker=matcher,
+        )
         yield from params.findings
         for arg, param in params.matched:
             yield from check_value(op, arg, param)
