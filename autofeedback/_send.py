@@ -16,8 +16,9 @@ from urllib.parse import quote, urlencode, urlsplit
 import requests
 
 from autofeedback._catalog import ApiCatalog
+from autofeedback._check_values import deserialize
 from autofeedback._exceptions import HostNotAllowed
-from autofeedback._model import ApiRequest, Operation
+from autofeedback._model import ApiRequest, Operation, Parameter
 from autofeedback._openapi import function_path
 from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import REDACTED, SENSITIVE, redact
@@ -89,6 +90,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _typed(value: Any, param: Parameter | None) -> Any:
+    return deserialize(value, param.schema, param) if param is not None else value
+
+
 def build_http(
     request: ApiRequest, op: Operation, base_url: str, headers: Mapping[str, str] | None = None
 ) -> HttpCall:
@@ -111,6 +116,8 @@ def build_http(
         out_headers.update({str(k): str(v) for k, v in request.headers.items()})
         return HttpCall(request.method.upper(), url, out_headers, request.body)
     args = dict(request.arguments)
+    if request.format == "xml":  # XML tool calls carry text: send the documented types
+        args = {k: _typed(v, op.parameter(k)) for k, v in args.items()}
     if not op.is_http:
         return HttpCall("POST", base + function_path(op.name), out_headers, args)
     assert op.path is not None and op.method is not None
