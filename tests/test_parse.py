@@ -421,3 +421,12 @@ def test_xml_values_still_get_e4_for_real_mistakes(output: str, code: str, where
     assert finding is not None and finding.code == code, finding
     if where is not None:
         assert finding.location[-1] == where
+
+
+def test_xml_text_values_are_sent_as_the_documented_types(bookshop: Any) -> None:
+    from autofeedback._send import build_http
+
+    op = next(o for o in bookshop.operations if o.name == "createOrder")
+    (request,) = parse_output("<createOrder book_id=7 quantity=2 shipping='express'/>").requests
+    call = build_http(request, op, "http://127.0.0.1:8080")
+    assert call.json == {"book_id": 7, "quantity": 2, "shipping": "express"}
