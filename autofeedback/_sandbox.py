@@ -175,6 +175,10 @@ class Sandbox:
     accepted with or without the path prefix of the spec's servers (``/3/movie/550``
     and ``/movie/550`` for TMDB); ``requests_seen`` records every answer.
 
+    Bounded: bodies over :data:`MAX_BODY_BYTES` get 413, a client silent for
+    ``client_timeout`` seconds is disconnected, and at most ``max_connections`` are
+    served at once (the rest wait in a 4096-deep listen backlog).
+
     >>> catalog = ApiCatalog([Operation("ping")])
     >>> with Sandbox(catalog) as sandbox:  # doctest: +SKIP
     ...     requests.post(sandbox.url + "/ping", json={}).status_code
@@ -191,7 +195,11 @@ class Sandbox:
         error_codes: Mapping[str, int] | None = None,
         seed: int = 0,
         log: IO[str] | None = None,
+        client_timeout: float = 15.0,
+        max_connections: int = 256,
     ) -> None:
+        if client_timeout <= 0 or max_connections < 1:
+            raise ConfigurationError("client_timeout must be > 0 and max_connections >= 1")
         if not _is_loopback(host):
             raise ConfigurationError(f"the sandbox binds to loopback only, not {host!r}")
         self.catalog = catalog
@@ -199,6 +207,8 @@ class Sandbox:
         self.port = port
         self.terse = terse
         self.seed = seed
+        self.client_timeout = client_timeout
+        self.max_connections = max_connections
         self.requests_seen: list[SeenRequest] = []
         self._log = log
         self._codes = {k: v[1] for k, v in DEFAULT_ERROR_CODES.items()}
@@ -248,10 +258,12 @@ class Sandbox:
 
     def _bind(self) -> ThreadingHTTPServer:
         if self._server is None:
-            handler = type("_BoundHandler", (_Handler,), {"sandbox": self})
-            server_cls = _IPv6Server if ":" in self.host else ThreadingHTTPServer
+            handler = type(
+                "_BoundHandler", (_Handler,), {"sandbox": self, "timeout": self.client_timeout}
+            )
+            server_cls = _IPv6Server if ":" in self.host else _Server
             self._server = server_cls((self.host, self.port), handler)
-            self._server.daemon_threads = True
+            self._server.slots = threading.BoundedSemaphore(self.max_connections)
             self.port = int(self._server.server_address[1])
         return self._server
 
@@ -458,7 +470,31 @@ class Sandbox:
             self._log.flush()
 
 
-class _IPv6Server(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
+    """One thread per connection, at most ``slots`` at once: past that, connections wait
+    in the listen backlog (long enough for a burst of thousands) instead of each
+    getting a thread."""
+
+    daemon_threads = True
+    request_queue_size = 4096
+    slots: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+class _IPv6Server(_Server):
     address_family = socket.AF_INET6
 
 

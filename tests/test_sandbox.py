@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -452,3 +453,42 @@ def test_a_sample_request_to_every_tmdb_operation_is_served() -> None:
             )
             assert r.status_code == 400, op.name
         assert len(sandbox.requests_seen) == 2 * len(catalog)
+
+
+# -- bounded resources -------------------------------------------------------------------
+
+
+def test_a_silent_client_is_disconnected_and_others_are_served(bookshop: ApiCatalog) -> None:
+    with Sandbox(bookshop, client_timeout=0.5) as sandbox:
+        silent = socket.create_connection(("127.0.0.1", sandbox.port), timeout=10)
+        silent.sendall(b"GET /books?query=dune HTTP/1.1\r\n")  # and then nothing more
+        # the server answers others meanwhile
+        assert requests.get(sandbox.url + "/books", params={"query": "x"}, timeout=5).ok
+        assert silent.recv(1024) == b""  # closed on it, after client_timeout
+        silent.close()
+
+
+def test_a_burst_of_connections_beyond_the_limit_is_all_answered(bookshop: ApiCatalog) -> None:
+    async def one(port: int, path: str) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        data = await reader.read()
+        writer.close()
+        return data.split(b" ", 2)[1] if data else b""
+
+    async def burst(port: int) -> list[bytes]:
+        paths = ["/books?query=dune", "/books?query=dune&limit=ten", "/nowhere"] * 100
+        return await asyncio.gather(*(one(port, p) for p in paths))
+
+    # 300 connections at once, 8 served at a time: the rest wait in the backlog
+    with Sandbox(bookshop, max_connections=8) as sandbox:
+        statuses = asyncio.run(burst(sandbox.port))
+        assert requests.get(sandbox.url + "/books", params={"query": "x"}, timeout=5).ok
+    assert statuses == [b"200", b"400", b"404"] * 100
+
+
+def test_limits_must_be_sane(bookshop: ApiCatalog) -> None:
+    with pytest.raises(ConfigurationError):
+        Sandbox(bookshop, client_timeout=0)
+    with pytest.raises(ConfigurationError):
+        Sandbox(bookshop, max_connections=0)
