@@ -703,6 +703,8 @@ class SentRequest:
     #: send an ``application/x-www-form-urlencoded`` body as its text (``a=1&b=x``), as
     #: HTTP logs and HAR captures hold it, instead of as a mapping
     form_text: bool = False
+    #: send an HTTP operation as a tool call (:meth:`call_record`)
+    as_call: bool = False
 
     def copy(self, **changes: Any) -> SentRequest:
         fields = {
@@ -714,9 +716,20 @@ class SentRequest:
             "path_override": self.path_override,
             "name_override": self.name_override,
             "form_text": self.form_text,
+            "as_call": self.as_call,
         }
         fields.update(changes)
         return SentRequest(**fields)
+
+    def call_record(self) -> dict[str, Any]:
+        """An HTTP operation called as a tool, the way an agent calls an OpenAPI spec:
+        ``{"name": operationId, "arguments": {...}}`` with every documented path, query,
+        header and top-level body value as one argument (credentials left out)."""
+        documented = {(p.location, p.name) for p in self.operation.params}
+        args = {
+            n: v for (loc, n), v in self.values.items() if loc == "body" or (loc, n) in documented
+        }
+        return {"name": self.name_override or self.operation.name, "arguments": args}
 
     def record(self) -> dict[str, Any]:
         """The HTTP record (``{"method", "url", "headers", "body"}``) or the tool call
@@ -726,6 +739,8 @@ class SentRequest:
             args = {n: v for (loc, n), v in self.values.items() if loc == "argument"}
             return {"name": self.name_override or op.name, "arguments": args}
         assert op.path is not None
+        if self.as_call:
+            return self.call_record()
         template, _, fixed_query = (self.path_override or op.path).partition("?")
         template = template.partition("#")[0]  # Box's ``/files/{id}#get_shared_link``
         if not template.startswith("/"):

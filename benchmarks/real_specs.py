@@ -114,6 +114,10 @@ class Stats:
     load_error: str = ""
     drop_reasons: Counter[str] = field(default_factory=Counter)
     features: Counter[str] = field(default_factory=Counter)
+    calls: int = 0  # valid HTTP requests also sent as tool calls
+    call_false_error: int = 0
+    call_messages: Counter[str] = field(default_factory=Counter)
+    call_examples: dict[str, str] = field(default_factory=dict)
     false_messages: Counter[str] = field(default_factory=Counter)
     false_examples: dict[str, str] = field(default_factory=dict)
     crash_sites: Counter[str] = field(default_factory=Counter)
@@ -180,7 +184,7 @@ def scan(scanner: Scanner, request: SentRequest) -> Outcome:
     try:
         parsed = (
             request_from_call(record)
-            if request.operation.method is None
+            if request.operation.method is None or request.as_call
             else request_from_http(record)
         )
         if _RAISES:  # crashes raised, not turned into E1 findings
@@ -293,6 +297,15 @@ def _run_unit(
             out = _timed(scanner, req, stats)
             stats.valid += 1
             stats.features.update(_features(raw, req))
+            if _callable(req):
+                # the same request, called as a tool by its operation name
+                call = scan(scanner, req.copy(as_call=True))
+                stats.calls += 1
+                if call.flagged:
+                    stats.call_false_error += 1
+                    for key, example in _false_keys(call, req.copy(as_call=True), op_names):
+                        stats.call_messages[key] += 1
+                        stats.call_examples.setdefault(key, example)
             if out.flagged:
                 stats.false_error += 1
                 for key, example in _false_keys(out, req, op_names):
@@ -391,6 +404,16 @@ def _leaves(value: Any) -> Iterator[Any]:
         yield value
 
 
+def _callable(req: SentRequest) -> bool:
+    """Whether an HTTP request can be written as one tool call: an object body (or none)
+    and no name sent in two places (Spotify's ``ids`` in the query and the body)."""
+    if req.operation.method is None or req.body_whole is not None:
+        return False
+    names = list(req.call_record()["arguments"])
+    sent = [n for (loc, n) in req.values if loc != "header" or n in names]
+    return len(set(sent)) == len(sent)
+
+
 def _miss(op: str, out: Outcome, req: SentRequest) -> str:
     got = out.crash or (str(out.errors[0]) if out.errors else "no error")
     return f"{op}: {got} <- {json.dumps(req.record(), default=str)[:300]}"
@@ -483,6 +506,15 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             total.mutated[k] += v
         for k, v in s.semantic.items():
             total.semantic[k] += v
+    called = [(n, s) for n, s in results.items() if s.calls]
+    if called:
+        lines += [
+            "",
+            'The same valid HTTP requests called as tools (`{"name": operationId, '
+            '"arguments"}`, every documented value one argument), false-error rate: '
+            + ", ".join(f"{n} {s.call_false_error / s.calls:.3f} ({s.calls})" for n, s in called)
+            + ".",
+        ]
     features: Counter[str] = Counter()
     for s in results.values():
         features.update(s.features)
@@ -526,7 +558,7 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
                 )
     top = []
     for name, s in results.items():
-        if not (s.false_messages or s.drop_reasons or s.crash_sites or s.misses):
+        if not (s.false_messages or s.call_messages or s.drop_reasons or s.crash_sites or s.misses):
             continue
         top.append(f"### {name}")
         if s.false_messages:
@@ -535,6 +567,12 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             top.append("")
             for key, n in s.false_messages.most_common(10):
                 top.append(f"- {n} × `{key}`  \n  e.g. {s.false_examples[key][:400]}")
+        if s.call_messages:
+            top.append("")
+            top.append("Most frequent false errors on the same requests called as tools:")
+            top.append("")
+            for key, n in s.call_messages.most_common(5):
+                top.append(f"- {n} × `{key}`  \n  e.g. {s.call_examples[key][:400]}")
         if s.crash_sites:
             top.append("")
             top.append(
