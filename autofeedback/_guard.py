@@ -25,7 +25,7 @@ from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallReje
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
-from autofeedback._scan import Scanner
+from autofeedback._scan import Scanner, one_line
 
 __all__ = [
     "OnError",
@@ -272,13 +272,13 @@ def _call_findings(call: Any, scanner: Scanner) -> Iterator[Finding]:
     else:
         try:
             arguments = json.loads(raw)
-        except (TypeError, ValueError) as exc:
+        except Exception as exc:  # not JSON, nested too deeply, not text at all
             yield Finding(
                 "E1",
                 ("function", "arguments"),
                 raw if isinstance(raw, str) else repr(raw),
                 expected="a JSON object",
-                message=f"the arguments are not valid JSON ({exc})",
+                message=f"the arguments are not valid JSON ({one_line(exc)})",
             )
             return
     if not isinstance(arguments, Mapping):

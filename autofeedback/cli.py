@@ -573,6 +573,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
 
     from autofeedback._llm import load_llm
     from autofeedback._loop import FeedbackLoop
+    from autofeedback._redact import redact
     from autofeedback._replay import ReplayLLM
 
     catalog = ApiCatalog.from_file(args.spec)
@@ -606,10 +607,10 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
         f"{result.tokens} tokens"
     )
     if result.request is not None:
-        shown = escape(result.request.raw or str(result.request))
+        shown = escape(str(redact(result.request.raw or str(result.request))))
         console.print(f"[bold]Final request:[/] {shown}")
     if result.status is not None:
-        body = escape(result.response_body or "")
+        body = escape(str(redact(result.response_body or "")))
         console.print(f"[bold]Final response:[/] HTTP {result.status} {body}")
     return 0 if result.success else 1
 
@@ -618,15 +619,18 @@ def _print_attempt(console: Any, attempt: Any) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
+    from autofeedback._redact import redact
+
     body = Text()
     body.append("model: ", style="bold")
-    body.append(attempt.output.strip()[:500] + "\n")
+    body.append(str(redact(attempt.output.strip()[:500])) + "\n")
     for f in attempt.findings:
         body.append(f"{f.severity}: {f}\n", style="yellow" if f.severity == "warning" else "red")
     if attempt.sent is not None:
         body.append(f"sent: {attempt.sent['method']} {attempt.sent['url']}\n", style="cyan")
     if attempt.status is not None:
-        body.append(f"response: HTTP {attempt.status} {attempt.response_excerpt or ''}\n")
+        excerpt = redact(attempt.response_excerpt or "")
+        body.append(f"response: HTTP {attempt.status} {excerpt}\n")
     if attempt.explanation:
         body.append("from the docs: ", style="bold")
         body.append(attempt.explanation[:600] + "\n")
