@@ -823,6 +823,8 @@ def _xml_children(snippet: str) -> dict[str, Any]:
         raise _Problem(f"the XML does not parse: {exc}") from None
     except DefusedXmlException:
         raise _Problem("the XML declares entities or a DTD, which are not read") from None
+    except (UnicodeError, ValueError):
+        raise _Problem("the XML holds text that is not valid Unicode") from None
     args: dict[str, Any] = {}
     for child in root:
         value = _element_value(child)
@@ -834,11 +836,13 @@ def _xml_children(snippet: str) -> dict[str, Any]:
     return args
 
 
-def _element_value(element: Element) -> Any:
+def _element_value(element: Element, depth: int = 0) -> Any:
     children = list(element)
     if not children:
         return _text_value(element.text or "")
+    if depth > 32:
+        raise _Problem("the XML is nested too deeply")
     out: dict[str, Any] = {}
     for child in children:
-        out[child.tag] = _element_value(child)
+        out[child.tag] = _element_value(child, depth + 1)
     return out
