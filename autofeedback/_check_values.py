@@ -1,8 +1,15 @@
 """E4: do the values match the documented types (E4.1) and constraints (E4.2)?
 
-Values taken from a URL, header or form arrive as text; they are deserialized per the
-parameter's schema and OpenAPI style first (``?limit=10`` is an integer 10, ``?ids=1,2``
-an array), so only a value that cannot be read as the documented type is reported.
+Values taken from a URL, header or form body arrive as text; they are deserialized per
+the parameter's schema and OpenAPI style first (``?limit=10`` is an integer 10,
+``?ids=1,2`` an array), so only a value that cannot be read as the documented type is
+reported.
+
+Compositions are judged the way their authors mean them: ``oneOf`` accepts a value that
+fits any branch (real specs' branches overlap, and a value fitting two is not the
+model's mistake), and a value that fits none is reported against the branch it was
+meant for (the one its ``discriminator`` names, else the one it misses least), named in
+the message.
 """
 
 from __future__ import annotations
@@ -15,16 +22,21 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
+from jsonschema.validators import extend
 
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
 from autofeedback._resolve import Arg
 
-__all__ = ["check_value", "deserialize"]
+__all__ = ["check_body", "check_value", "composed_body", "deserialize"]
 
 _INT = re.compile(r"[+-]?\d{1,30}")
 _FORMATS = FormatChecker()
-_validators: dict[int, tuple[Mapping[str, Any], Draft202012Validator]] = {}
+# oneOf checked as anyOf: see the module docstring
+_Validator = extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"oneOf": Draft202012Validator.VALIDATORS["anyOf"]}
+)
+_validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
 _lock = threading.Lock()
 _MAX_PER_PARAM = 3
 
@@ -87,13 +99,13 @@ def _as_text(value: Any) -> Any:
     return value if value is None or isinstance(value, str) else str(value)
 
 
-def _validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+def _validator(schema: Mapping[str, Any]) -> Any:
     key = id(schema)
     with _lock:
         hit = _validators.get(key)
         if hit is not None and hit[0] is schema:
             return hit[1]
-        v = Draft202012Validator(schema, format_checker=_FORMATS)
+        v = _Validator(schema, format_checker=_FORMATS)
         if len(_validators) > 50_000:
             _validators.clear()
         _validators[key] = (schema, v)
@@ -134,27 +146,131 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
     # reach the server alike), so judge the text as the server will read it
     if param.location in ("path", "query", "header", "cookie") and _scalar(value):
         value = deserialize(_as_text(value), schema, param)
-    elif arg.raw:
+    elif arg.raw or (param.location == "body" and _form(op) and isinstance(value, str)):
         value = deserialize(value, schema, param)
     try:
-        errors = sorted(
-            _validator(schema).iter_errors(value),
-            key=lambda e: (e.validator != "type", list(e.absolute_path).__len__()),
-        )
+        found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
     except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
         return  # a schema the spec got wrong is the spec's problem, not the request's
+    errors = sorted(
+        (pair for group in found for pair in group),
+        key=lambda pair: (pair[0].validator != "type", len(pair[0].absolute_path)),
+    )
     doc = param.description.strip()
-    for err in errors[:_MAX_PER_PARAM]:
-        yield _finding(op, arg, param, value, err, doc)
+    for err, branch in errors[:_MAX_PER_PARAM]:
+        yield _finding(op, arg, param, err, doc, branch)
+
+
+def _form(op: Operation) -> bool:
+    media = (op.body_media or "").lower()
+    return media.startswith(("application/x-www-form-urlencoded", "multipart/form-data"))
+
+
+_MAX_BRANCH_DEPTH = 6
+
+
+def _branch_errors(err: ValidationError, depth: int = 0) -> list[tuple[ValidationError, str]]:
+    """A value that fits no branch of a ``oneOf``/``anyOf``: the errors against the branch
+    it was meant for, each with that branch's name (``""`` for other errors)."""
+    if err.validator not in ("anyOf", "oneOf") or not err.context or depth > _MAX_BRANCH_DEPTH:
+        return [(err, "")]
+    branches = err.validator_value if isinstance(err.validator_value, list) else []
+    by_branch: dict[int, list[ValidationError]] = {}
+    for sub in err.context:
+        index = sub.relative_schema_path[0] if sub.relative_schema_path else None
+        if isinstance(index, int):
+            by_branch.setdefault(index, []).append(sub)
+    if not by_branch:
+        return [(err, "")]
+    chosen = _meant_branch(err, branches, by_branch)
+    name = _branch_name(branches[chosen], chosen) if chosen < len(branches) else f"#{chosen + 1}"
+    out: list[tuple[ValidationError, str]] = []
+    for sub in by_branch[chosen]:
+        for inner, inner_name in _branch_errors(sub, depth + 1):
+            out.append((inner, f"{name} > {inner_name}" if inner_name else name))
+    return out
+
+
+def _meant_branch(
+    err: ValidationError, branches: list[Any], by_branch: dict[int, list[ValidationError]]
+) -> int:
+    tagged = _discriminated(err, branches)
+    if tagged is not None and tagged in by_branch:
+        return tagged
+
+    def cost(i: int) -> tuple[int, int, int]:
+        # a branch of the value's own type whose const/enum tags match, missed least
+        errors = by_branch[i]
+        wrong_type = any(e.validator == "type" and not e.relative_path for e in errors)
+        tag_miss = sum(e.validator in ("const", "enum") for e in errors)
+        return (int(wrong_type), tag_miss, len(errors))
+
+    return min(by_branch, key=cost)
+
+
+def _discriminated(err: ValidationError, branches: list[Any]) -> int | None:
+    """The branch the value's ``discriminator`` property names, if the schema has one."""
+    discriminator = err.schema.get("discriminator") if isinstance(err.schema, Mapping) else None
+    instance = err.instance
+    if not isinstance(discriminator, Mapping) or not isinstance(instance, Mapping):
+        return None
+    prop = discriminator.get("propertyName")
+    tag = instance.get(prop) if isinstance(prop, str) else None
+    if tag is None:
+        return None
+    mapping = discriminator.get("mapping")
+    target = mapping.get(tag) if isinstance(mapping, Mapping) else None
+    target_name = target.rsplit("/", 1)[-1] if isinstance(target, str) else None
+    for i, branch in enumerate(branches):
+        if tag in _tags(branch, prop):
+            return i
+        if target_name and isinstance(branch, Mapping) and branch.get("title") == target_name:
+            return i
+    return None
+
+
+def _tags(branch: Any, prop: Any) -> list[Any]:
+    """The values a branch allows for its discriminator property."""
+    if not isinstance(branch, Mapping) or not isinstance(prop, str):
+        return []
+    props = branch.get("properties")
+    schema = props.get(prop) if isinstance(props, Mapping) else None
+    if not isinstance(schema, Mapping):
+        for part in branch.get("allOf") or []:
+            found = _tags(part, prop)
+            if found:
+                return found
+        return []
+    if "const" in schema:
+        return [schema["const"]]
+    enum = schema.get("enum")
+    return list(enum) if isinstance(enum, list) else []
+
+
+def _branch_name(branch: Any, index: int) -> str:
+    if isinstance(branch, Mapping):
+        for key in ("title", "x-recursive-ref", "x-truncated-ref"):
+            if isinstance(branch.get(key), str):
+                return str(branch[key]).rsplit("/", 1)[-1]
+    return f"branch {index + 1}"
 
 
 def _finding(
-    op: Operation, arg: Arg, param: Parameter, value: Any, err: ValidationError, doc: str
+    op: Operation,
+    arg: Arg,
+    param: Parameter,
+    err: ValidationError,
+    doc: str,
+    branch: str = "",
+    inside: list[str] | None = None,
 ) -> Finding:
-    sub = [str(p) for p in err.absolute_path]
+    """``inside``: where in the value the error is, when not ``err.absolute_path``."""
+    sub = [str(p) for p in err.absolute_path] if inside is None else inside
     where = (arg.location, arg.name, *sub)
     got = err.instance
     name = ".".join([arg.name, *sub])
+    if branch:
+        name = f"{name} (as {branch})"
     described = f" ({doc})" if doc else ""
     if err.validator == "type":
         expected = err.validator_value
@@ -195,3 +311,52 @@ def _finding(
 
 def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
+
+
+def composed_body(op: Operation) -> bool:
+    """Whether the body's schema chooses between shapes (``oneOf``/``anyOf``, at the top
+    or in an ``allOf`` part): then its fields are checked together, against the branch
+    the body was meant for, by :func:`check_body`."""
+    schema = op.body_schema
+    if not isinstance(schema, Mapping):
+        return False
+    parts = [schema, *(p for p in schema.get("allOf") or [] if isinstance(p, Mapping))]
+    return any(isinstance(p.get(k), list) for p in parts for k in ("oneOf", "anyOf"))
+
+
+def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[Finding]:
+    """E4 for the documented body fields of a composed body, validated as one object."""
+    schema = op.body_schema
+    if not isinstance(schema, Mapping) or not matched:
+        return
+    form = _form(op)
+    body: dict[str, Any] = {}
+    for arg, param in matched:
+        value = arg.value
+        if arg.raw or (form and isinstance(value, str)):
+            value = deserialize(value, param.schema, param)
+        body[param.name] = value
+    by_name = {param.name: (arg, param) for arg, param in matched}
+    try:
+        found = [_branch_errors(e) for e in _validator(schema).iter_errors(body)]
+    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+        return
+    errors = sorted(
+        (
+            (err, branch)
+            for group in found
+            for err, branch in group
+            # errors of the body itself (a missing or unknown field) are E3's
+            if err.absolute_path and err.absolute_path[0] in by_name
+        ),
+        key=lambda pair: (pair[0].validator != "type", len(pair[0].absolute_path)),
+    )
+    per_field: dict[str, int] = {}
+    for err, branch in errors:
+        field = str(err.absolute_path[0])
+        if per_field.get(field, 0) >= _MAX_PER_PARAM:
+            continue
+        per_field[field] = per_field.get(field, 0) + 1
+        arg, param = by_name[field]
+        inside = [str(p) for p in list(err.absolute_path)[1:]]
+        yield _finding(op, arg, param, err, param.description.strip(), branch, inside)

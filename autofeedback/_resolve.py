@@ -7,6 +7,8 @@ carries path, query, header and body values. Both become a flat list of
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,7 +56,34 @@ def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = No
         args.append(Arg(str(k), "query", val, raw=isinstance(val, str)))
     for k, val in request.headers.items():
         args.append(Arg(str(k), "header", val, raw=True))
-    body = request.body
+    body = _read_body(request)
     if isinstance(body, Mapping):
         args.extend(Arg(str(k), "body", v) for k, v in body.items())
+    elif isinstance(body, list):  # a form body: (name, text) pairs
+        fields: dict[str, list[str]] = {}
+        for k, v in body:
+            fields.setdefault(k, []).append(v)
+        args.extend(Arg(k, "body", v[0] if len(v) == 1 else v, raw=True) for k, v in fields.items())
     return args
+
+
+def _read_body(request: ApiRequest) -> Any:
+    """The body as a mapping (JSON), a list of form fields, or as it came. A body logged
+    as text is JSON text or, as payment APIs take it, ``a=1&b=2``."""
+    body = request.body
+    if not isinstance(body, (str, bytes)):
+        return body
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return json.loads(stripped)
+        except (ValueError, RecursionError):
+            return body
+    kind = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
+    if "form-urlencoded" in str(kind).lower() or _FORM.fullmatch(stripped):
+        return parse_qsl(stripped, keep_blank_values=True)
+    return body
+
+
+_FORM = re.compile(r"[^=&\s]+=[^&\s]*(?:&[^=&\s]+=[^&\s]*)*")

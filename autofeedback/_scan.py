@@ -17,7 +17,7 @@ from typing import Any, Literal
 from autofeedback._catalog import ApiCatalog
 from autofeedback._check_name import ApiRanker, check_name, check_selection
 from autofeedback._check_params import check_parameters
-from autofeedback._check_values import check_value
+from autofeedback._check_values import check_body, check_value, composed_body
 from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
@@ -169,12 +169,16 @@ class Scanner:
             self.catalog,
             matcher=matcher,
             threshold=self.threshold,
-            body_sent=request.body is not None if request.is_http else None,
+            body_sent=request.body not in (None, "", b"") if request.is_http else None,
             instruction=instruction,
             ranker=matcher,
         )
         yield from params.findings
-        for arg, param in params.matched:
+        matched = list(params.matched)
+        if composed_body(op):
+            yield from check_body(op, [(a, p) for a, p in matched if p.location == "body"])
+            matched = [(a, p) for a, p in matched if p.location != "body"]
+        for arg, param in matched:
             yield from check_value(op, arg, param)
 
     def _semantic_needed(self, request: ApiRequest) -> bool:

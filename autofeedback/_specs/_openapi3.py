@@ -421,11 +421,17 @@ def object_properties(
         if not branches:
             continue
         common: set[str] | None = None
+        alternatives: dict[str, list[Any]] = {}
         for part in branches:
             sub_props, sub_required = object_properties(part, _depth + 1)
             for k, v in sub_props.items():
-                properties.setdefault(k, v)
+                seen = alternatives.setdefault(k, [])
+                if not any(v is other or v == other for other in seen):
+                    seen.append(v)
             common = sub_required if common is None else common & sub_required
+        for k, seen in alternatives.items():
+            # a field the branches document differently takes what any of them takes
+            properties.setdefault(k, seen[0] if len(seen) == 1 else {"anyOf": seen})
         required |= common or set()
     return properties, required
 

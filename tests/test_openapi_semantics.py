@@ -1,0 +1,157 @@
+"""OpenAPI semantics in the checks: compositions, discriminators, form bodies,
+``requestBody.required``, and what the model meant on a big spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Finding, Scanner
+
+_PET = {
+    "oneOf": [{"$ref": "#/components/schemas/Cat"}, {"$ref": "#/components/schemas/Dog"}],
+    "discriminator": {"propertyName": "kind"},
+}
+_FORM = {
+    "type": "object",
+    "properties": {"amount": {"type": "integer"}, "capture": {"type": "boolean"}},
+    "required": ["amount"],
+}
+
+
+def _post(op_id: str, media: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
+    return {
+        "post": {
+            "operationId": op_id,
+            "requestBody": {"required": required, "content": {media: {"schema": schema}}},
+            "responses": {"200": {"description": "ok"}},
+        }
+    }
+
+
+@pytest.fixture(scope="module")
+def scanner() -> Scanner:
+    doc = {
+        "openapi": "3.1.0",
+        "paths": {
+            "/pets": _post("addPet", "application/json", _PET, True),
+            "/charges": _post("createCharge", "application/x-www-form-urlencoded", _FORM, False),
+        },
+        "components": {
+            "schemas": {
+                "Cat": {
+                    "title": "Cat",
+                    "type": "object",
+                    "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}},
+                    "required": ["kind"],
+                },
+                "Dog": {
+                    "title": "Dog",
+                    "type": "object",
+                    "properties": {"kind": {"const": "dog"}, "lives": {"type": "string"}},
+                    "required": ["kind"],
+                },
+            }
+        },
+    }
+    return Scanner(ApiCatalog.from_obj(doc), retriever=None)
+
+
+def _findings(scanner: Scanner, **request: Any) -> list[Finding]:
+    return list(scanner.iter_findings(request))
+
+
+def test_a_composed_body_is_checked_against_the_branch_its_discriminator_names(
+    scanner: Scanner,
+) -> None:
+    (f,) = _findings(scanner, method="POST", url="/pets", body={"kind": "cat", "lives": "nine"})
+    assert (f.code, f.location) == ("E4.1", ("body", "lives"))
+    assert "(as Cat)" in f.message
+    # the other branch takes a string: the same field, the same value, no finding
+    assert (
+        _findings(scanner, method="POST", url="/pets", body={"kind": "dog", "lives": "nine"}) == []
+    )
+
+
+def test_overlapping_one_of_branches_accept_a_value_that_fits_both() -> None:
+    schema = {"oneOf": [{"type": "number"}, {"type": "integer"}]}  # 3 fits both
+    catalog = ApiCatalog.from_tools([{"name": "f", "parameters": {"properties": {"x": schema}}}])
+    assert list(Scanner(catalog, retriever=None).iter_findings("f(x=3)")) == []
+
+
+def test_form_bodies_are_read_as_text_and_typed_by_the_schema(scanner: Scanner) -> None:
+    ok = _findings(scanner, method="POST", url="/charges", body="amount=12&capture=true")
+    assert ok == []
+    (f,) = _findings(scanner, method="POST", url="/charges", body="amount=twelve")
+    assert (f.code, f.location) == ("E4.1", ("body", "amount"))
+
+
+def test_request_body_required_decides_whether_missing_fields_are_errors(
+    scanner: Scanner,
+) -> None:
+    (warning,) = _findings(scanner, method="POST", url="/charges")
+    assert (warning.code, warning.severity, warning.location) == ("E3.4", "warning", ("body",))
+    assert "'amount'" in warning.message
+    (error,) = _findings(scanner, method="POST", url="/charges", body={"capture": True})
+    assert (error.code, error.severity) == ("E3.4", "error")  # a body was sent: it must fit
+    (required,) = _findings(scanner, method="POST", url="/pets")
+    assert (required.code, required.severity) == ("E3.4", "error")
+
+
+def test_on_a_big_spec_a_variant_of_this_operations_parameter_beats_another_operations(
+    api_retriever: Any,
+) -> None:
+    tools = [
+        {"name": "kv_namespace_create", "parameters": {"properties": {"name": {"type": "string"}}}},
+        *(
+            {"name": f"other_{i}", "parameters": {"properties": {"title": {"type": "string"}}}}
+            for i in range(20)
+        ),
+    ]
+    scanner = Scanner(ApiCatalog.from_tools(tools), retriever=api_retriever)
+    findings = list(scanner.iter_findings("kv_namespace_create(title='cache')"))
+    assert [(f.code, f.suggestion) for f in findings] == [("E3.3", "name")]
+
+
+def test_e3_1_names_the_one_operation_the_instruction_fits(api_retriever: Any) -> None:
+    tools = [
+        {
+            "name": "get_weather",
+            "description": "Current weather in a city",
+            "parameters": {"properties": {"city": {"type": "string"}}},
+        },
+        {
+            "name": "book_flight",
+            "description": "Book a flight to a destination",
+            "parameters": {"properties": {"destination_airport": {"type": "string"}}},
+        },
+        {
+            "name": "ship_parcel",
+            "description": "Ship a parcel",
+            "parameters": {"properties": {"destination_airport": {"type": "string"}}},
+        },
+    ]
+    scanner = Scanner(ApiCatalog.from_tools(tools), retriever=api_retriever)
+    findings = scanner.iter_findings(
+        "get_weather(destination_airport='JFK')", instruction="Book me a flight to New York"
+    )
+    (f,) = [f for f in findings if f.code.startswith("E3")]  # E2.1 comes first here
+    assert f.code == "E3.1"
+    assert "belongs to book_flight," in f.message and "ship_parcel" not in f.message
+
+
+def test_valid_requests_to_real_composed_specs_get_no_errors(shared_data_dir: Path) -> None:
+    openai = Scanner(
+        ApiCatalog.from_file(shared_data_dir / "specs" / "openai.yaml"), retriever=None
+    )
+    body = {"model": "gpt-4o", "input": "hi", "stream": False}
+    request = {"method": "POST", "url": "https://api.openai.com/v1/responses", "body": body}
+    assert [str(f) for f in openai.iter_findings(request) if f.severity == "error"] == []
+    # a path key carrying ?beta=true in the spec
+    items = {"method": "GET", "url": "https://api.openai.com/v1/responses/r_1/input_items"}
+    assert [str(f) for f in openai.iter_findings(items) if f.severity == "error"] == []
+    box = Scanner(ApiCatalog.from_file(shared_data_dir / "specs" / "box.json"), retriever=None)
+    copy = {"method": "POST", "url": "https://api.box.com/2.0/files/123/copy"}
+    assert [str(f) for f in box.iter_findings(copy) if f.severity == "error"] == []
