@@ -64,6 +64,7 @@ from autofeedback._parse._native import (
     _detect_kimi,
     _detect_wrappers,
     _detect_xml_elements,
+    _salvage_json,
 )
 from autofeedback._parse._python import _detect_python
 from autofeedback._parse._tags import _detect_api_bank, _detect_api_tag, _detect_restgpt
@@ -160,13 +161,13 @@ def parse_output(text: str) -> ParseResult:
                 requests.append(replace(r, raw=raw))
     if requests:
         return ParseResult(tuple(requests))
-    return _explain(candidates, selected)
+    return _explain(text, candidates, selected)
 
 
-def _explain(candidates: list[_Candidate], selected: list[_Candidate]) -> ParseResult:
+def _explain(text: str, candidates: list[_Candidate], selected: list[_Candidate]) -> ParseResult:
     strong = [c for c in selected if c.problem is not None]
     if strong:
-        return _problem(strong[0])
+        return _problem(text, strong[0])
     starts = [c.start for c in selected]  # sorted, and the spans do not overlap
 
     def hidden(c: _Candidate) -> bool:
@@ -180,15 +181,23 @@ def _explain(candidates: list[_Candidate], selected: list[_Candidate]) -> ParseR
     if weak:
         # Python-looking fragments are common in prose ("see note(s)"): report them last.
         best = min(weak, key=lambda c: (c.format == "python", c.start, c.rank))
-        return _problem(best)
+        return _problem(text, best)
     notes = [c for c in selected if c.note is not None]
     if notes:
         return ParseResult((), problem=notes[0].note, format_hint=notes[0].format)
     return ParseResult((), problem=_NO_REQUEST)
 
 
-def _problem(c: _Candidate) -> ParseResult:
-    return ParseResult((), problem=c.problem, format_hint=c.format, suggestion=c.suggestion)
+def _problem(text: str, c: _Candidate) -> ParseResult:
+    suggestion = c.suggestion
+    if (
+        suggestion is None
+        and c.format in ("json", "openai")
+        and text[c.start : c.start + 1] in "{["
+    ):
+        # a JSON call that breaks off or has a stray comma: close it and show it rewritten
+        suggestion = _salvage_json(text[c.start : c.start + 100_000])
+    return ParseResult((), problem=c.problem, format_hint=c.format, suggestion=suggestion)
 
 
 _THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>")

@@ -67,14 +67,29 @@ _NAME = r"[A-Za-z_][\w.:-]{0,200}"
 # ----------------------------------------------------------------------- helpers
 
 
-def render_call(name: str, arguments: Mapping[str, Any]) -> str:
+def render_call(name: str, arguments: Mapping[str, Any], *, text_values: bool = False) -> str:
     """A call in the paper's ``<API>`` format, with Python literals for the values.
+
+    ``text_values``: the values were written as XML text, so a number or boolean written
+    as text is shown as one (the schema decides later; a quoted ``'10'`` would be E4.1).
 
     >>> render_call("searchBooks", {"query": "science", "limit": 10})
     "<API>searchBooks(query='science', limit=10)</API>"
+    >>> render_call("searchBooks", {"query": "science", "limit": "10"}, text_values=True)
+    "<API>searchBooks(query='science', limit=10)</API>"
     """
-    args = ", ".join(f"{k}={_literal_text(v)}" for k, v in arguments.items())
-    return f"<API>{name}({args})</API>"
+    shown = []
+    for key, value in arguments.items():
+        text = value.strip() if text_values and isinstance(value, str) else None
+        if text is not None and _SCALAR_TEXT.fullmatch(text):
+            shown.append(f"{key}={_BOOLEANS.get(text, text)}")
+        else:
+            shown.append(f"{key}={_literal_text(value)}")
+    return f"<API>{name}({', '.join(shown)})</API>"
+
+
+_SCALAR_TEXT = re.compile(r"-?\d{1,30}(?:\.\d{1,30})?|true|false")
+_BOOLEANS = {"true": "True", "false": "False"}
 
 
 def _literal_text(value: Any) -> str:
@@ -111,6 +126,9 @@ def _close_json(fragment: str) -> Any:
                 break
             stack.pop()
             last_safe = i + 1
+            if not stack:  # the value is complete: what follows is prose
+                fragment = fragment[: i + 1]
+                break
         elif ch == ",":
             last_safe = i
     closers = "".join(reversed(stack))
@@ -412,7 +430,12 @@ def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
                 continue
             if close == -1 and body.count("</parameter>") < len(params):
                 reason = f"the <parameter={params[-1][0]}> of {name!r} is cut off"
-                yield _broken(m.start(), end, label, _Broken(reason, render_call(name, args)))
+                yield _broken(
+                    m.start(),
+                    end,
+                    label,
+                    _Broken(reason, render_call(name, args, text_values=True)),
+                )
                 continue
             yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
             continue
@@ -448,7 +471,9 @@ def _detect_invoke(scan: _Scan) -> Iterator[_Candidate]:
                 if opened != len(params)
                 else f"the <invoke> of {name!r} is never closed"
             )
-            yield _broken(m.start(), end, label, _Broken(reason, render_call(name, args)))
+            yield _broken(
+                m.start(), end, label, _Broken(reason, render_call(name, args, text_values=True))
+            )
             continue
         yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
 
@@ -761,7 +786,7 @@ _CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]{0,200})>")
 
 def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
     text = scan.text
-    if "</" not in text and "/>" not in text:
+    if "<" not in text:
         return
     closings: dict[str, list[int]] | None = None  # tag -> where </tag> starts, built once
     pos = 0
@@ -787,16 +812,15 @@ def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
             ends = closings.get(name, [])
             i = bisect_left(ends, m.end())
             if i == len(ends) or ends[i] - m.end() > _MAX_BLOCK:
-                continue  # never closed: a start tag in prose
+                if attrs and child is None:  # said only when nothing else parses
+                    yield _unclosed(lt, m.end(), name, attrs)
+                continue  # never closed: maybe a start tag in prose
             close = ends[i]
             end = close + len(name) + 3
             if child is None and text[m.end() : close].strip():
                 continue  # <Button kind="x">Click</Button>: markup with text
         scan.tick("XML element")
-        args: dict[str, Any] = {}
-        for a in _XML_ATTR.finditer(attrs):
-            value = next(v for v in a.groups()[1:] if v is not None)
-            args[a.group(1)] = _unescape(value)
+        args = _attributes(attrs)
         if child is not None:
             try:
                 args.update(_xml_children(text[lt:end]))
@@ -806,6 +830,26 @@ def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
                 continue
         yield _Candidate(lt, end, "xml", requests=(_request(name, args, "xml"),))
         pos = end
+
+
+def _attributes(attrs: str) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for a in _XML_ATTR.finditer(attrs):
+        value = next(v for v in a.groups()[1:] if v is not None)
+        args[a.group(1)] = _unescape(value)
+    return args
+
+
+def _unclosed(start: int, end: int, name: str, attrs: str) -> _Candidate:
+    candidate = _Candidate(
+        start,
+        end,
+        "xml",
+        claims=False,
+        problem=f"looks like an XML tool call but <{name}> is never closed",
+    )
+    candidate.suggestion = render_call(name, _attributes(attrs), text_values=True)
+    return candidate
 
 
 def _unescape(value: str) -> str:
