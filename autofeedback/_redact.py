@@ -130,6 +130,10 @@ _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,20}://)[^\s/@?#'\"<>]{1,512}
 _NETLOC_USERINFO = re.compile(
     r"(?<![A-Za-z0-9/@])[^\s/@?#'\"<>:]{1,256}:[^\s/@?#'\"<>]{1,512}@(?=[A-Za-z0-9\[])"
 )
+# curl's ``-u user:password`` / ``--user`` / ``--proxy-user``
+_CURL_USER = re.compile(
+    r"(?i)((?:^|\s)(?:-u|-U|--user|--proxy-user)[\s=]+['\"]?)([^\s'\":]*:)([^\s'\"]+)"
+)
 _AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token)(\s+)[A-Za-z0-9._~+/=\-]{4,}")
 # ``name=value`` in a query string, form body, curl data or a Python call
 _PAIR = re.compile(r"([A-Za-z0-9_.\-\[\]]{1,100})(=)([^&#\s,;)'\"<>]{1,4096})")
@@ -186,6 +190,8 @@ class _Redactor:
             text = _USERINFO.sub(rf"\1{USERINFO_MASK}@", text)
             text = _NETLOC_USERINFO.sub(f"{USERINFO_MASK}@", text)
         text = _AUTH_SCHEME.sub(rf"\1\2{REDACTED}", text)
+        if "-u" in text or "-U" in text or "user" in text:
+            text = _CURL_USER.sub(rf"\1\2{REDACTED}", text)
         if "=" in text:
             text = _PAIR.sub(self._pair, text)
         if ":" in text or "=" in text:
@@ -269,12 +275,19 @@ def redact_finding(
     else:
         got = r.value(got)
     suggestion = finding.suggestion
+    expected = r.value(finding.expected)
+    message = r.text(finding.message)
+    if isinstance(suggestion, str):
+        suggestion = r.text(suggestion)
+    if (got, expected, message, suggestion) == (
+        finding.got,
+        finding.expected,
+        finding.message,
+        finding.suggestion,
+    ):
+        return finding  # nothing to mask: the common case, no copy
     return dataclasses.replace(
-        finding,
-        got=got,
-        expected=r.value(finding.expected),
-        message=r.text(finding.message),
-        suggestion=r.text(suggestion) if isinstance(suggestion, str) else suggestion,
+        finding, got=got, expected=expected, message=message, suggestion=suggestion
     )
 
 
