@@ -455,13 +455,22 @@ def _rename_sent(sent: Sent, key: tuple[str, str], new: str) -> Sent:
 def sent_e3_1(
     sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
 ) -> Sent | None:
-    """A parameter renamed to one that only *other* operations of the spec take."""
+    """A parameter renamed to one that only *other* operations of the spec take, and
+    that is no spelling or synonym variant of this operation's own (that would be E3.2 /
+    E3.3: on a large spec most names exist somewhere)."""
     own = {s.name for s in slots}
-    candidates = sorted(set(foreign) - own)
+    near = {_squash(n) for n in own} | {
+        _squash(v) for n in own if (v := synonym_variant(n, set())) is not None
+    }
+    candidates = sorted(n for n in set(foreign) - own if _squash(n) not in near)
     keys = _named_keys(sent, slots)
     if not candidates or not keys:
         return None
     return _rename_sent(sent, keys[0], rng.choice(candidates))
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
 def sent_e3_2(
