@@ -11,7 +11,7 @@ from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from autofeedback._model import Operation
 
@@ -44,7 +44,7 @@ class ApiCatalog:
         self._by_name: dict[str, Operation] = {}
         for op in ops:
             self._by_name.setdefault(op.name, op)
-        self._templates = _compile_templates(ops)
+        self._router = _Router(ops)
 
     # -- construction -------------------------------------------------------------
 
@@ -140,70 +140,127 @@ class ApiCatalog:
 
     def match_path(self, path: str) -> list[tuple[Operation, dict[str, str]]]:
         """Every operation whose path template matches ``path`` (any method), the most
-        specific template (most literal characters) first."""
-        path = path.rstrip("/") or "/"
+        specific template (most literal characters) first.
+
+        >>> catalog = ApiCatalog.from_obj({"openapi": "3.0.0", "paths": {
+        ...     "/movie/{id}": {"get": {"operationId": "movie", "responses": {}}},
+        ...     "/movie/latest": {"get": {"operationId": "latest", "responses": {}}}}})
+        >>> [(op.name, params) for op, params in catalog.match_path("/movie/latest")]
+        [('latest', {}), ('movie', {'id': 'latest'})]
+        """
+        return [(op, params) for _, op, params in self._router.match(path)]
+
+    def match_http(
+        self, method: str, url: str, names: Iterable[str] = ()
+    ) -> tuple[Operation, dict[str, str]] | None:
+        """The operation serving ``method url`` and the path parameters, or ``None``.
+
+        The most specific template that accepts the method wins (``PUT /a/{x}`` serves
+        ``PUT /a/b`` although ``GET /a/b`` is documented). Operations documented twice
+        for one method and template (``/responses?beta=true`` beside ``/responses``, Box's
+        ``/web_links/{id}#add_shared_link``) are told apart by the request: the one whose
+        fixed query it carries, then the one documenting most of the parameter ``names``
+        it sends (query keys of ``url`` are counted too).
+        """
+        split = urlsplit(url)
+        method = method.upper()
+        candidates: list[tuple[int, Operation, dict[str, str]]] = [
+            t for t in self._router.match(self.relative_path(url)) if t[1].method == method
+        ]
+        if not candidates:
+            return None
+        best = candidates[0][0]
+        tied = [(op, params) for size, op, params in candidates if size == best]
+        if len(tied) == 1:
+            return tied[0]
+        query = parse_qsl(split.query, keep_blank_values=True)
+        sent = {k for k, _ in query} | set(names)
+        pairs = set(query)
+
+        def fit(entry: tuple[Operation, dict[str, str]]) -> tuple[bool, int]:
+            op = entry[0]
+            fixed = set(op.fixed_query)
+            return (fixed <= pairs, len(sent & {p.name for p in op.parameters}) - len(fixed))
+
+        return max(tied, key=fit)
+
+
+class _Node:
+    """One path segment of the router: literal children, children whose segment holds
+    variables (``{id}`` or ``thumbnail.{ext}``), and the operations ending here."""
+
+    __slots__ = ("literal", "ops", "patterns")
+
+    def __init__(self) -> None:
+        self.literal: dict[str, _Node] = {}
+        self.patterns: list[tuple[re.Pattern[str], list[str], int, _Node]] = []
+        self.ops: list[Operation] = []
+
+
+class _Router:
+    """Path templates compiled into a trie of segments: matching walks the request's
+    segments once instead of trying every template's regex (1,500 of them on a big
+    spec)."""
+
+    def __init__(self, ops: Iterable[Operation]) -> None:
+        self.root = _Node()
+        patterns: dict[str, tuple[re.Pattern[str], list[str], int]] = {}
+        for op in ops:
+            if not op.is_http:
+                continue
+            assert op.path is not None
+            node = self.root
+            for segment in _segments(op.path):
+                if "{" not in segment:
+                    node = node.literal.setdefault(segment, _Node())
+                    continue
+                compiled = patterns.get(segment)
+                if compiled is None:
+                    compiled = patterns[segment] = _compile_segment(segment)
+                found = next((n for r, _, _, n in node.patterns if r is compiled[0]), None)
+                if found is None:
+                    found = _Node()
+                    node.patterns.append((*compiled, found))
+                node = found
+            node.ops.append(op)
+
+    def match(self, path: str) -> list[tuple[int, Operation, dict[str, str]]]:
+        """(literal characters matched, operation, path parameters), most specific first."""
         found: list[tuple[int, Operation, dict[str, str]]] = []
-        for regex, literal_len, op in self._templates:
-            m = regex.fullmatch(path)
-            if m:
-                found.append((literal_len, op, m.groupdict()))
+        segments = _segments(path)
+
+        def walk(node: _Node, i: int, size: int, params: dict[str, str]) -> None:
+            if i == len(segments):
+                found.extend((size, op, params) for op in node.ops)
+                return
+            segment = segments[i]
+            child = node.literal.get(segment)
+            if child is not None:
+                walk(child, i + 1, size + len(segment), params)
+            for regex, names, literal_len, child in node.patterns:
+                m = regex.fullmatch(segment)
+                if m is not None:
+                    bound = {name: m.group(k + 1) for k, name in enumerate(names)}
+                    walk(child, i + 1, size + literal_len, {**params, **bound})
+
+        walk(self.root, 0, 0, {})
         found.sort(key=lambda t: -t[0])
-        # keep only the most specific template: /movie/latest beats /movie/{id}
-        if found:
-            best = found[0][0]
-            best_path = found[0][1].path
-            found = [t for t in found if t[0] == best and t[1].path == best_path]
-        return [(op, params) for _, op, params in found]
-
-    def match_http(self, method: str, url: str) -> tuple[Operation, dict[str, str]] | None:
-        """The operation serving ``method url`` and the path parameters, or ``None``."""
-        path = self.relative_path(url)
-        for op, params in self.match_path(path):
-            if op.method == method.upper():
-                return op, params
-        return None
+        return found
 
 
-def _compile_templates(ops: Iterable[Operation]) -> list[tuple[_NamedRegex, int, Operation]]:
-    out: list[tuple[_NamedRegex, int, Operation]] = []
-    for op in ops:
-        if not op.is_http:
-            continue
-        assert op.path is not None
-        template = op.path.rstrip("/") or "/"
-        names: list[str] = []
-        pattern = ""
-        pos = 0
-        for m in _TEMPLATE_VAR.finditer(template):
-            pattern += re.escape(template[pos : m.start()])
-            var = m.group(1)
-            group = f"p{len(names)}"
-            names.append(var)
-            pattern += f"(?P<{group}>[^/]+)"
-            pos = m.end()
-        pattern += re.escape(template[pos:])
-        literal_len = len(_TEMPLATE_VAR.sub("", template))
-        out.append((_NamedRegex(re.compile(pattern), names), literal_len, op))
-    return out
+def _segments(path: str) -> list[str]:
+    path = path.strip("/")
+    return path.split("/") if path else []
 
 
-class _NamedRegex:
-    """A compiled template whose groups map back to the template's variable names
-    (which need not be valid regex group names: ``{movie-id}``)."""
-
-    def __init__(self, regex: re.Pattern[str], names: list[str]) -> None:
-        self._regex = regex
-        self._names = names
-
-    def fullmatch(self, text: str) -> _Match | None:
-        m = self._regex.fullmatch(text)
-        return _Match(m, self._names) if m else None
-
-
-class _Match:
-    def __init__(self, m: re.Match[str], names: list[str]) -> None:
-        self._m = m
-        self._names = names
-
-    def groupdict(self) -> dict[str, str]:
-        return {name: self._m.group(f"p{i}") for i, name in enumerate(self._names)}
+def _compile_segment(segment: str) -> tuple[re.Pattern[str], list[str], int]:
+    names: list[str] = []
+    pattern = ""
+    pos = 0
+    for m in _TEMPLATE_VAR.finditer(segment):
+        pattern += re.escape(segment[pos : m.start()])
+        names.append(m.group(1))
+        pattern += "([^/]+)"
+        pos = m.end()
+    pattern += re.escape(segment[pos:])
+    return re.compile(pattern), names, len(_TEMPLATE_VAR.sub("", segment))

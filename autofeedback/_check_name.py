@@ -8,7 +8,7 @@ the scan: parameter checks against a guessed API would only add noise.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -164,7 +164,8 @@ def _check_http(
             )
         )
     path = catalog.relative_path(request.url)
-    matched = catalog.match_http(method, path)
+    sent = [*request.params, *(request.body if isinstance(request.body, Mapping) else ())]
+    matched = catalog.match_http(method, request.url, sent)
     if matched is not None:
         return NameCheck(matched[0], path_params=matched[1])
     by_path = catalog.match_path(path)

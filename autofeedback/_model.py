@@ -68,6 +68,9 @@ class Operation:
     body_required: bool = False
     #: the body's media type (``application/json``, ``multipart/form-data``...)
     body_media: str | None = None
+    #: query pairs the documented path itself carries (``/responses?beta=true``), which
+    #: tell this operation from another one on the same method and path
+    fixed_query: tuple[tuple[str, str], ...] = ()
     source: str = ""
     tags: tuple[str, ...] = ()
     #: Credentials the spec's security schemes carry in a query, header or cookie

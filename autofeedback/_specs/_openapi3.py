@@ -209,6 +209,7 @@ class OpenApi3Loader:
             body_schema=body_schema,
             body_required=body_required,
             body_media=media,
+            fixed_query=tuple(fixed_query),
             source=self.source,
             tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
             auth_parameters=self._auth_parameters(op),
@@ -358,7 +359,9 @@ class OpenApi3Loader:
 
 
 def _split_path_key(path: str) -> tuple[str, list[tuple[str, str]]]:
-    """``/responses/{id}/items?beta=true`` -> (``/responses/{id}/items``, [("beta", "true")])."""
+    """``/responses/{id}/items?beta=true`` -> (``/responses/{id}/items``, [("beta", "true")]);
+    a fragment (Box's ``/web_links/{id}#add_shared_link``) only names a variant."""
+    path = path.partition("#")[0]
     path, _, query = path.partition("?")
     path = path if path.startswith("/") else "/" + path
     return path, parse_qsl(query, keep_blank_values=True) if query else []
