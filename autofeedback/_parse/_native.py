@@ -276,8 +276,13 @@ def _wrapper_label(opening: str) -> tuple[tuple[str, ...], str]:
     return (), "a tool call"  # pragma: no cover - the regex only matches the table
 
 
+_WRAPPER_HINTS = ("tool_call", "TOOL_CALLS", "python_tag", "plugin", "function_calls")
+
+
 def _detect_wrappers(scan: _Scan) -> Iterator[_Candidate]:
     text = scan.text
+    if not any(hint in text for hint in _WRAPPER_HINTS):
+        return
     opens = list(_WRAPPER_OPEN.finditer(text))
     for i, m in enumerate(opens):
         scan.tick("tool-call block")
