@@ -6,7 +6,7 @@ exceptions. Exceptions are reserved for a bad spec, bad configuration or misuse:
     AutoFeedbackError
     ├── SpecError            a spec file cannot be read or does not describe APIs
     ├── ConfigurationError   a bad option, an unknown backend, a missing optional extra
-    ├── HostNotAllowed       a request would leave for a host the spec does not declare
+    ├── HostNotAllowed       a request would leave for an origin the spec does not declare
     ├── RequestFormatError   a structured call/request record is malformed (also a ValueError)
     └── ToolCallRejected     a guarded tool call was rejected (carries the findings)
 """
@@ -52,13 +52,17 @@ class ConfigurationError(AutoFeedbackError):
 
 
 class HostNotAllowed(AutoFeedbackError):
-    """A request was about to be sent to a host that is neither a spec server nor allowlisted."""
+    """A request was about to be sent to an origin (scheme, host, port) that is neither a
+    spec server nor allowlisted. ``host`` names that origin (never with user info),
+    ``allowed`` the allowed ones."""
 
     def __init__(self, host: str, allowed: Sequence[str]) -> None:
         self.host = host
         self.allowed = tuple(allowed)
         shown = ", ".join(self.allowed) or "(none)"
-        super().__init__(f"host {host!r} is not declared by the spec; allowed hosts: {shown}")
+        super().__init__(
+            f"{host!r} is not a server the spec declares or an allowed host; allowed: {shown}"
+        )
 
 
 class ToolCallRejected(AutoFeedbackError):
