@@ -12,7 +12,8 @@ Backends that ship::
     LangChainLLM          a langchain-core BaseChatModel
     LocalLLM              Qwen2.5-Coder-Instruct Q4_K_M on llama-cpp-python, no key, no network
 
-:func:`load_llm` picks one from a string (``"local"``, ``"local:1.5b"``, an http(s) URL).
+:func:`load_llm` picks one from a string (``"local"``, ``"local:1.5b"``, a Hugging Face
+repo id such as ``"local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"``, an http(s) URL).
 Every backend failure is raised as :class:`LLMError`, with the cause chained.
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "LocalModel",
     "OpenAICompatibleLLM",
     "Usage",
+    "ensure_hf_model",
     "ensure_local_model",
     "load_llm",
 ]
@@ -377,7 +379,9 @@ class LocalModel:
     """A GGUF file shipped on PyPI as raw chunks, one package per chunk.
 
     Each chunk package exposes ``get_part_path()``; the chunks joined in order are the
-    GGUF, whose size and sha256 are pinned here.
+    GGUF, whose size and sha256 are pinned here. ``hf_repo`` is the Hugging Face repo
+    that publishes the same file as ``{name}.gguf``: users with internet can name it
+    instead (``local:Qwen/...``); the pin is the same.
     """
 
     name: str
@@ -387,6 +391,11 @@ class LocalModel:
     size: int
     sha256: str
     note: str = ""
+    hf_repo: str = ""
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.gguf"
 
     @property
     def distributions(self) -> tuple[str, ...]:
@@ -408,6 +417,7 @@ LOCAL_MODELS: Mapping[str, LocalModel] = {
         size=491_400_064,
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
         note="fast; makes realistic mistakes that feedback can fix",
+        hf_repo="Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF",
     ),
     "1.5b": LocalModel(
         name="qwen2.5-coder-1.5b-instruct-q4_k_m",
@@ -417,6 +427,7 @@ LOCAL_MODELS: Mapping[str, LocalModel] = {
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         note="about 2.5x slower; fewer mistakes",
+        hf_repo="Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF",
     ),
 }
 DEFAULT_LOCAL = "0.5b"
@@ -482,12 +493,15 @@ def _verified(path: Path, model: LocalModel) -> bool:
 
 
 def _write_sidecar(path: Path, stamp: Mapping[str, object]) -> None:
-    sidecar = _sidecar(path)
-    tmp = sidecar.with_name(f"{sidecar.name}.{os.getpid()}.tmp")
+    _write_stamp(_sidecar(path), stamp)
+
+
+def _write_stamp(path: Path, stamp: Mapping[str, object]) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     # Only a shortcut for the next start: a read-only cache just means re-hashing then.
     with contextlib.suppress(OSError):
         tmp.write_text(json.dumps(stamp))
-        os.replace(tmp, sidecar)
+        os.replace(tmp, path)
 
 
 def ensure_local_model(size: str = DEFAULT_LOCAL, *, cache_dir: str | Path | None = None) -> Path:
@@ -544,6 +558,113 @@ def ensure_local_model(size: str = DEFAULT_LOCAL, *, cache_dir: str | Path | Non
     return target
 
 
+def ensure_hf_model(
+    repo_id: str,
+    filename: str | None = None,
+    *,
+    sha256: str | None = None,
+    revision: str | None = None,
+    hf_cache_dir: str | Path | None = None,
+) -> Path:
+    """Return the path of a verified GGUF from a Hugging Face model repo, through
+    ``huggingface_hub``'s cache (``$HF_HOME/hub``): read from the cache when it is there,
+    downloaded into it otherwise.
+
+    The file must match a sha256 pin: the pinned one of :data:`LOCAL_MODELS` for the repos
+    listed there (their file is named after the model), else ``sha256=`` is required, so
+    that no unpinned weights are ever loaded. A verified file is stamped (size, mtime) in
+    autofeedback's own cache, so the next start does not re-hash a gigabyte.
+
+    >>> ensure_hf_model("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF")  # doctest: +SKIP
+    PosixPath('/root/.cache/huggingface/hub/models--Qwen--.../qwen2.5-coder-1.5b-instruct-q4_k_m.gguf')
+    """
+    known = next((m for m in LOCAL_MODELS.values() if m.hf_repo.lower() == repo_id.lower()), None)
+    if filename is None:
+        if known is None:
+            raise ConfigurationError(
+                f"name the GGUF file of {repo_id}: local:{repo_id}/FILE.gguf (with sha256=...)"
+            )
+        filename = known.filename
+    pin = sha256 or (known.sha256 if known is not None and filename == known.filename else None)
+    if not pin or len(pin) != 64 or any(c not in "0123456789abcdef" for c in pin.lower()):
+        raise ConfigurationError(
+            f"{repo_id}/{filename} has no sha256 pin: pass sha256=<64 hex digits>; "
+            "autofeedback loads no unpinned weights"
+        )
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError as exc:
+        raise ConfigurationError(
+            "a Hugging Face repo id needs huggingface_hub: pip install huggingface_hub"
+        ) from exc
+    cache = str(Path(hf_cache_dir).expanduser()) if hf_cache_dir is not None else None
+    offline = (
+        "pip install 'autofeedback[local-1.5b]' and use local:1.5b"
+        if known is None or known is LOCAL_MODELS.get("1.5b")
+        else "pip install 'autofeedback[local]' and use local:0.5b"
+    )
+    try:
+        try:  # the cache first: no network when the file is already there
+            found = hf_hub_download(
+                repo_id, filename, revision=revision, cache_dir=cache, local_files_only=True
+            )
+        except FileNotFoundError:  # LocalEntryNotFoundError: not cached yet
+            found = hf_hub_download(repo_id, filename, revision=revision, cache_dir=cache)
+    except Exception as exc:  # network, auth, unknown repo or file: all one message
+        raise ConfigurationError(
+            f"cannot get {filename} from the Hugging Face repo {repo_id}: "
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}; "
+            f"without internet: {offline}"
+        ) from exc
+    path = Path(str(found))
+    if not _hash_matches(path, pin.lower()):
+        raise ConfigurationError(
+            f"{path} (from {repo_id}) does not have the pinned sha256 {pin.lower()}; "
+            "delete it from the Hugging Face cache, or pin the file you mean with sha256=..."
+        )
+    return path
+
+
+def _hash_matches(path: Path, sha256: str) -> bool:
+    """Does ``path`` hash to ``sha256``? A stamp in autofeedback's cache (the resolved
+    path, size and mtime) vouches for a file hashed before."""
+    real = path.resolve()
+    try:
+        st = real.stat()
+    except OSError:
+        return False
+    stamp = {"path": str(real), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    stamp_file = _cache_dir() / "hf-verified" / f"{sha256}.json"
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(stamp_file.read_text()) == stamp:
+            return True
+    digest = hashlib.sha256()
+    with real.open("rb") as f:
+        while chunk := f.read(_COPY_CHUNK):
+            digest.update(chunk)
+    if digest.hexdigest() != sha256:
+        return False
+    with contextlib.suppress(OSError):  # only a shortcut for the next start
+        stamp_file.parent.mkdir(parents=True, exist_ok=True)
+        _write_stamp(stamp_file, stamp)
+    return True
+
+
+def _is_hf(model: str) -> bool:
+    return "/" in model
+
+
+def _split_hf(model: str) -> tuple[str, str | None]:
+    """``owner/repo`` or ``owner/repo/file.gguf`` -> (repo id, file or None)."""
+    parts = [p for p in model.split("/") if p]
+    if len(parts) < 2 or any(p in (".", "..") for p in parts):
+        raise ConfigurationError(
+            f"{model!r} is not a Hugging Face repo id (owner/repo or owner/repo/FILE.gguf)"
+        )
+    repo = "/".join(parts[:2])
+    return repo, ("/".join(parts[2:]) or None)
+
+
 def _local_model(size: str) -> LocalModel:
     try:
         return LOCAL_MODELS[size.lower()]
@@ -564,8 +685,11 @@ class LocalLLM:
     """Qwen2.5-Coder-Instruct (Q4_K_M GGUF) on llama-cpp-python: no API key, no network.
 
     Needs ``llama-cpp-python`` and the model's chunk packages (``pip install
-    'autofeedback[local]'`` for the 0.5B model). The model loads in the constructor;
-    calls are serialised because a llama.cpp context is not thread-safe.
+    'autofeedback[local]'`` for the 0.5B model), or, for ``size`` given as a Hugging Face
+    repo id (``"Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"``, or ``"owner/repo/FILE.gguf"``
+    with ``sha256=``), the file in ``huggingface_hub``'s cache or internet to fetch it
+    (:func:`ensure_hf_model`). The model loads in the constructor; calls are serialised
+    because a llama.cpp context is not thread-safe.
 
     >>> llm = LocalLLM("0.5b")  # doctest: +SKIP
     >>> llm.complete([{"role": "user", "content": "Say OK."}])  # doctest: +SKIP
@@ -580,8 +704,12 @@ class LocalLLM:
         n_ctx: int = 4096,
         n_threads: int | None = None,
         cache_dir: str | Path | None = None,
+        sha256: str | None = None,
+        revision: str | None = None,
+        hf_cache_dir: str | Path | None = None,
     ) -> None:
-        self.spec = _local_model(size)
+        hf = _split_hf(size) if _is_hf(size) else None
+        self.name = _local_model(size).name if hf is None else size
         if max_tokens <= 0 or n_ctx <= 0:
             raise ConfigurationError("max_tokens and n_ctx must be positive")
         # llama.cpp's OpenMP threads spin while they wait; on a busy machine with few
@@ -595,7 +723,12 @@ class LocalLLM:
             raise ConfigurationError(
                 f"the local model needs llama-cpp-python; install it with: {_LLAMA_PIP}"
             ) from exc
-        self.path = ensure_local_model(size, cache_dir=cache_dir)
+        if hf is None:
+            self.path = ensure_local_model(size, cache_dir=cache_dir)
+        else:
+            self.path = ensure_hf_model(
+                hf[0], hf[1], sha256=sha256, revision=revision, hf_cache_dir=hf_cache_dir
+            )
         self.max_tokens = max_tokens
         self.n_ctx = n_ctx
         self.n_threads = n_threads or _default_threads()
@@ -614,7 +747,7 @@ class LocalLLM:
             raise ConfigurationError(f"llama.cpp cannot load {self.path}: {exc}") from exc
 
     def __repr__(self) -> str:
-        return f"LocalLLM({self.spec.name!r}, n_threads={self.n_threads})"
+        return f"LocalLLM({self.name!r}, n_threads={self.n_threads})"
 
     def close(self) -> None:
         """Free the model's memory now rather than when the object is collected."""
@@ -631,10 +764,10 @@ class LocalLLM:
                     messages=checked, temperature=0.0, max_tokens=self.max_tokens
                 )
         except ValueError as exc:  # "Requested tokens (...) exceed context window of ..."
-            raise LLMError(f"{self.spec.name}: {exc}") from exc
+            raise LLMError(f"{self.name}: {exc}") from exc
         text = _openai_text(response)
         if text is None:
-            raise LLMError(f"{self.spec.name} returned no message content")
+            raise LLMError(f"{self.name} returned no message content")
         self.last_usage = _usage_from_openai(response.get("usage"))
         return text
 
@@ -646,6 +779,9 @@ def load_llm(spec: str, **options: Any) -> LLMClient:
     """Build an LLM client from a short spec string.
 
     * ``"local"``, ``"local:0.5b"``, ``"local:1.5b"``: :class:`LocalLLM` (no key, no network);
+    * ``"local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"`` (a Hugging Face repo id, or
+      ``"local:owner/repo/FILE.gguf"`` with ``sha256=...``): :class:`LocalLLM` on that
+      file, from ``huggingface_hub``'s cache or downloaded into it, sha256-checked;
     * an ``http://`` or ``https://`` base URL: :class:`OpenAICompatibleLLM`, the model from
       ``model=...`` or the ``AUTOFEEDBACK_MODEL`` environment variable.
 
@@ -674,7 +810,7 @@ api_key_env='OPENAI_API_KEY')
     raise ConfigurationError(
         f"unknown LLM spec {spec!r}; use 'local', "
         + ", ".join(f"'local:{s}'" for s in sorted(LOCAL_MODELS))
-        + " or an http(s) URL of an OpenAI-compatible server"
+        + ", 'local:<Hugging Face repo id>' or an http(s) URL of an OpenAI-compatible server"
     )
 
 
