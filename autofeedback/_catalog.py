@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
@@ -102,11 +101,13 @@ class ApiCatalog:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A stable hash of the loaded operations: the key of on-disk caches."""
-        payload = json.dumps(
-            [asdict(op) for op in self.operations], sort_keys=True, default=repr
-        ).encode()
-        return hashlib.sha256(payload).hexdigest()[:16]
+        """A stable hash of the loaded operations: the key of on-disk caches. Schemas
+        share objects (each ``$ref`` is expanded once), so each object is hashed once."""
+        memo: dict[int, bytes] = {}
+        digest = hashlib.sha256()
+        for op in self.operations:
+            digest.update(_digest(op, memo))
+        return digest.hexdigest()[:16]
 
     @cached_property
     def parameter_owners(self) -> Mapping[str, tuple[Operation, ...]]:
@@ -183,6 +184,36 @@ class ApiCatalog:
             return (fixed <= pairs, len(sent & {p.name for p in op.parameters}) - len(fixed))
 
         return max(tied, key=fit)
+
+
+def _digest(value: Any, memo: dict[int, bytes]) -> bytes:
+    """A content hash of JSON-like data (and the model's dataclasses), linear in the
+    number of distinct objects. Memoised by ``id``: only for objects that outlive the
+    call (the catalog's own), never for temporaries whose ids Python reuses."""
+    if isinstance(value, (dict, list, tuple)) or is_dataclass(value):
+        key = id(value)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        h = hashlib.blake2b(digest_size=16)
+        if is_dataclass(value) and not isinstance(value, type):
+            h.update(type(value).__name__.encode())
+            for f in fields(value):
+                h.update(f.name.encode())
+                h.update(_digest(getattr(value, f.name), memo))
+        elif isinstance(value, dict):
+            h.update(b"{")
+            for k in sorted(value, key=str):
+                h.update(_digest(str(k), memo))
+                h.update(_digest(value[k], memo))
+        elif isinstance(value, (list, tuple)):
+            h.update(b"[")
+            for item in value:
+                h.update(_digest(item, memo))
+        out = h.digest()
+        memo[key] = out
+        return out
+    return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
 
 
 class _Node:

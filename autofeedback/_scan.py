@@ -70,6 +70,7 @@ class Scanner:
     ) -> None:
         self.catalog = catalog
         self._retriever = retriever
+        self._names_loaded = False
         self.threshold = threshold
         self.top_k = top_k
         self.confident_margin = confident_margin
@@ -81,6 +82,12 @@ class Scanner:
             from retriever import ApiRetriever
 
             self._retriever = ApiRetriever()
+        if not self._names_loaded and self._retriever is not None:
+            # the catalog's names embedded once (and cached on disk) rather than per record
+            preload = getattr(self._retriever, "preload_names", None)
+            if callable(preload):
+                preload(self.catalog)
+            self._names_loaded = True
         return self._retriever  # type: ignore[no-any-return]
 
     # -- entry points ---------------------------------------------------------------

@@ -148,6 +148,9 @@ class ApiRetriever:
         self._matrices: dict[tuple[str, str], Vectors] = {}
         self._bm25: dict[str, Any] = {}
         self._names: OrderedDict[str, Vectors] = OrderedDict()
+        # catalogs' own names, kept for the retriever's life (not evicted by the LRU)
+        self._pinned: dict[str, Vectors] = {}
+        self._preloaded: set[tuple[str, str]] = set()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
 
     @property
@@ -227,12 +230,32 @@ class ApiRetriever:
             self._matrices[key] = matrix
         return matrix
 
-    def _cache_path(self, catalog: ApiCatalog) -> Path:
+    def _cache_path(self, catalog: ApiCatalog, kind: str = "") -> Path:
         embedder = self.embedder.name
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder)[:40]
         # the slug may collide for two model paths; the hash keeps them apart
         digest = hashlib.sha256(f"{embedder}\0{_TEXT_VERSION}".encode()).hexdigest()[:8]
-        return self.cache_dir / "retriever" / f"{catalog.fingerprint}-{slug}-{digest}.npy"
+        return self.cache_dir / "retriever" / f"{catalog.fingerprint}{kind}-{slug}-{digest}.npy"
+
+    def preload_names(self, catalog: ApiCatalog) -> None:
+        """Embed every API and parameter name of ``catalog`` once, from the disk cache when
+        it is there (written otherwise): on a spec of 1,500 operations the name checks
+        (E2.3, E3.3) then embed only the model's own names, in this run and the next."""
+        key = (catalog.fingerprint, self.embedder.name)
+        if key in self._preloaded:
+            return
+        texts = sorted(
+            {split_identifier(n) or n for n in catalog.names}
+            | {split_identifier(p.name) or p.name for op in catalog for p in op.parameters}
+        )
+        path = self._cache_path(catalog, "-names")
+        matrix = _load_matrix(path, len(texts))
+        if matrix is None:
+            matrix = np.ascontiguousarray(self.embedder.embed(texts), dtype=np.float32)
+            _save_matrix(path, matrix)
+        with self._lock:
+            self._pinned.update(zip(texts, matrix, strict=True))
+            self._preloaded.add(key)
 
     def _bm25_scores(self, instruction: str, catalog: ApiCatalog) -> npt.NDArray[np.float64]:
         with self._lock:
@@ -269,10 +292,13 @@ class ApiRetriever:
         found: dict[str, Vectors] = {}
         with self._lock:
             for t in texts:
-                vec = self._names.get(t)
+                vec = self._pinned.get(t)
+                if vec is None:
+                    vec = self._names.get(t)
+                    if vec is not None:
+                        self._names.move_to_end(t)
                 if vec is not None:
                     found[t] = vec
-                    self._names.move_to_end(t)
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
             fresh = self.embedder.embed(missing)
