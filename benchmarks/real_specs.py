@@ -130,6 +130,9 @@ class Stats:
     drop_reasons: Counter[str] = field(default_factory=Counter)
     features: Counter[str] = field(default_factory=Counter)
     calls: int = 0  # valid HTTP requests also sent as tool calls
+    peer_checked: int = 0  # valid requests openapi-core validated
+    peer_flagged: int = 0
+    peer_reasons: Counter[str] = field(default_factory=Counter)
     call_false_error: int = 0
     call_messages: Counter[str] = field(default_factory=Counter)
     call_examples: dict[str, str] = field(default_factory=dict)
@@ -252,6 +255,38 @@ def run_case(case: Case, args: argparse.Namespace) -> Stats:
     return stats
 
 
+class OpenApiCoreCheck:
+    """openapi-core's request validator on the same HTTP records, as a peer: the share
+    of valid requests it rejects. Its own spec check is off (several of these specs
+    fail it), as a user of real specs would have to. Multipart bodies are not sent."""
+
+    def __init__(self, document: Any) -> None:
+        from openapi_core import Config, OpenAPI
+
+        lenient = Config(spec_validator_cls=None)  # type: ignore[arg-type]
+        self.openapi = OpenAPI.from_dict(document, config=lenient)
+
+    def flags(self, record: dict[str, Any]) -> str | None:
+        """Why openapi-core rejects ``record``, or ``None`` when it accepts it."""
+        import requests
+        from openapi_core.contrib.requests import RequestsOpenAPIRequest
+
+        body = record.get("body")
+        headers = dict(record.get("headers") or {})
+        data = None
+        if body is not None:
+            data = body if isinstance(body, str) else json.dumps(body)
+        prepared = requests.Request(
+            record["method"], record["url"], headers=headers, data=data
+        ).prepare()
+        try:
+            self.openapi.validate_request(RequestsOpenAPIRequest(prepared))
+        except Exception as exc:
+            cause = exc.__cause__ or exc
+            return f"{type(exc).__name__}: {_NUMBER.sub('N', _QUOTED.sub('…', str(cause)))}"[:160]
+        return None
+
+
 @contextlib.contextmanager
 def _fresh_cache() -> Iterator[None]:
     """An empty ``AUTOFEEDBACK_CACHE_DIR`` for the duration (the user's cache is not
@@ -272,6 +307,12 @@ def _run_unit(
     raw: RawSpec, catalog: ApiCatalog, stats: Stats, args: argparse.Namespace, case: str
 ) -> None:
     scanner = Scanner(catalog, retriever=None)
+    peer = None
+    if args.peer and raw.kind == "openapi":
+        try:
+            peer = OpenApiCoreCheck(raw.doc)
+        except Exception as exc:
+            stats.peer_reasons[f"openapi-core cannot load the spec: {type(exc).__name__}"] += 1
     rng = random.Random(f"{case}/{raw.name}/{args.seed}")
     ops = list(raw.operations)
     stats.operations += len(ops)
@@ -314,6 +355,12 @@ def _run_unit(
             out = _timed(scanner, req, stats)
             stats.valid += 1
             stats.features.update(_features(raw, req))
+            if peer is not None and not (req.media or "").startswith("multipart/"):
+                reason = peer.flags(req.record())
+                stats.peer_checked += 1
+                if reason is not None:
+                    stats.peer_flagged += 1
+                    stats.peer_reasons[reason] += 1
             if _callable(req):
                 # the same request, called as a tool by its operation name
                 call = scan(scanner, req.copy(as_call=True))
@@ -527,6 +574,17 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             total.semantic[k] += v
         for k, b in s.raw_caught.items():
             total.raw_caught[k] += b
+    checked = [(n, s) for n, s in results.items() if s.peer_checked]
+    if checked:
+        lines += [
+            "",
+            "Peer: openapi-core's request validator (spec check off) on the same valid HTTP "
+            "requests (multipart left out), share rejected: "
+            + ", ".join(
+                f"{n} {s.peer_flagged / s.peer_checked:.3f} ({s.peer_checked})" for n, s in checked
+            )
+            + ".",
+        ]
     called = [(n, s) for n, s in results.items() if s.calls]
     if called:
         lines += [
@@ -591,7 +649,14 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
                 )
     top = []
     for name, s in results.items():
-        if not (s.false_messages or s.call_messages or s.drop_reasons or s.crash_sites or s.misses):
+        if not (
+            s.false_messages
+            or s.call_messages
+            or s.drop_reasons
+            or s.crash_sites
+            or s.misses
+            or s.peer_reasons
+        ):
             continue
         top.append(f"### {name}")
         if s.false_messages:
@@ -606,6 +671,10 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             top.append("")
             for key, n in s.call_messages.most_common(5):
                 top.append(f"- {n} × `{key}`  \n  e.g. {s.call_examples[key][:400]}")
+        if s.peer_reasons:
+            top.append("")
+            top.append("Why openapi-core rejected valid requests (peer; not ours to fix):")
+            top += [f"- {n} × {k}" for k, n in s.peer_reasons.most_common(3)]
         if s.crash_sites:
             top.append("")
             top.append(
@@ -648,6 +717,12 @@ def main(argv: list[str] | None = None) -> int:
         "--semantic", type=int, default=15, help="E2.3/E3.3 records per spec with the retriever"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-peer",
+        dest="peer",
+        action="store_false",
+        help="skip openapi-core on the same requests",
+    )
     parser.add_argument(
         "--misses", type=int, default=2, help="examples of missed mutations per subtype"
     )
