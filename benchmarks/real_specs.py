@@ -627,9 +627,9 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             "For comparison, the strict JSON-Schema validation that built the valid requests "
             "(raw spec, `referencing`) rejects these mutated requests, all specs: "
             + ", ".join(
-                f"{t} {sum(b) / len(b):.2f} ({len(b)})"
+                f"{t} {sum(hits) / len(hits):.2f} ({len(hits)})"
                 for t in SENT_MUTATORS
-                if (b := total.raw_caught.get(t))
+                if (hits := total.raw_caught.get(t))
             )
             + " (unknown query and open-body names are allowed by the schemas).",
         ]
