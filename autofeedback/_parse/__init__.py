@@ -200,7 +200,7 @@ def _problem(text: str, c: _Candidate) -> ParseResult:
     return ParseResult((), problem=c.problem, format_hint=c.format, suggestion=suggestion)
 
 
-_THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>")
+_THINK_OPEN = re.compile(r"<(think|thinking|reasoning|seed:think)>")
 
 
 def _thinking_spans(text: str) -> list[tuple[int, int]]:

@@ -8,12 +8,13 @@ they are delimited:
   Granite 3.1+, GLM-4.5), ``<|tool_call|>`` (Granite 3.0), ``[TOOL_CALLS]`` (Mistral,
   xLAM; also Mistral v11's ``name[ARGS]{...}``), ``<|python_tag|>`` (Llama 3.1-3.3),
   ``<tool_calls>`` (MiniMax-M1, Hunyuan, Jamba), ``<|action_start|><|plugin|>``
-  (InternLM), ``<|tool_call_start|>`` (LFM2), ``<function_calls>`` (Olmo 3),
-  ``<longcat_tool_call>``;
+  (InternLM), ``<|tool_call_start|>`` (LFM2), ``<function_calls>`` (Olmo 3, one
+  Python-style call per line), ``<|python_start|>`` (Llama 4), ``<longcat_tool_call>``;
 * ``<function=name>{json}</function>`` (Llama 3.1) and
   ``<function=name><parameter=key>value</parameter></function>`` (Qwen3-Coder, Seed-OSS);
-* ``<invoke name="..."><parameter name="...">value</parameter></invoke>`` (MiniMax-M2 and
-  the XML style of the Anthropic prompt format);
+* ``<invoke name="..."><parameter name="...">value</parameter></invoke>`` (MiniMax-M2, the
+  XML style of the Anthropic prompt format, DeepSeek V3.2's ``<｜DSML｜invoke>`` with
+  ``string="false"`` for JSON values or a JSON body, Step3's ``<steptml:invoke>``);
 * GLM-4.5's ``<tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>``;
 * DeepSeek V3/R1 and V3.1 ``<｜tool▁call▁begin｜>...<｜tool▁sep｜>...`` tokens;
 * Kimi K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{...}``;
@@ -223,7 +224,14 @@ def _text_value(text: str) -> Any:
 def _pythonic(body: str, scan: _Scan) -> list[tuple[str, dict[str, Any]]]:
     """``[f(a=1), g(b=2)]`` or ``f(a=1)``, read with :mod:`ast` (never evaluated)."""
     src = body if body.startswith("[") else f"[{body}]"
-    tree = _ast_parse(src, scan)
+    try:
+        tree = _ast_parse(src, scan)
+    except _Problem:
+        lines = [line.strip() for line in body.splitlines() if line.strip()]
+        if body.startswith("[") or len(lines) < 2:
+            raise
+        src = "[" + ", ".join(lines) + "]"  # Olmo 3: one call per line
+        tree = _ast_parse(src, scan)
     if not isinstance(tree.body, ast.List):
         raise _Problem("it is not a list of calls")
     calls = []
@@ -259,6 +267,7 @@ _WRAPPERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("<|tool_call_start|>", ("<|tool_call_end|>",), "an LFM2 <|tool_call_start|> call"),
     ("<function_calls>", ("</function_calls>",), "a <function_calls> block"),
     ("<longcat_tool_call>", ("</longcat_tool_call>",), "a LongCat tool call"),
+    ("<|python_start|>", ("<|python_end|>",), "a Llama 4 <|python_start|> call"),
 )
 _WRAPPER_OPEN = re.compile("|".join(re.escape(o).replace(r"><", r">\s*<") for o, _, _ in _WRAPPERS))
 _MISTRAL_V11 = re.compile(rf"({_NAME})\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?\[ARGS\]")
@@ -276,7 +285,7 @@ def _wrapper_label(opening: str) -> tuple[tuple[str, ...], str]:
     return (), "a tool call"  # pragma: no cover - the regex only matches the table
 
 
-_WRAPPER_HINTS = ("tool_call", "TOOL_CALLS", "python_tag", "plugin", "function_calls")
+_WRAPPER_HINTS = ("tool_call", "TOOL_CALLS", "python_", "plugin", "function_calls")
 
 
 def _detect_wrappers(scan: _Scan) -> Iterator[_Candidate]:
@@ -315,8 +324,10 @@ def _detect_wrappers(scan: _Scan) -> Iterator[_Candidate]:
             yield _Candidate(m.start(), end, "native", requests=tuple(requests))
 
 
-def _broken(start: int, end: int, label: str, exc: _Broken) -> _Candidate:
-    candidate = _Candidate(start, end, "native", problem=f"looks like {label} but {exc.reason}")
+def _broken(
+    start: int, end: int, label: str, exc: _Broken, fmt: RequestFormat = "native"
+) -> _Candidate:
+    candidate = _Candidate(start, end, fmt, problem=f"looks like {label} but {exc.reason}")
     candidate.suggestion = exc.suggestion
     return candidate
 
@@ -403,9 +414,17 @@ _FUNCTION_OPEN = re.compile(rf"<function=({_NAME})>")
 _PARAM_EQ = re.compile(
     rf"<parameter=({_NAME})>(.*?)(?:</parameter>|(?=<parameter=|</function>)|\Z)", re.DOTALL
 )
-_INVOKE_OPEN = re.compile(rf"<invoke\s+name\s*=\s*[\"']({_NAME})[\"']\s*>")
+# MiniMax-M2 and the Anthropic prompt format write <invoke>; DeepSeek V3.2 prefixes the
+# tags with ｜DSML｜ (and marks non-string values string="false"), Step3 with steptml:.
+_NS = r"(?:｜DSML｜|steptml:)?"
+_INVOKE_OPEN = re.compile(rf"<{_NS}invoke\s+name\s*=\s*[\"']({_NAME})[\"']\s*>")
+_INVOKE_CLOSE = re.compile(rf"</{_NS}invoke>")
+_PARAM_OPEN = re.compile(rf"<{_NS}parameter\b")
 _PARAM_NAME = re.compile(
-    rf"<parameter\s+name\s*=\s*[\"']({_NAME})[\"']\s*>(.*?)</parameter>", re.DOTALL
+    rf"<{_NS}parameter\s+name\s*=\s*[\"']({_NAME})[\"']"
+    r"((?:\s+[\w-]{1,50}\s*=\s*\"[^\"]{0,50}\")*)\s*>"
+    rf"(.*?)</{_NS}parameter>",
+    re.DOTALL,
 )
 
 
@@ -431,6 +450,7 @@ def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
                     end,
                     label,
                     _Broken(f"a <parameter=...> of {name!r} is malformed", None),
+                    "xml",
                 )
                 continue
             if close == -1 and body.count("</parameter>") < len(params):
@@ -440,6 +460,7 @@ def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
                     end,
                     label,
                     _Broken(reason, render_call(name, args, text_values=True)),
+                    "xml",
                 )
                 continue
             yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
@@ -456,31 +477,50 @@ def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
 
 def _detect_invoke(scan: _Scan) -> Iterator[_Candidate]:
     text = scan.text
-    if "<invoke" not in text:
+    if "invoke" not in text:
         return
+    label = "an <invoke> call (MiniMax-M2 / DeepSeek V3.2 / XML function calls)"
     opens = list(_INVOKE_OPEN.finditer(text))
     for i, m in enumerate(opens):
         scan.tick("<invoke> call")
         name = m.group(1)
         limit = opens[i + 1].start() if i + 1 < len(opens) else len(text)
-        close = text.find("</invoke>", m.end(), limit)
-        body = text[m.end() : close if close != -1 else limit]
-        end = close + len("</invoke>") if close != -1 else m.end() + len(body.rstrip())
+        close = _INVOKE_CLOSE.search(text, m.end(), limit)
+        body = text[m.end() : close.start() if close is not None else limit]
+        end = close.end() if close is not None else m.end() + len(body.rstrip())
+        if body.strip().startswith("{"):  # DeepSeek V3.2 may give the arguments as JSON
+            try:
+                args = _json_object(body, f"the arguments of {name!r}")
+            except _Problem as exc:
+                yield _broken(
+                    m.start(), end, label, _Broken(exc.reason, _salvage_named(name, body))
+                )
+                continue
+            yield _Candidate(m.start(), end, "native", requests=(_request(name, args, "native"),))
+            continue
         params = _PARAM_NAME.findall(body)
-        args = {k: _text_value(v) for k, v in params}
-        label = "an <invoke> call (MiniMax-M2 / XML function calls)"
-        if body.count("<parameter") != len(params) or close == -1:
-            opened = body.count("<parameter")
+        args = {k: _param_value(v, extra) for k, extra, v in params}
+        opened = len(_PARAM_OPEN.findall(body))
+        if opened != len(params) or close is None:
             reason = (
-                f"<parameter> {opened} of {name!r} is cut off or malformed"
+                f"<parameter> {len(params) + 1} of {name!r} is cut off or malformed"
                 if opened != len(params)
                 else f"the <invoke> of {name!r} is never closed"
             )
-            yield _broken(
-                m.start(), end, label, _Broken(reason, render_call(name, args, text_values=True))
-            )
+            suggestion = render_call(name, args, text_values=True)
+            yield _broken(m.start(), end, label, _Broken(reason, suggestion), "xml")
             continue
         yield _Candidate(m.start(), end, "xml", requests=(_request(name, args, "xml"),))
+
+
+def _param_value(text: str, extra: str) -> Any:
+    """A <parameter> value; DeepSeek V3.2's ``string="false"`` marks a JSON value."""
+    if re.search(r"string\s*=\s*\"false\"", extra):
+        try:
+            return json.loads(text.strip())
+        except (ValueError, RecursionError):
+            return _text_value(text)
+    return _text_value(text)
 
 
 # ------------------------------------------------------ token-delimited families
@@ -791,8 +831,8 @@ _CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]{0,200})>")
 
 def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
     text = scan.text
-    if "<" not in text:
-        return
+    if "<" not in text or ("</" not in text and "/>" not in text and "=" not in text):
+        return  # no closing tag and no attribute: nothing here is an XML call
     closings: dict[str, list[int]] | None = None  # tag -> where </tag> starts, built once
     pos = 0
     while (lt := text.find("<", pos)) != -1:
