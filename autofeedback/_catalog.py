@@ -44,6 +44,7 @@ class ApiCatalog:
         for op in ops:
             self._by_name.setdefault(op.name, op)
         self._router = _Router(ops)
+        self._last_match: tuple[Any, tuple[Operation, dict[str, str]] | None] | None = None
 
     # -- construction -------------------------------------------------------------
 
@@ -163,6 +164,17 @@ class ApiCatalog:
         fixed query it carries, then the one documenting most of the parameter ``names``
         it sends (query keys of ``url`` are counted too).
         """
+        key = (method, url, tuple(names))
+        last = self._last_match  # the scanner asks twice per request: once to plan, once to check
+        if last is not None and last[0] == key:
+            return last[1]
+        found = self._match_http(method, url, key[2])
+        self._last_match = (key, found)
+        return found
+
+    def _match_http(
+        self, method: str, url: str, names: tuple[str, ...]
+    ) -> tuple[Operation, dict[str, str]] | None:
         split = urlsplit(url)
         method = method.upper()
         candidates: list[tuple[int, Operation, dict[str, str]]] = [

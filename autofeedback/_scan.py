@@ -116,9 +116,12 @@ class Scanner:
                 yield redact_finding(problem, names=names)
                 return
             for i, request in enumerate(requests):
-                secrets = request_secrets(request, names)
                 prefix = (f"request[{i}]",) if len(requests) > 1 else ()
+                secrets = []  # the request's credentials, found once it has a finding
+                found_secrets = False
                 for f in self.check_request(request, instruction=instruction, calls=len(requests)):
+                    if not found_secrets:
+                        secrets, found_secrets = request_secrets(request, names), True
                     if prefix:
                         f = dataclasses.replace(f, location=prefix + f.location)
                     yield redact_finding(f, names=names, secrets=secrets)
