@@ -858,6 +858,7 @@ def _detect_xml_elements(scan: _Scan) -> Iterator[_Candidate]:
             i = bisect_left(ends, m.end())
             if i == len(ends) or ends[i] - m.end() > _MAX_BLOCK:
                 if attrs and child is None:  # said only when nothing else parses
+                    scan.tick("XML element")
                     yield _unclosed(lt, m.end(), name, attrs)
                 continue  # never closed: maybe a start tag in prose
             close = ends[i]
