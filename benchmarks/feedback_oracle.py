@@ -12,7 +12,8 @@ applies only what that text says, in the text's own words:
   did you mean 'b'``: rename a to b;
 * ``Remove 'a'``: drop a;
 * ``required parameter 'p' is missing`` / ``Add the required parameter 'p'``: add p;
-* ``p must be a T`` / ``must be one of ...`` naming parameter p: rewrite p's value.
+* an E4 finding at parameter p (``Error E4.1 (...) at argument.p: ...``): rewrite p's
+  value.
 
 A value the text asks for (an added parameter, a rewritten one) is taken from the gold
 call: it stands for the model reading the user's request, which the text points to but
@@ -80,8 +81,9 @@ _REMOVE = re.compile(rf"Remove {_Q}")
 _MISSING = re.compile(
     rf"required (?:\w+ )?parameter {_Q} is missing|Add the required parameter {_Q}"
 )
-# E4: "<location>.<name>: <name> must be ..." in a finding line
-_VALUE = re.compile(r"(?:^|\s)(?:[\w-]+\.)+([^\s:]+): \1 must (?:be|match|not)")
+# E4 at a location: "Error E4.1 (value type mismatch) at argument.limit:" (the main
+# finding) or "- E4.2 query.sort:" (another problem): the parameter whose value to rewrite
+_VALUE = re.compile(r"\bE4(?:\.\d)?(?: \([^)\n]*\))?(?: at)? (?:[\w-]+\.)+([^\s:]+):")
 
 
 @dataclass(frozen=True)
