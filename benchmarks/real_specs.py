@@ -15,6 +15,8 @@ instruction) are measured by ``detection.py``, not here.
 
     python benchmarks/real_specs.py                 # every spec, writes benchmarks/RESULTS.md
     python benchmarks/real_specs.py --ops 40 --no-write --only box.json
+    python benchmarks/real_specs.py --no-write --only openai --dump /tmp/rs  # then replay:
+    autofeedback audit /tmp/rs/openai.yaml.false-errors.jsonl --spec SPEC
 """
 
 from __future__ import annotations
@@ -351,10 +353,12 @@ def _run_unit(
         if not valid:
             stats.no_valid += 1
             continue
-        for req in valid:
+        for i, req in enumerate(valid):
             out = _timed(scanner, req, stats)
             stats.valid += 1
             stats.features.update(_features(raw, req))
+            if args.dump is not None:
+                _dump(args.dump, case, f"{raw.name}/{op.name}/{i}", req, out)
             if peer is not None and not (req.media or "").startswith("multipart/"):
                 reason = peer.flags(req.record())
                 stats.peer_checked += 1
@@ -468,6 +472,20 @@ def _leaves(value: Any) -> Iterator[Any]:
             yield from _leaves(v)
     else:
         yield value
+
+
+def _dump(folder: Path, case: str, ident: str, req: SentRequest, out: Outcome) -> None:
+    """Append the valid request to ``<case>.valid.jsonl`` (and, when flagged, to
+    ``<case>.false-errors.jsonl``) as audit-log lines: ``autofeedback audit FILE --spec
+    SPEC`` replays them."""
+    folder.mkdir(parents=True, exist_ok=True)
+    key = "call" if req.operation.method is None else "request"
+    line = json.dumps({"id": ident, key: req.record()}, default=str, ensure_ascii=False)
+    stem = re.sub(r"[^\w.-]+", "_", case)
+    names = [f"{stem}.valid.jsonl"] + ([f"{stem}.false-errors.jsonl"] if out.flagged else [])
+    for name in names:
+        with (folder / name).open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
 
 
 def _callable(req: SentRequest) -> bool:
@@ -664,13 +682,13 @@ def tables(results: dict[str, Stats]) -> tuple[str, str]:
             top.append("Most frequent false errors (count, message template, one example):")
             top.append("")
             for key, n in s.false_messages.most_common(10):
-                top.append(f"- {n} × `{key}`  \n  e.g. {s.false_examples[key][:400]}")
+                top.append(f"- {n} × `{key}`\n  e.g. {s.false_examples[key][:400]}")
         if s.call_messages:
             top.append("")
             top.append("Most frequent false errors on the same requests called as tools:")
             top.append("")
             for key, n in s.call_messages.most_common(5):
-                top.append(f"- {n} × `{key}`  \n  e.g. {s.call_examples[key][:400]}")
+                top.append(f"- {n} × `{key}`\n  e.g. {s.call_examples[key][:400]}")
         if s.peer_reasons:
             top.append("")
             top.append("Why openapi-core rejected valid requests (peer; not ours to fix):")
@@ -728,6 +746,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", action="append", help="spec names to run (substring)")
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="write the valid requests (and the falsely flagged ones) as audit JSONL here",
+    )
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
     data = _datasets.shared_data_dir()
