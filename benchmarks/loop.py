@@ -375,6 +375,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd = f"python benchmarks/loop.py --llm {args.llm} --tasks {args.tasks}"
         if args.model:
             cmd += f" --model {args.model}"
+        if args.checkpoint:
+            cmd += f" --checkpoint {args.checkpoint}"
         write_section(f"Feedback loop, paired settings ({args.llm})", cmd, table)
     return 0
 
@@ -403,7 +405,9 @@ def tabulate(
     lines = [
         f"Model: `{args.llm}`{' ' + args.model if args.model else ''}, greedy. **{n} tasks** "
         f"({per['api-bank']} API-Bank level-1 + {per['toolalpaca']} ToolAlpaca single-call, "
-        f"the first {n} of the run's seeded order), the same tasks in every "
+        f"the first {n} of the {args.tasks} in the run's seeded order"
+        + ("; the run was stopped there and resumes from its checkpoint" if n < args.tasks else "")
+        + "), the same tasks in every "
         "setting; sandbox in terse mode on 127.0.0.1, its codes documented in an error-code "
         "page in the RAG index; max 3 static and 2 dynamic rounds. Intervals: 95 % Wilson. "
         "Tokens and wall time are charged to each setting as if it ran alone (the shared "
