@@ -190,10 +190,15 @@ class ApiCatalog:
         sent = {k for k, _ in query} | set(names)
         pairs = set(query)
 
-        def fit(entry: tuple[Operation, dict[str, str]]) -> tuple[bool, int]:
+        def fit(entry: tuple[Operation, dict[str, str]]) -> tuple[bool, int, int]:
             op = entry[0]
             fixed = set(op.fixed_query)
-            return (fixed <= pairs, len(sent & {p.name for p in op.parameters}) - len(fixed))
+            carried = fixed <= pairs
+            return (
+                carried,
+                len(fixed) if carried else 0,
+                len(sent & {p.name for p in op.parameters}),
+            )
 
         return max(tied, key=fit)
 
@@ -232,10 +237,11 @@ class _Node:
     """One path segment of the router: literal children, children whose segment holds
     variables (``{id}`` or ``thumbnail.{ext}``), and the operations ending here."""
 
-    __slots__ = ("literal", "ops", "patterns")
+    __slots__ = ("literal", "ops", "patterns", "variable")
 
     def __init__(self) -> None:
         self.literal: dict[str, _Node] = {}
+        self.variable: dict[str, _Node] = {}
         self.patterns: list[tuple[re.Pattern[str], list[str], int, _Node]] = []
         self.ops: list[Operation] = []
 
@@ -247,7 +253,6 @@ class _Router:
 
     def __init__(self, ops: Iterable[Operation]) -> None:
         self.root = _Node()
-        patterns: dict[str, tuple[re.Pattern[str], list[str], int]] = {}
         for op in ops:
             if not op.is_http:
                 continue
@@ -257,14 +262,13 @@ class _Router:
                 if "{" not in segment:
                     node = node.literal.setdefault(segment, _Node())
                     continue
-                compiled = patterns.get(segment)
-                if compiled is None:
-                    compiled = patterns[segment] = _compile_segment(segment)
-                found = next((n for r, _, _, n in node.patterns if r is compiled[0]), None)
-                if found is None:
-                    found = _Node()
-                    node.patterns.append((*compiled, found))
-                node = found
+                # one child per segment text: /a/{id} and /a/{name} bind different names
+                child = node.variable.get(segment)
+                if child is None:
+                    regex, names, literal_len = _compile_segment(segment)
+                    child = node.variable[segment] = _Node()
+                    node.patterns.append((regex, names, literal_len, child))
+                node = child
             node.ops.append(op)
 
     def match(self, path: str) -> list[tuple[int, Operation, dict[str, str]]]:

@@ -12,6 +12,7 @@ else one warning (OpenAPI's ``requestBody.required`` defaults to false).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -96,8 +97,12 @@ def check_parameters(
             else:
                 matched.append((arg, param))
             continue
-        if arg.location == "header" or (arg.location == "body" and body_open):
+        if arg.location == "header" or (arg.location in ("body", "argument") and body_open):
             continue  # clients add headers freely; open bodies take extra fields
+        carrier = _object_query(params, arg)
+        if carrier is not None:
+            used.add(carrier.name)  # a property of an object sent in the query string
+            continue
         owner = _Owner(catalog, op, args, instruction, ranker)
         finding = _unknown(op, arg, params, catalog, matcher, threshold, owner)
         if finding.suggestion is not None:
@@ -145,6 +150,29 @@ def check_parameters(
             )
         )
     return ParamCheck(tuple(findings), tuple(matched))
+
+
+_DEEP = re.compile(r"([^\[\]]+)\[[^\[\]]*\].*")
+
+
+def _object_query(params: list[Parameter], arg: Arg) -> Parameter | None:
+    """The object-valued query parameter ``arg`` is a piece of: ``filter[status]=x``
+    (``deepObject`` style, or PHP/Rails brackets) or ``gt=1`` for an object serialised
+    ``style: form, explode: true``, whose properties become query keys."""
+    if arg.location != "query":
+        return None
+    m = _DEEP.fullmatch(arg.name)
+    if m is not None:
+        base = m.group(1)
+        return next((p for p in params if p.location == "query" and p.name == base), None)
+    for p in params:
+        if p.location != "query" or p.explode is False or (p.style or "form") != "form":
+            continue
+        schema = p.schema if isinstance(p.schema, Mapping) else {}
+        props = schema.get("properties")
+        if isinstance(props, Mapping) and arg.name in props:
+            return p
+    return None
 
 
 def _where(p: Parameter) -> str:

@@ -59,7 +59,7 @@ def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = No
     body = _read_body(request)
     if isinstance(body, Mapping):
         args.extend(Arg(str(k), "body", v) for k, v in body.items())
-    elif isinstance(body, list):  # a form body: (name, text) pairs
+    elif isinstance(body, _Form):
         fields: dict[str, list[str]] = {}
         for k, v in body:
             fields.setdefault(k, []).append(v)
@@ -82,8 +82,12 @@ def _read_body(request: ApiRequest) -> Any:
             return body
     kind = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
     if "form-urlencoded" in str(kind).lower() or _FORM.fullmatch(stripped):
-        return parse_qsl(stripped, keep_blank_values=True)
+        return _Form(parse_qsl(stripped, keep_blank_values=True))
     return body
+
+
+class _Form(list[tuple[str, str]]):
+    """The (name, text) fields of a form body (a JSON list body is not one)."""
 
 
 _FORM = re.compile(r"[^=&\s]+=[^&\s]*(?:&[^=&\s]+=[^&\s]*)*")

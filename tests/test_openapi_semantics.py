@@ -155,3 +155,63 @@ def test_valid_requests_to_real_composed_specs_get_no_errors(shared_data_dir: Pa
     box = Scanner(ApiCatalog.from_file(shared_data_dir / "specs" / "box.json"), retriever=None)
     copy = {"method": "POST", "url": "https://api.box.com/2.0/files/123/copy"}
     assert [str(f) for f in box.iter_findings(copy) if f.severity == "error"] == []
+
+
+def test_router_binds_each_templates_own_variable_names() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/t/{template_id}": {"get": {"operationId": "getT", "responses": {}}},
+            "/t/{scope}/{key}": {"get": {"operationId": "getScoped", "responses": {}}},
+            "/t/{scope}": {"put": {"operationId": "putScope", "responses": {}}},
+            "/t/fixed": {"get": {"operationId": "getFixed", "responses": {}}},
+        },
+    }
+    catalog = ApiCatalog.from_obj(doc)
+    found = catalog.match_http("GET", "/t/report")
+    assert found is not None and (found[0].name, found[1]) == ("getT", {"template_id": "report"})
+    put = catalog.match_http("PUT", "/t/fixed")  # the literal template has no PUT
+    assert put is not None and (put[0].name, put[1]) == ("putScope", {"scope": "fixed"})
+
+
+def test_object_query_parameters_in_deep_object_and_exploded_form_styles() -> None:
+    range_ = {
+        "type": "object",
+        "properties": {"gt": {"type": "integer"}, "lt": {"type": "integer"}},
+    }
+    params = [
+        {"name": "effective_at", "in": "query", "schema": range_},
+        {"name": "metadata", "in": "query", "style": "deepObject", "schema": {"type": "object"}},
+    ]
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {"/logs": {"get": {"operationId": "logs", "parameters": params, "responses": {}}}},
+    }
+    scanner = Scanner(ApiCatalog.from_obj(doc), retriever=None)
+    assert _findings(scanner, method="GET", url="/logs?gt=1&lt=5&metadata[k]=v") == []
+    (f,) = _findings(scanner, method="GET", url="/logs?gtx=1")
+    assert f.code.startswith("E3")
+
+
+def test_json_patch_bodies_are_not_form_fields() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/f": {
+                "put": {
+                    "operationId": "patchF",
+                    "requestBody": {
+                        "content": {
+                            "application/json-patch+json": {
+                                "schema": {"type": "array", "items": {"type": "object"}}
+                            }
+                        }
+                    },
+                    "responses": {},
+                }
+            }
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_obj(doc), retriever=None)
+    body = [{"op": "replace", "path": "/a", "value": 1}, {}]
+    assert _findings(scanner, method="PUT", url="/f", body=body) == []
