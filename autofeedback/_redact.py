@@ -124,24 +124,32 @@ _SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 # a secret shorter than this is not searched for in text: it would mask common words
 _MIN_SECRET = 4
 _MAX_DEPTH = 64
+_MAX_SHOWN = 4096
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,20}://)[^\s/@?#'\"<>]{1,512}@")
+# Every pattern below runs on untrusted text of any size, so each is linear: matches
+# start only at the edge of a run (a look-behind), no two quantifiers can split the same
+# characters, and the quoted value has one way to match (no catastrophic backtracking on
+# ``"password": "\\\\\\...``).
+_USERINFO = re.compile(r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]{0,20}://)[^\s/@?#'\"<>]{1,512}@")
 # ``user:password@host`` without a scheme (a netloc quoted in a message)
 _NETLOC_USERINFO = re.compile(
-    r"(?<![A-Za-z0-9/@])[^\s/@?#'\"<>:]{1,256}:[^\s/@?#'\"<>]{1,512}@(?=[A-Za-z0-9\[])"
+    r"(?<![^\s'\"(<=,\[])[^\s/@?#'\"<>:\[]{1,256}:[^\s/@?#'\"<>]{1,512}@(?=[A-Za-z0-9\[])"
 )
 # curl's ``-u user:password`` / ``--user`` / ``--proxy-user``
 _CURL_USER = re.compile(
-    r"(?i)((?:^|\s)(?:-u|-U|--user|--proxy-user)[\s=]+['\"]?)([^\s'\":]*:)([^\s'\"]+)"
+    r"(?i)((?:^|(?<=\s))(?:-u|-U|--user|--proxy-user)[\s=]+['\"]?)([^\s'\":]*:)([^\s'\"]+)"
 )
 _AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token)(\s+)[A-Za-z0-9._~+/=\-]{4,}")
+_NAME = r"[A-Za-z0-9_.\-\[\]]"
 # ``name=value`` in a query string, form body, curl data or a Python call
-_PAIR = re.compile(r"([A-Za-z0-9_.\-\[\]]{1,100})(=)([^&#\s,;)'\"<>]{1,4096})")
-# ``"name": "value"`` / ``'name': 'value'`` / ``name="value"`` / ``Name: value`` (headers)
+_PAIR = re.compile(rf"(?<!{_NAME})({_NAME}{{1,100}})(=)([^&#\s,;)'\"<>]{{1,4096}})")
+# ``"name": "value"`` / ``'name': 'value'`` / ``name="value"``
 _QUOTED = re.compile(
-    r"([\"']?)([A-Za-z0-9_.\-]{1,100})\1(\s*[:=]\s*)([\"'])((?:\\.|(?!\4).){0,4096})\4"
+    r"(?<![A-Za-z0-9_.\-\"'])([\"']?)([A-Za-z0-9_.\-]{1,100})\1(\s{0,20}[:=]\s{0,20})([\"'])"
+    r"((?:\\.|(?!\4)[^\\]){0,4096}+)\4"
 )
-_HEADER = re.compile(r"(?im)^([ \t>-]*)([A-Za-z0-9_\-]{1,100})(:[ \t]*)([^\r\n'\"]+)")
+# ``Name: value`` header lines (``> Authorization: ...`` in curl -v output too)
+_HEADER = re.compile(r"(?im)^([ \t>-]*)([A-Za-z0-9_][A-Za-z0-9_\-]{0,99})(:[ \t]*)([^\r\n'\"]+)")
 _HEADER_INLINE = re.compile(r"(?i)([\"'])([A-Za-z0-9_\-]{1,100})(:[ \t]*)([^\r\n'\"]+)\1")
 
 
@@ -261,7 +269,8 @@ def redact_finding(
 ) -> Finding:
     """``finding`` with its ``got``, ``expected``, ``message`` and ``suggestion`` redacted;
     a finding located at a sensitive name (``("header", "Authorization")``) loses its
-    ``got`` entirely. The ``doc`` line comes from the spec and is kept.
+    ``got`` entirely; a ``got`` text longer than 4,096 characters is cut there. The
+    ``doc`` line comes from the spec and is kept.
 
     >>> from autofeedback._findings import Finding
     >>> f = Finding("E3", ("query", "api_key"), "K123", message="unknown query parameter")
@@ -270,6 +279,8 @@ def redact_finding(
     """
     r = _Redactor(names, secrets)
     got = finding.got
+    if isinstance(got, str) and len(got) > _MAX_SHOWN:
+        got = got[:_MAX_SHOWN] + "..."  # a report shows the start of a huge value
     if finding.location and r.name(finding.location[-1]) and got is not None:
         got = REDACTED
     else:

@@ -291,7 +291,11 @@ def mutate(rng: random.Random, text: str) -> str:
 
 
 def hostile_output(rng: random.Random) -> str:
-    k = rng.randrange(6)
+    k = rng.randrange(8)
+    if k == 6:  # a quoted credential that never closes: catastrophic for a naive regex
+        return '<API>login(password="' + "\\" * 50_000 + "x)</API>"
+    if k == 7:
+        return json.dumps({"name": "f", "arguments": {"password": "\\" * 100_000}})
     if k == 0:
         return "(" * 100_000 + ")" * rng.choice([0, 100_000])
     if k == 1:
@@ -433,7 +437,7 @@ def run(n: int, seed: int) -> Tally:
     done = 0
     while done < n:
         r = rng.random()
-        if r < 0.000_05:
+        if r < 0.000_1:
             text = hostile_output(rng)
 
             def go(text: str = text) -> None:
@@ -540,7 +544,8 @@ def table(tally: Tally, seconds: float) -> str:
         "*Crashes* are exceptions that escaped; *contained errors* are exceptions the "
         "per-record isolation turned into an E1 finding or a record `error` (the run went "
         "on; each is a bug to fix where it starts). Hostile inputs: 100,000-deep brackets, "
-        "10 MB strings, 1 MB of NUL bytes, 50,000-deep JSON.",
+        "10 MB strings, 1 MB of NUL bytes, 50,000-deep JSON, 200,000 `<API>` tags, "
+        "unclosed quoted credentials of 50,000 backslashes.",
     ]
     if tally.examples:
         lines += ["", "First examples:", ""]

@@ -356,3 +356,28 @@ def test_redact_finding_keeps_what_is_not_a_credential() -> None:
     masked = redact_finding(f, secrets=["s3cr3t"])
     assert masked.got == REDACTED and "s3cr3t" not in masked.message
     assert redact_finding(f) == f
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"password": "' + "\\" * 5000 + "x",  # was exponential: one way to match a quoted value
+        "\x00" * 200_000 + "@",
+        "[" * 200_000 + "@a",
+        'a:"' * 50_000,
+        "a=" * 100_000,
+        "-" * 200_000 + "\n",
+        "http://" * 30_000 + "@",
+    ],
+    ids=["backslashes", "nul", "brackets", "quotes", "pairs", "dashes", "schemes"],
+)
+def test_redaction_is_linear_on_hostile_text(text: str) -> None:
+    # no timing assertion: a pattern that backtracks makes this test hang, not fail
+    assert len(redact(text)) >= len(text) // 2
+
+
+def test_a_huge_value_is_shown_by_its_start() -> None:
+    from autofeedback._findings import Finding
+
+    f = Finding("E4.1", ("query", "limit"), "x" * 1_000_000, message="not an integer")
+    assert len(redact_finding(f).got) == 4096 + 3
