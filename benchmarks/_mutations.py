@@ -594,7 +594,10 @@ SENT_MUTATORS: dict[str, SentMutator] = {
 
 
 def _template_key(template: str) -> str:
-    return re.sub(r"\{[^{}]*\}", "{}", template.partition("?")[0].partition("#")[0])
+    """The path of a template, variables blanked; a missing leading slash added (a client
+    joins server and path with one)."""
+    path = re.sub(r"\{[^{}]*\}", "{}", template.partition("?")[0].partition("#")[0])
+    return path if path.startswith("/") else "/" + path
 
 
 def _template_regex(template: str) -> re.Pattern[str]:
@@ -626,7 +629,7 @@ def path_variant(
         if not new or new == seg:
             continue
         cand = "/".join([*parts[:i], new, *parts[i + 1 :]])
-        concrete = re.sub(r"\{[^{}]*\}", "x1", cand.partition("#")[0])
+        concrete = _template_key(cand).replace("{}", "x1")
         if not any(p.fullmatch(concrete) for p in patterns):
             return cand + sep + query
     return None
