@@ -36,6 +36,7 @@ import base64
 import contextlib
 import datetime as _dt
 import json
+import math
 import random
 import re
 import uuid
@@ -66,7 +67,11 @@ __all__ = [
     "Unsatisfiable",
     "api_bank_functions",
     "bfcl_functions",
+    "body_fields",
     "generate",
+    "parameter_names",
+    "slots",
+    "validate",
 ]
 
 SPEC_URI = "urn:spec"
@@ -638,8 +643,6 @@ def _number(s: Mapping[str, Any], kind: str, rng: random.Random) -> int | float:
     hi = float(high) if high is not None else lo + 99
     step = s.get("multipleOf")
     if kind == "integer":
-        import math
-
         a, b = math.ceil(lo), math.floor(min(hi, lo + 1000))
         if a > b:
             raise Unsatisfiable("empty integer range")
@@ -855,6 +858,11 @@ def generate(
         except Unsatisfiable as exc:
             dropped += 1
             reason = f"unsatisfiable: {exc}"
+            continue
+        except (TypeError, ValueError, KeyError, IndexError) as exc:
+            # a schema keyword of the wrong type (``"minimum": "abc"``): no value for it
+            dropped += 1
+            reason = f"unreadable schema: {type(exc).__name__}: {exc}"
             continue
         problems = validate(spec, draft)
         if not problems:
