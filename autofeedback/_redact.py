@@ -81,6 +81,7 @@ SENSITIVE = frozenset(
         "x-xsrf-token",
         "private_key",
         "auth",
+        "x-auth",
         "x-amz-security-token",
         "x-goog-api-key",
         "ocp-apim-subscription-key",
@@ -139,7 +140,11 @@ _NETLOC_USERINFO = re.compile(
 _CURL_USER = re.compile(
     r"(?i)((?:^|(?<=\s))(?:-u|-U|--user|--proxy-user)[\s=]+['\"]?)([^\s'\":]*:)([^\s'\"]+)"
 )
-_AUTH_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token)(\s+)[A-Za-z0-9._~+/=\-]{4,}")
+# ``Bearer <token>`` and ``Basic <base64>`` anywhere; prose stays readable ("token must
+# be an integer", "basic rules"): a Basic credential is base64 of 8+ characters
+_AUTH_SCHEME = re.compile(
+    r"\b([Bb]earer|BEARER)(\s+)[A-Za-z0-9._~+/=\-]{4,}|\b(Basic|BASIC)(\s+)[A-Za-z0-9+/]{8,}={0,2}"
+)
 _NAME = r"[A-Za-z0-9_.\-\[\]]"
 # ``name=value`` in a query string, form body, curl data or a Python call
 _PAIR = re.compile(rf"(?<!{_NAME})({_NAME}{{1,100}})(=)([^&#\s,;)'\"<>]{{1,4096}})")
@@ -151,6 +156,11 @@ _QUOTED = re.compile(
 # ``Name: value`` header lines (``> Authorization: ...`` in curl -v output too)
 _HEADER = re.compile(r"(?im)^([ \t>-]*)([A-Za-z0-9_][A-Za-z0-9_\-]{0,99})(:[ \t]*)([^\r\n'\"]+)")
 _HEADER_INLINE = re.compile(r"(?i)([\"'])([A-Za-z0-9_\-]{1,100})(:[ \t]*)([^\r\n'\"]+)\1")
+
+
+def _auth_scheme(m: re.Match[str]) -> str:
+    scheme, space = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return f"{scheme}{space}{REDACTED}"
 
 
 @lru_cache(maxsize=4096)
@@ -197,7 +207,7 @@ class _Redactor:
         if "@" in text:
             text = _USERINFO.sub(rf"\1{USERINFO_MASK}@", text)
             text = _NETLOC_USERINFO.sub(f"{USERINFO_MASK}@", text)
-        text = _AUTH_SCHEME.sub(rf"\1\2{REDACTED}", text)
+        text = _AUTH_SCHEME.sub(_auth_scheme, text)
         if "-u" in text or "-U" in text or "user" in text:
             text = _CURL_USER.sub(rf"\1\2{REDACTED}", text)
         if "=" in text:

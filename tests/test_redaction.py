@@ -381,3 +381,18 @@ def test_a_huge_value_is_shown_by_its_start() -> None:
 
     f = Finding("E4.1", ("query", "limit"), "x" * 1_000_000, message="not an integer")
     assert len(redact_finding(f).got) == 4096 + 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "E4.1 query.token: token must be an integer, got string 'abc'",
+        "basic rules apply to the author and the keyword",
+        "unknown query parameter 'password'; searchBooks takes: query, limit",
+        "max_tokens=5&query=dune&limit=10",
+        "GET /books?query=dune HTTP/1.1",
+        "time 12:30, ratio 3:4",
+    ],
+)
+def test_prose_and_non_credentials_stay_readable(text: str) -> None:
+    assert redact(text) == text
