@@ -17,7 +17,7 @@ from typing import Any, Literal
 from autofeedback._catalog import ApiCatalog
 from autofeedback._check_name import ApiRanker, check_name, check_selection
 from autofeedback._check_params import check_parameters
-from autofeedback._check_values import check_body, check_value, composed_body
+from autofeedback._check_values import accepts, check_body, check_value, composed_body
 from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
@@ -170,6 +170,8 @@ class Scanner:
         instruction: str | None = None,
     ) -> Iterator[Finding]:
         """E3 and E4 for a request already known to target ``op``."""
+        if not request.is_http and accepts(op, request.arguments):
+            return  # the whole call fits the documented parameters: nothing to report
         args = request_args(request, path_params)
         needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
         matcher = self.retriever if needs_matcher else None
@@ -209,6 +211,12 @@ def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
     """Normalise what :class:`Scanner` accepts into parsed requests, or an E1 finding."""
     if isinstance(output, ApiRequest):
         return [output], None
+    if type(output) is dict and len(output) == 2:
+        name, arguments = output.get("name"), output.get("arguments")
+        if isinstance(name, str) and name and name == name.strip() and type(arguments) is dict:
+            # the canonical {"name", "arguments"} call (most audit records): nothing to
+            # normalise, so none of the format detection below
+            return [ApiRequest(name=name, arguments=dict(arguments))], None
     from autofeedback._parse import (
         RequestFormatError,
         parse_output,

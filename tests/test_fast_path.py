@@ -1,0 +1,67 @@
+"""The fast path (one compiled validation of a whole call) never accepts what the
+detailed checks would flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autofeedback import ApiCatalog, Scanner
+from autofeedback._check_params import check_parameters
+from autofeedback._check_values import accepts, check_value
+from autofeedback._resolve import Arg
+
+_TOOLS = [
+    {
+        "name": "book",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "when": {"type": "string", "format": "date"},
+                "email": {"type": "string", "format": "email"},
+                "seats": {"type": "integer", "minimum": 1, "maximum": 9},
+                "class": {"type": "string", "enum": ["eco", "biz"]},
+                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                "note": {"type": ["string", "null"], "maxLength": 5},
+                "ratio": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "required": ["when", "seats"],
+        },
+    }
+]
+_CATALOG = ApiCatalog.from_tools(_TOOLS)
+_OP = _CATALOG.operations[0]
+_DETAILED = Scanner(_CATALOG, retriever=None)
+
+_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 12),
+    st.floats(-1, 2, allow_nan=False),
+    st.sampled_from(["2024-05-17", "2024-13-45", "a@b.co", "nope", "eco", "biz", "x" * 6]),
+    st.lists(st.sampled_from(["a", "b", 1]), max_size=4),
+)
+_names = st.sampled_from(["when", "email", "seats", "class", "tags", "note", "ratio", "extra"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_names, _values, max_size=6))
+def test_what_the_fast_path_accepts_the_detailed_checks_accept(arguments: dict[str, Any]) -> None:
+    if not accepts(_OP, arguments):
+        return  # a refusal is never trusted: the detailed checks run and say why
+    args = [Arg(k, "argument", v) for k, v in arguments.items()]
+    result = check_parameters(_OP, args, _CATALOG)
+    assert result.findings == ()
+    for arg, param in result.matched:
+        assert list(check_value(_OP, arg, param)) == []
+
+
+def test_a_valid_call_takes_the_fast_path_and_an_invalid_one_does_not() -> None:
+    assert accepts(_OP, {"when": "2024-05-17", "seats": 2, "class": "eco"})
+    assert not accepts(_OP, {"when": "2024-05-17", "seats": "2"})
+    assert not accepts(_OP, {"when": "2024-13-45", "seats": 2})  # the date format
+    call = {"name": "book", "arguments": {"when": "2024-05-17", "seats": 0}}
+    (f,) = _DETAILED.iter_findings(call)
+    assert (f.code, f.location) == ("E4.2", ("argument", "seats"))
