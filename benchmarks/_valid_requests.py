@@ -550,7 +550,7 @@ class _Values:
             return self._array(s, depth, name)
         if kind == "object":
             return self._object(s, depth)
-        return _string(s, name, self.rng)
+        return _string(s, name, self.rng, varied=self.optional >= 0.9)
 
     def _array(self, s: Mapping[str, Any], depth: int, name: str) -> list[Any]:
         low = int(s.get("minItems", 0) or 0)
@@ -653,19 +653,24 @@ def _number(s: Mapping[str, Any], kind: str, rng: random.Random) -> int | float:
                 value += step
         return value
     value = round(rng.uniform(lo, min(hi, lo + 1000)), 2)
+    if rng.random() < 0.3 and math.ceil(lo) <= math.floor(min(hi, lo + 1000)):
+        value = math.ceil(lo)  # a whole number is a number too
     if isinstance(step, (int, float)) and step > 0:
         value = round(value / step) * step
     return value
 
 
 _WORDS = ("sample", "alpha", "report", "demo", "north")
+#: free text as users send it: spaces, non-ASCII letters, characters a URL must escape
+_VARIED_WORDS = ("sample text", "café crème", "a&b=c/d?e", "50% off", "naïve #1")
 
 
-def _string(s: Mapping[str, Any], name: str, rng: random.Random) -> str:
+def _string(s: Mapping[str, Any], name: str, rng: random.Random, varied: bool = False) -> str:
     fmt = s.get("format")
     if fmt == "uuid":
         return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    text = _FORMATS[fmt] if isinstance(fmt, str) and fmt in _FORMATS else rng.choice(_WORDS)
+    words = _VARIED_WORDS if varied and rng.random() < 0.5 else _WORDS
+    text = _FORMATS[fmt] if isinstance(fmt, str) and fmt in _FORMATS else rng.choice(words)
     pattern = s.get("pattern")
     if isinstance(pattern, str):
         for candidate in (text, "12345", "abc", "ABC", "a1b2c3", "2024-05-17", "1"):
@@ -708,6 +713,8 @@ class SentRequest:
     form_text: bool = False
     #: send an HTTP operation as a tool call (:meth:`call_record`)
     as_call: bool = False
+    #: write headers the way many clients do: lower-case names, a charset on JSON
+    loose_headers: bool = False
 
     def copy(self, **changes: Any) -> SentRequest:
         fields = {
@@ -720,6 +727,7 @@ class SentRequest:
             "name_override": self.name_override,
             "form_text": self.form_text,
             "as_call": self.as_call,
+            "loose_headers": self.loose_headers,
         }
         fields.update(changes)
         return SentRequest(**fields)
@@ -774,7 +782,10 @@ class SentRequest:
         if query:
             out["url"] += "?" + urlencode(query, safe=",[]")
         if self.media is not None:
-            headers.setdefault("Content-Type", self.media)
+            charset = "; charset=utf-8" if self.loose_headers and _is_json(self.media) else ""
+            headers.setdefault("Content-Type", self.media + charset)
+        if self.loose_headers:  # header names are case-insensitive (RFC 9110)
+            headers = {k.lower(): v for k, v in headers.items()}
         out["headers"] = headers
         if self.media is not None:
             out["body"] = self.body_whole if self.body_whole is not None else body

@@ -349,6 +349,8 @@ def _run_unit(
                 continue
             # the richer request sends a form body as text, the way logs hold it
             g.request.form_text = variant > 0
+            # the richest one writes headers in lower case, with a charset on JSON
+            g.request.loose_headers = variant > 1
             valid.append(g.request)
         if not valid:
             stats.no_valid += 1
