@@ -442,8 +442,10 @@ def _named_keys(sent: Sent, slots: Sequence[Slot]) -> list[tuple[str, str]]:
     """The documented parameters the request sends whose name a model chose (not the
     credentials of the security scheme, not path parameters)."""
     documented = {(s.location, s.name) for s in slots if s.closed}
+    # an object in the query is sent as its own keys (form, explode): its name never shows
+    shown = [k for k in sent if not (k[0] == "query" and isinstance(sent[k], Mapping))]
     return sorted(
-        (k for k in sent if k[0] in _NAMED and k in documented),
+        (k for k in shown if k[0] in _NAMED and k in documented),
         key=lambda k: (_NAMED.index(k[0]), list(sent).index(k)),
     )
 
