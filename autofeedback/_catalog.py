@@ -49,13 +49,19 @@ class ApiCatalog:
     # -- construction -------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | PathLike[str]) -> ApiCatalog:
+    def from_file(
+        cls, path: str | PathLike[str], *, outside_refs: bool | None = None
+    ) -> ApiCatalog:
         """Load an OpenAPI 3.x / Swagger 2.0 document (JSON or YAML), an OpenAI/BFCL tool
         list or API-Bank docs from a file. Raises :class:`SpecError` naming the file and
-        the place on any problem."""
+        the place on any problem.
+
+        The loaded spec is cached on disk (``$AUTOFEEDBACK_CACHE_DIR/specs``), keyed by the
+        content of every file it reads. ``$ref``s stay inside the spec's folder unless
+        ``outside_refs`` (or ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file."""
         from autofeedback._specs import load_spec_file
 
-        ops, servers = load_spec_file(Path(path))
+        ops, servers = load_spec_file(Path(path), outside_refs=outside_refs)
         return cls(ops, servers=servers, source=str(path))
 
     @classmethod

@@ -955,3 +955,20 @@ def test_real_specs_load_with_composed_bodies(shared_data_dir: Path) -> None:
     assert {"model", "input", "instructions", "tools"} <= names  # under allOf
     box = ApiCatalog.from_file(shared_data_dir / "specs" / "box.json")
     assert sum(op.body_required for op in box) < sum(op.body_schema is not None for op in box)
+
+
+def test_the_environment_may_allow_refs_outside_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shared.yaml").write_text("schemas: {S: {type: integer}}\n")
+    (tmp_path / "spec").mkdir()
+    spec = tmp_path / "spec" / "api.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\npaths:\n  /a:\n    get:\n      parameters:\n"
+        "        - {name: q, in: query, schema: {$ref: '../shared.yaml#/schemas/S'}}\n"
+        "      responses: {'200': {description: ok}}\n"
+    )
+    with pytest.raises(SpecError, match="AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1"):
+        ApiCatalog.from_file(spec)
+    monkeypatch.setenv("AUTOFEEDBACK_ALLOW_OUTSIDE_REFS", "1")
+    assert ApiCatalog.from_file(spec).operations[0].parameters[0].schema == {"type": "integer"}

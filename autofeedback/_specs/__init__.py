@@ -21,6 +21,7 @@ document that is not a spec at all) is an error.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def _load(
 
 
 def load_spec_file(
-    path: Path, *, outside_refs: bool = False, cache_dir: Path | bool | None = None
+    path: Path, *, outside_refs: bool | None = None, cache_dir: Path | bool | None = None
 ) -> Loaded:
     """Load a spec file: JSON or YAML (recognised by content), or ``.jsonl`` with one
     API-Bank doc or function per line.
@@ -91,10 +92,15 @@ def load_spec_file(
     ``$AUTOFEEDBACK_CACHE_DIR/specs``; ``False`` turns the cache off), keyed by the
     content of the file and of every file its ``$ref``s read: a big spec is read once.
 
+    ``$ref``s may read files in the spec's folder only, unless ``outside_refs`` (default:
+    the environment variable ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file.
+
     >>> ops, servers = load_spec_file(Path("tests/data/specs/swagger.json"))  # doctest: +SKIP
     >>> [op.name for op in ops], servers[0]
     (['searchBooks', 'addBook', 'POST /books/{isbn}/cover'], 'https://library.example.org/api/v2')
     """
+    if outside_refs is None:
+        outside_refs = os.environ.get("AUTOFEEDBACK_ALLOW_OUTSIDE_REFS", "") == "1"
     source = str(path)
     try:
         data = Path(path).read_bytes()

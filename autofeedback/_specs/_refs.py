@@ -112,7 +112,7 @@ class Resolver:
         if not self.outside_refs and not path.is_relative_to(self.base_dir.resolve()):
             raise SpecError(
                 f"$ref {file_part!r} leaves the spec's folder ({self.base_dir}); "
-                "allow it with outside_refs=True / --allow-outside-refs",
+                "allow it with outside_refs=True or AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1",
                 source=self.source,
                 where=join(where, "$ref"),
             )
