@@ -311,8 +311,8 @@ def _rename(args: dict[str, Any], old: str, new: str) -> dict[str, Any]:
 
 def e3_1(call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random) -> Call | None:
     own = {p.name for p in op.parameters}
-    foreign = sorted(
-        {p.name for o in catalog.operations if o.name != op.name for p in o.parameters} - own
+    foreign = not_variants(
+        own, {p.name for o in catalog.operations if o.name != op.name for p in o.parameters}
     )
     if not foreign or not call[1]:
         return None
@@ -460,15 +460,20 @@ def sent_e3_1(
     """A parameter renamed to one that only *other* operations of the spec take, and
     that is no spelling or synonym variant of this operation's own (that would be E3.2 /
     E3.3: on a large spec most names exist somewhere)."""
-    own = {s.name for s in slots}
-    near = {_squash(n) for n in own} | {
-        _squash(v) for n in own if (v := synonym_variant(n, set())) is not None
-    }
-    candidates = sorted(n for n in set(foreign) - own if _squash(n) not in near)
+    candidates = not_variants({s.name for s in slots}, set(foreign))
     keys = _named_keys(sent, slots)
     if not candidates or not keys:
         return None
     return _rename_sent(sent, keys[0], rng.choice(candidates))
+
+
+def not_variants(own: set[str], foreign: set[str]) -> list[str]:
+    """The ``foreign`` names that are no spelling or synonym variant of one in ``own``:
+    what E3.1 means once a variant of this operation's own parameter is E3.2 / E3.3."""
+    near = {_squash(n) for n in own} | {
+        _squash(v) for n in own if (v := synonym_variant(n, set())) is not None
+    }
+    return sorted(n for n in foreign - own if _squash(n) not in near)
 
 
 def _squash(name: str) -> str:
