@@ -1,8 +1,8 @@
 """Is the scanner right on the API documents people actually bring?
 
 For every spec under ``../shared/data`` -- Box and OpenAI (``specs/``), RestBench TMDB
-and Spotify, the 11 ToolAlpaca APIs, the API-Bank docs, a sample of BFCL's multi-function
-doc sets -- requests that satisfy the spec are generated from the raw document and kept
+and Spotify, the 11 ToolAlpaca APIs, the API-Bank docs, a sample of BFCL's simple and
+multiple doc sets -- requests that satisfy the spec are generated from the raw document and kept
 only when a real JSON-Schema validator accepts them (``_valid_requests.py``; nothing of
 autofeedback's own loader is used to build or check them). They are sent to
 ``Scanner(catalog, retriever=None)`` as HTTP records (``{"method", "url", "headers",
@@ -169,15 +169,15 @@ def build_cases(data: Path, args: argparse.Namespace) -> list[Case]:
     docs = _datasets.api_bank_doc_set()
     raw = RawSpec.from_functions(api_bank_functions(docs), "api-bank")
     cases.append(Case("api-bank (49 APIs)", [Unit(raw, lambda: ApiCatalog.from_obj(docs))]))
-    if args.bfcl:
-        tasks = [t for t in _datasets.load_bfcl("multiple") if t.calls]
-        rng = random.Random(f"bfcl/{args.seed}")
+    for category in ("simple", "multiple") if args.bfcl else ():
+        tasks = [t for t in _datasets.load_bfcl(category) if t.calls]
+        rng = random.Random(f"bfcl-{category}/{args.seed}")
         picked = rng.sample(tasks, min(args.bfcl, len(tasks)))
         units = [
             Unit(RawSpec.from_functions(bfcl_functions(t.spec), t.id), _obj_loader(t.spec))
             for t in picked
         ]
-        cases.append(Case(f"bfcl-multiple ({len(units)} doc sets)", units))
+        cases.append(Case(f"bfcl-{category} ({len(units)} doc sets)", units))
     return cases
 
 
@@ -732,7 +732,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ops", type=int, default=0, help="operations sampled per spec (0: all)")
     parser.add_argument("--requests", type=int, default=3, help="valid requests per operation")
-    parser.add_argument("--bfcl", type=int, default=40, help="BFCL multiple doc sets (0: none)")
+    parser.add_argument(
+        "--bfcl", type=int, default=40, help="BFCL simple and multiple doc sets each (0: none)"
+    )
     parser.add_argument(
         "--semantic", type=int, default=15, help="E2.3/E3.3 records per spec with the retriever"
     )
