@@ -523,7 +523,7 @@ class _Values:
         s = self.flatten(schema)
         t = s.get("type")
         nullable = s.get("nullable") is True or (isinstance(t, list) and "null" in t)
-        if nullable and self.optional > 0 and self.rng.random() < 0.1:
+        if nullable and self.optional > 0 and self.rng.random() < self.optional / 3:
             return None  # null is a documented value here (3.0 nullable, 3.1 type arrays)
         if "const" in s:
             return s["const"]
