@@ -195,9 +195,15 @@ def task_list(n: int) -> list[_datasets.Task]:
 
 
 def intent(task: _datasets.Task) -> str:
-    """What the gold call answers: an API-Bank dialogue replays the calls already made,
-    the request answers the part after the last of them (as in detection.py)."""
-    return after_last_call(task.instruction) if task.dataset == "api-bank" else task.instruction
+    """What the gold call answers: the last user turn of an API-Bank dialogue (after the
+    calls already made). Of the 399 gold calls, the scanner flags 63 with an E2.1 error
+    against the whole dialogue, 30 against the text after the last call (the AI's reply
+    to it still names the earlier API) and 12 against the last user turn."""
+    if task.dataset != "api-bank":
+        return task.instruction
+    tail = after_last_call(task.instruction)
+    at = tail.rfind("User:")
+    return tail[at:] if at >= 0 else tail
 
 
 # -- statistics ---------------------------------------------------------------------------
