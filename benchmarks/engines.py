@@ -253,11 +253,14 @@ def main(argv: list[str] | None = None) -> int:
         "the engines interleaved in each; CPU time counts this process and all its child "
         "processes (pools, nannies, workers).\n\n"
         f"**Measured on a {os.cpu_count()}-core VM shared with other engineers' jobs**, "
-        f"under `nice -n 10`: the 1-minute load average was {min(loads):.1f}-{max(loads):.1f} "
-        "during the runs, so the wall times and speed-ups depend on what else ran, and "
-        "2 workers can at best double the share of 2 busy cores this benchmark gets. "
-        "The CPU columns are the load-independent part: what the Dask engines cost on "
-        "top of the audit itself.\n"
+        f"under `nice -n 10`, with a 1-minute load average of {min(loads):.1f}-"
+        f"{max(loads):.1f} during the runs. The cores were already oversubscribed: a second "
+        "worker process could not get this benchmark more CPU than the other jobs left it, "
+        "so Dask's costs outweighed the parallelism, and a speed-up > 1 needs idle cores "
+        "this machine did not have. Those costs are in "
+        "the CPU columns: worker processes started and the model loaded in each (the "
+        "processes and local-cluster rows), results shipped back, and Dask's background "
+        "work (heartbeats, monitors), which grows with the wall time on a loaded machine.\n"
     )
     table = out.getvalue()
     print(table)
