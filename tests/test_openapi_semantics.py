@@ -215,3 +215,30 @@ def test_json_patch_bodies_are_not_form_fields() -> None:
     scanner = Scanner(ApiCatalog.from_obj(doc), retriever=None)
     body = [{"op": "replace", "path": "/a", "value": 1}, {}]
     assert _findings(scanner, method="PUT", url="/f", body=body) == []
+
+
+def test_read_only_body_fields_are_not_required_in_requests() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"id": {"type": "string", "readOnly": True}, "name": {"type": "string"}},
+        "required": ["id", "name"],
+    }
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/p": {
+                "post": {
+                    "operationId": "addP",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": schema}},
+                    },
+                    "responses": {},
+                }
+            }
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_obj(doc), retriever=None)
+    assert _findings(scanner, method="POST", url="/p", body={"name": "x"}) == []
+    (f,) = _findings(scanner, method="POST", url="/p", body={"id": "1"})
+    assert (f.code, f.location) == ("E3.4", ("body", "name"))

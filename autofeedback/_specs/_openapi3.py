@@ -387,7 +387,8 @@ def body_parameters(schema: Mapping[str, Any]) -> list[Parameter]:
             name=name,
             location="body",
             schema=prop if isinstance(prop, dict) else {},
-            required=name in required,
+            # a readOnly property is the server's to send: required in responses only
+            required=name in required and not (isinstance(prop, dict) and prop.get("readOnly")),
             description=text(prop.get("description")) if isinstance(prop, dict) else "",
         )
         for name, prop in properties.items()
