@@ -377,6 +377,8 @@ def _run_distributed(
     they need no access to the client's files. A sliding window keeps twice as many
     partitions in flight as the cluster has threads.
     """
+    from distributed import KilledWorker
+
     client = connection.client
     pending: collections.deque[tuple[int, Any]] = collections.deque()
     try:
@@ -407,9 +409,10 @@ def _run_distributed(
                 nbytes, task = pending[0]
                 try:
                     results = task.result()
-                except (OSError, TimeoutError) as exc:  # the connection was lost
+                except (OSError, KilledWorker) as exc:  # a lost connection, a dead worker
                     raise AutoFeedbackError(
-                        f"lost the Dask scheduler at {connection.where}: {exc}"
+                        f"the Dask cluster at {connection.where} failed: "
+                        f"{type(exc).__name__}: {exc}"
                     ) from exc
                 pending.popleft()
                 yield from results
