@@ -112,6 +112,7 @@ def test_dask_processes_and_openai_logs(tmp_path: Path) -> None:
         (["-"], "needs a log file"),
         ([HAR], "line-based"),
         ([str(CHAT), "--workers", "0"], "at least 1"),
+        ([str(CHAT), "--dask-timeout", "0"], "timeout must be positive"),
     ],
 )
 def test_dask_bad_usage_is_a_clear_error(argv: list[str], message: str) -> None:
