@@ -271,7 +271,6 @@ _WRAPPERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 _WRAPPER_OPEN = re.compile("|".join(re.escape(o).replace(r"><", r">\s*<") for o, _, _ in _WRAPPERS))
 _MISTRAL_V11 = re.compile(rf"({_NAME})\s*(?:\[CALL_ID\]\s*[\w-]*\s*)?\[ARGS\]")
-_GLM_KEY = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.DOTALL)
 _GLM4_NAME = re.compile(rf"({_NAME})\s*\n\s*(?=\{{)")
 # Bodies of these shapes belong to another detector (which claims the whole span).
 _DELEGATED = ("<function=", "<invoke", "<｜tool", "<|tool_call_begin|>", "<start_function_call>")
@@ -338,13 +337,7 @@ def _wrapper_requests(body: str, scan: _Scan, *, truncated: bool) -> list[ApiReq
     if v11 is not None:
         return _mistral_v11(body)
     if "<arg_key>" in body:
-        name = body[: body.find("<arg_key>")].strip()
-        if not re.fullmatch(_NAME, name):
-            raise _Problem("there is no function name before the first <arg_key>")
-        args = {k.strip(): _text_value(v) for k, v in _GLM_KEY.findall(body)}
-        if body.count("<arg_key>") != len(args):
-            raise _Problem(f"an <arg_key> of {name!r} has no matching <arg_value>")
-        return [_request(name, args, "xml")]
+        return [_glm_call(body)]
     glm4 = _GLM4_NAME.match(body)
     if glm4 is not None:  # GLM-4: the name on its own line, the arguments below
         args = _json_object(body[glm4.end() :], f"the arguments of {glm4.group(1)!r}")
@@ -369,6 +362,28 @@ def _wrapper_requests(body: str, scan: _Scan, *, truncated: bool) -> list[ApiReq
     raise _Problem("there is no JSON or Python-style call inside")
 
 
+def _glm_call(body: str) -> ApiRequest:
+    """GLM-4.5: ``name<arg_key>k</arg_key><arg_value>v</arg_value>...``; each search stops
+    at the next ``<arg_key>``, so a broken body is read in one pass."""
+    pos = body.find("<arg_key>")
+    name = body[:pos].strip()
+    if not re.fullmatch(_NAME, name):
+        raise _Problem("there is no function name before the first <arg_key>")
+    args: dict[str, Any] = {}
+    while pos != -1:
+        nxt = body.find("<arg_key>", pos + 9)
+        stop = nxt if nxt != -1 else len(body)
+        key_end = body.find("</arg_key>", pos + 9, stop)
+        value_start = body.find("<arg_value>", key_end, stop) if key_end != -1 else -1
+        value_end = body.find("</arg_value>", value_start, stop) if value_start != -1 else -1
+        if value_end == -1:
+            reason = f"<arg_key> {len(args) + 1} of {name!r} has no complete <arg_value>"
+            raise _Broken(reason, render_call(name, args, text_values=True))
+        args[body[pos + 9 : key_end].strip()] = _text_value(body[value_start + 11 : value_end])
+        pos = nxt
+    return _request(name, args, "xml")
+
+
 def _as_native(request: ApiRequest) -> ApiRequest:
     return ApiRequest(name=request.name, arguments=request.arguments, format="native")
 
@@ -385,9 +400,7 @@ def _mistral_v11(body: str) -> list[ApiRequest]:
         try:
             args, pos = _DECODER.raw_decode(body, _skip(body, head.end()))
         except json.JSONDecodeError as exc:
-            salvage = _salvage_json(
-                json.dumps({"name": name})[:-1] + ', "arguments": ' + body[head.end() :]
-            )
+            salvage = _salvage_named(name, body[head.end() :])
             raise _Broken(
                 f"the arguments of {name!r} do not parse as JSON: {_json_where(exc, head.end())}",
                 salvage,
@@ -420,12 +433,25 @@ _NS = r"(?:｜DSML｜|steptml:)?"
 _INVOKE_OPEN = re.compile(rf"<{_NS}invoke\s+name\s*=\s*[\"']({_NAME})[\"']\s*>")
 _INVOKE_CLOSE = re.compile(rf"</{_NS}invoke>")
 _PARAM_OPEN = re.compile(rf"<{_NS}parameter\b")
-_PARAM_NAME = re.compile(
+_PARAM_HEAD = re.compile(
     rf"<{_NS}parameter\s+name\s*=\s*[\"']({_NAME})[\"']"
     r"((?:\s+[\w-]{1,50}\s*=\s*\"[^\"]{0,50}\")*)\s*>"
-    rf"(.*?)</{_NS}parameter>",
-    re.DOTALL,
 )
+_PARAM_CLOSE = re.compile(rf"</{_NS}parameter>")
+
+
+def _invoke_params(body: str) -> tuple[dict[str, Any], bool]:
+    """The ``<parameter>`` values of one ``<invoke>``, and whether every one is closed.
+    A value never runs past the next ``<parameter``, so the scan is one pass."""
+    heads = list(_PARAM_HEAD.finditer(body))
+    args: dict[str, Any] = {}
+    for i, head in enumerate(heads):
+        stop = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        close = _PARAM_CLOSE.search(body, head.end(), stop)
+        if close is None:
+            return args, False
+        args[head.group(1)] = _param_value(body[head.end() : close.start()], head.group(2))
+    return args, len(heads) == len(_PARAM_OPEN.findall(body))
 
 
 def _detect_function_tags(scan: _Scan) -> Iterator[_Candidate]:
@@ -498,13 +524,11 @@ def _detect_invoke(scan: _Scan) -> Iterator[_Candidate]:
                 continue
             yield _Candidate(m.start(), end, "native", requests=(_request(name, args, "native"),))
             continue
-        params = _PARAM_NAME.findall(body)
-        args = {k: _param_value(v, extra) for k, extra, v in params}
-        opened = len(_PARAM_OPEN.findall(body))
-        if opened != len(params) or close is None:
+        args, complete = _invoke_params(body)
+        if not complete or close is None:
             reason = (
-                f"<parameter> {len(params) + 1} of {name!r} is cut off or malformed"
-                if opened != len(params)
+                f"<parameter> {len(args) + 1} of {name!r} is cut off or malformed"
+                if not complete
                 else f"the <invoke> of {name!r} is never closed"
             )
             suggestion = render_call(name, args, text_values=True)
