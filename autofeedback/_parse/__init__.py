@@ -225,10 +225,12 @@ def _outside_thinking(text: str, selected: list[_Candidate]) -> list[_Candidate]
     """Drop what was drafted while thinking, when the answer has calls of its own."""
     if "think>" not in text and "reasoning>" not in text:
         return selected
-    spans = _thinking_spans(text)
+    spans = _thinking_spans(text)  # sorted and disjoint
+    starts = [start for start, _ in spans]
 
     def inside(c: _Candidate) -> bool:
-        return any(start <= c.start < end for start, end in spans)
+        i = bisect_right(starts, c.start) - 1
+        return i >= 0 and c.start < spans[i][1]
 
     answer = [c for c in selected if not inside(c)]
     if any(c.requests and c.problem is None for c in answer):
