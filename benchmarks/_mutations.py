@@ -640,3 +640,39 @@ def path_variant(
         if not any(p.fullmatch(concrete) for p in patterns):
             return cand + sep + query
     return None
+
+
+def synonym_variants(name: str) -> list[str]:
+    """Every name ``name`` becomes by swapping one of its words for its synonym
+    (:data:`SYNONYMS`), in the name's own style.
+
+    >>> synonym_variants("book_name")
+    ['book_title']
+    """
+    style = _style(name)
+    if style == "dot":
+        head, _, tail = name.rpartition(".")
+        return [f"{head}.{v}" for v in synonym_variants(tail)]
+    words = split_words(name)
+    out = []
+    for i, w in enumerate(words):
+        if w in SYNONYMS:
+            cand = join_words(words[:i] + SYNONYMS[w].split("_") + words[i + 1 :], style)
+            if cand != name and cand not in out:
+                out.append(cand)
+    return out
+
+
+def sent_e3_3_taken(
+    sent: Sent, slots: Sequence[Slot], foreign: Sequence[str], rng: random.Random
+) -> Sent | None:
+    """The issue's case: a synonym of this operation's parameter that *another*
+    operation takes (``title`` for ``name`` on a large spec). It is still the model's
+    slip on this operation (E3.3, suggesting the own name), not a wrong API (E3.1)."""
+    own = {s.name for s in slots}
+    elsewhere = set(foreign) - own
+    for key in _named_keys(sent, slots):
+        for cand in synonym_variants(key[1]):
+            if cand in elsewhere:
+                return _rename_sent(sent, key, cand)
+    return None

@@ -232,3 +232,16 @@ def test_sent_mutators_leave_credentials_and_open_bodies_alone() -> None:
         ("query", "api_key"): "demo-key",
         ("body", "extra"): 1,
     }
+
+
+def test_a_synonym_that_another_operation_takes() -> None:
+    from benchmarks._mutations import sent_e3_3_taken, synonym_variants
+
+    assert synonym_variants("book_name") == ["book_title"]
+    sent = {("body", "name"): "x", ("query", "page"): 1}
+    slot = [Slot("body", "name", {"type": "string"}, True)]
+    assert sent_e3_3_taken(sent, slot, ["title"], random.Random(0)) == {
+        ("body", "title"): "x",
+        ("query", "page"): 1,
+    }
+    assert sent_e3_3_taken(sent, slot, ["heading"], random.Random(0)) is None
