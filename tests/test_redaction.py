@@ -396,3 +396,24 @@ def test_a_huge_value_is_shown_by_its_start() -> None:
 )
 def test_prose_and_non_credentials_stay_readable(text: str) -> None:
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "jsonl", "junit", "sarif", "html"])
+def test_the_issue_password_in_a_url_is_in_no_report(tmp_path: Path, fmt: str) -> None:
+    bookshop = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+    record = {
+        "request": {
+            "method": "POST",
+            "url": "https://user:PASSWORD@127.0.0.1:8080/orders",
+            "json": {"book_id": "seven", "quantity": 1},
+        }
+    }
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    code, out, err = cli(
+        "audit", str(log), "--spec", str(bookshop), "--no-semantic", "--format", fmt
+    )
+    assert code == 1, err
+    assert "PASSWORD" not in out + err and "E4.1" in out
+    # the host check compares the host, not the user info in front of it
+    assert "user:" not in out
