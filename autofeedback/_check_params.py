@@ -74,6 +74,9 @@ def check_parameters(
     meant: set[str] = set()
     body_open = _body_allows_extra(op)
 
+    # findings in argument order; an unknown name is judged once every known one is
+    # matched, so that its suggestion can be a parameter the request does not send yet
+    ordered: list[Finding | Arg] = []
     for arg in args:
         if (arg.location, arg.name.lower()) in auth:
             continue
@@ -81,7 +84,7 @@ def check_parameters(
         if param is not None:
             used.add(param.name)
             if arg.location not in ("argument", param.location):
-                findings.append(
+                ordered.append(
                     Finding(
                         "E3",
                         (arg.location, arg.name),
@@ -103,11 +106,32 @@ def check_parameters(
         if carrier is not None:
             used.add(carrier.name)  # a property of an object sent in the query string
             continue
+        ordered.append(arg)
+
+    unknown = [a for a in ordered if isinstance(a, Arg)]
+    if unknown:
         owner = _Owner(catalog, op, args, instruction, ranker)
-        finding = _unknown(op, arg, params, catalog, matcher, threshold, owner)
-        if finding.suggestion is not None:
-            meant.add(finding.suggestion)
-        findings.append(finding)
+        free = [p for p in params if p.name not in used]
+        missing = [p for p in free if p.required]
+        for item in ordered:
+            if isinstance(item, Finding):
+                findings.append(item)
+                continue
+            # one unknown name and one missing required parameter: it is the one meant
+            # (a renamed parameter); else the closest among those not sent yet
+            sole = missing[0] if len(unknown) == 1 and len(missing) == 1 else None
+            finding = _unknown(op, item, params, free, catalog, matcher, threshold, owner, sole)
+            if finding.suggestion is not None and (
+                sole is None
+                or finding.code in _VARIANT
+                or finding.suggestion == closest_spelling(item.name, [sole.name])
+            ):
+                # a variant or a spelling names what was meant; a pairing by elimination
+                # alone stays a guess, so the missing parameter is still reported
+                meant.add(finding.suggestion)
+            findings.append(finding)
+    else:
+        findings.extend(f for f in ordered if isinstance(f, Finding))
 
     # a call (``createCharge(amount=1)``) sends its body fields as plain arguments
     body_sent = body_sent or any(p.location == "body" for _, p in matched)
@@ -151,6 +175,8 @@ def check_parameters(
         )
     return ParamCheck(tuple(findings), tuple(matched))
 
+
+_VARIANT = frozenset({"E3.2", "E3.3"})
 
 #: How much clearer than ``threshold`` a semantic variant must be to be reported as E3.3
 #: when the name is another operation's parameter (measured in benchmarks/detection.py).
@@ -254,13 +280,21 @@ def _unknown(
     op: Operation,
     arg: Arg,
     params: list[Parameter],
+    free: list[Parameter],
     catalog: ApiCatalog,
     matcher: NameMatcher | None,
     threshold: float,
     owner: _Owner,
+    sole: Parameter | None = None,
 ) -> Finding:
+    """The E3 finding for an unknown name. A spelling variant is looked for among all
+    ``params``; a semantic one, and a suggestion, among the ``free`` ones (those the
+    request does not send yet: a sent parameter is not what another name meant);
+    ``sole`` is the one missing required parameter, when there is just one: the fix
+    for a name that is no variant of anything here."""
     where = (arg.location, arg.name)
     names = [p.name for p in params]
+    candidates = [p.name for p in free] or names
     place = "" if arg.location == "argument" else f"{arg.location} "
     literal = closest_literal(arg.name, names)
     if literal is not None:
@@ -277,8 +311,8 @@ def _unknown(
             f"{literal!r}",
         )
     owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
-    if matcher is not None and names:
-        ranked = matcher.name_similarity(arg.name, names)
+    if matcher is not None and candidates:
+        ranked = matcher.name_similarity(arg.name, candidates)
         # a name other operations document is evidence of E3.1: a variant here must be
         # clearer to outweigh it (title -> name 0.63 does; account -> password 0.55 not)
         bar = threshold + _OWNED_MARGIN if owners else threshold
@@ -296,7 +330,7 @@ def _unknown(
                 message=f"unknown {place}parameter {arg.name!r}; the closest documented one "
                 f"is {best!r} (similarity {score:.2f})",
             )
-    spelling = closest_spelling(arg.name, names)
+    spelling = sole.name if sole is not None else closest_spelling(arg.name, candidates)
     if owners:
         belongs = owner.best(owners).name
         hint = f"; did you mean {spelling!r}?" if spelling else ""

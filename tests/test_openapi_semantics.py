@@ -242,3 +242,40 @@ def test_read_only_body_fields_are_not_required_in_requests() -> None:
     assert _findings(scanner, method="POST", url="/p", body={"name": "x"}) == []
     (f,) = _findings(scanner, method="POST", url="/p", body={"id": "1"})
     assert (f.code, f.location) == ("E3.4", ("body", "name"))
+
+
+def test_specs_own_ways_of_saying_required() -> None:
+    body = {
+        "type": "object",
+        "properties": {"token": {"type": "string"}},
+        "required": ["grant_type"],
+    }
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/revoke": {
+                "post": {
+                    "operationId": "revoke",
+                    "parameters": [
+                        {
+                            "name": "ids",
+                            "in": "query",
+                            "required": "true",
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": body}},
+                    },
+                    "responses": {},
+                }
+            }
+        },
+    }
+    (op,) = ApiCatalog.from_obj(doc).operations
+    assert {(p.name, p.required) for p in op.parameters} == {
+        ("ids", True),  # Spotify writes "true"
+        ("token", False),
+        ("grant_type", True),  # Box requires a field it does not describe
+    }

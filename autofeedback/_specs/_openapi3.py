@@ -28,7 +28,7 @@ from autofeedback._model import Location, Operation, Parameter, Response
 from autofeedback._specs._common import Loaded, join, required_names, text
 from autofeedback._specs._refs import Resolver
 
-__all__ = ["OpenApi3Loader", "object_properties", "pick_media"]
+__all__ = ["OpenApi3Loader", "flag", "object_properties", "pick_media"]
 
 _HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _JSON_MEDIA = re.compile(r"^application/(?:[\w.+-]*\+)?json\b|^\*/\*$|^application/\*$", re.I)
@@ -230,7 +230,7 @@ class OpenApi3Loader:
         body, body_file = self.resolver.deref(body, where, doc_file)
         if not isinstance(body, dict):
             raise self.error("'requestBody' must be an object", where)
-        required = body.get("required") is True
+        required = flag(body.get("required"))
         content = body.get("content")
         if not isinstance(content, dict) or not content:
             return None, [], required, None
@@ -267,7 +267,7 @@ class OpenApi3Loader:
             location=loc,
             schema=schema,
             # Path parameters are always required (OpenAPI says so; specs forget).
-            required=loc == "path" or p.get("required") is True,
+            required=loc == "path" or flag(p.get("required")),
             description=text(p.get("description")),
             style=style,
             explode=explode,
@@ -358,6 +358,11 @@ class OpenApi3Loader:
         return None
 
 
+def flag(value: Any) -> bool:
+    """OpenAPI's booleans as specs write them: ``true``, and ``"true"`` (Spotify's)."""
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
 def _split_path_key(path: str) -> tuple[str, list[tuple[str, str]]]:
     """``/responses/{id}/items?beta=true`` -> (``/responses/{id}/items``, [("beta", "true")]);
     a fragment (Box's ``/web_links/{id}#add_shared_link``) only names a variant."""
@@ -380,8 +385,12 @@ def pick_media(content: Mapping[str, Any]) -> str:
 
 
 def body_parameters(schema: Mapping[str, Any]) -> list[Parameter]:
-    """The body's fields as parameters (see :func:`object_properties`)."""
+    """The body's fields as parameters (see :func:`object_properties`). A field the
+    schema requires but does not describe (Box's ``/oauth2/revoke`` requires
+    ``grant_type``) is a field all the same, of any type."""
     properties, required = object_properties(schema)
+    for name in sorted(required - set(properties)):
+        properties[name] = {}
     return [
         Parameter(
             name=name,

@@ -15,6 +15,7 @@ from autofeedback._specs._openapi3 import (
     OpenApi3Loader,
     ParamEntry,
     body_parameters,
+    flag,
     pick_media,
 )
 
@@ -84,7 +85,7 @@ class SwaggerLoader(OpenApi3Loader):
             name=p["name"],
             location=p["in"],
             schema=self.resolver.schema(raw, where, doc_file=doc_file),
-            required=p["in"] == "path" or p.get("required") is True,
+            required=p["in"] == "path" or flag(p.get("required")),
             description=text(p.get("description")),
             style=style,
             explode=explode,
@@ -110,7 +111,7 @@ class SwaggerLoader(OpenApi3Loader):
                 media = (
                     pick_media(dict.fromkeys(media_types)) if media_types else "application/json"
                 )
-                return schema, body_parameters(schema), p.get("required") is True, media
+                return schema, body_parameters(schema), flag(p.get("required")), media
         fields = [e for e in params.values() if e[0]["in"] == "formData"]
         if not fields:
             return None, [], False, None
@@ -123,7 +124,7 @@ class SwaggerLoader(OpenApi3Loader):
                 param.name,
                 "body",
                 param.schema,
-                required=p.get("required") is True,
+                required=flag(p.get("required")),
                 description=param.description,
                 style=param.style,
                 explode=param.explode,
