@@ -440,20 +440,20 @@ def run(n: int, seed: int) -> Tally:
         if r < 0.000_1:
             text = hostile_output(rng)
 
-            def go(text: str = text) -> None:
+            def go_hostile(text: str = text) -> None:
                 _contained_finding(tally, "hostile", list(scanner.iter_findings(text)), text)
 
-            _timed(tally, "hostile", 1, text[:100], go)
+            _timed(tally, "hostile", 1, text[:100], go_hostile)
             done += 1
         elif r < 0.60:
             text = formatted_output(rng)
             text = mutate(rng, text) if rng.random() < 0.7 else text
 
-            def go(text: str = text) -> None:
+            def go_output(text: str = text) -> None:
                 found = list(scanner.iter_findings(text, instruction="find books"))
                 _contained_finding(tally, "output", found, text)
 
-            _timed(tally, "output", 1, text, go)
+            _timed(tally, "output", 1, text, go_output)
             done += 1
         elif r < 0.72:
             rec: Any = (
@@ -468,21 +468,21 @@ def run(n: int, seed: int) -> Tally:
                 }
             )
 
-            def go(rec: Any = rec) -> None:
+            def go_structured(rec: Any = rec) -> None:
                 _contained_finding(tally, "structured", list(scanner.iter_findings(rec)), rec)
 
-            _timed(tally, "structured", 1, rec, go)
+            _timed(tally, "structured", 1, rec, go_structured)
             done += 1
         elif r < 0.87:
             lines = [record_line(rng) for _ in range(50)]
 
-            def go(lines: list[str] = lines) -> None:
+            def go_jsonl(lines: list[str] = lines) -> None:
                 results = list(audit_lines(lines, bookshop, retriever=None))
                 if len(results) != len(lines):
                     raise AssertionError(f"{len(lines)} lines gave {len(results)} results")
                 _contained_result(tally, "jsonl", results, lines)
 
-            _timed(tally, "jsonl", len(lines), lines[0], go)
+            _timed(tally, "jsonl", len(lines), lines[0], go_jsonl)
             done += len(lines)
         elif r < 0.95:
             entries = [har_entry(rng) for _ in range(20)]
@@ -490,20 +490,20 @@ def run(n: int, seed: int) -> Tally:
             if rng.random() < 0.2:
                 text = text[: rng.randrange(len(text))]  # a capture cut part-way
 
-            def go(text: str = text) -> None:
+            def go_har(text: str = text) -> None:
                 units = list(read_har(io.StringIO(text)))
                 results = list(audit_units(units, bookshop, retriever=None))
                 _contained_result(tally, "har", results, [text[:100]])
 
-            _timed(tally, "har", len(entries), text[:100], go)
+            _timed(tally, "har", len(entries), text[:100], go_har)
             done += len(entries)
         else:
             u = mutate(rng, url(rng)) if rng.random() < 0.5 else url(rng)
 
-            def go(u: str = u) -> None:
+            def go_url(u: str = u) -> None:
                 _ = u in allowed, origin_of(u), redact(u), redact({"url": u, "password": u})
 
-            _timed(tally, "url", 1, u, go)
+            _timed(tally, "url", 1, u, go_url)
             done += 1
         while checkpoints and done >= min(checkpoints):
             checkpoints.discard(min(checkpoints))
