@@ -116,6 +116,22 @@ class ApiCatalog:
             digest.update(_digest(op, memo))
         return digest.hexdigest()[:16]
 
+    def twins(self, op: Operation) -> tuple[Operation, ...]:
+        """The operations documented on ``op``'s method and path, ``op`` first (Box's
+        ``/files/{id}#add_shared_link`` beside ``/files/{id}``); just ``(op,)`` mostly."""
+        if not op.is_http:
+            return (op,)
+        found = self._twins.get((op.method or "", op.path or ""), ())
+        return (op, *(o for o in found if o is not op)) if len(found) > 1 else (op,)
+
+    @cached_property
+    def _twins(self) -> dict[tuple[str, str], tuple[Operation, ...]]:
+        out: dict[tuple[str, str], list[Operation]] = {}
+        for op in self.operations:
+            if op.is_http:
+                out.setdefault((op.method or "", op.path or ""), []).append(op)
+        return {k: tuple(v) for k, v in out.items()}
+
     @cached_property
     def parameter_owners(self) -> Mapping[str, tuple[Operation, ...]]:
         """Parameter name -> the operations that document it."""

@@ -159,6 +159,16 @@ class Scanner:
             )
             if found is not None:
                 yield found
+        twins = self.catalog.twins(op)
+        if len(twins) > 1:
+            # one endpoint documented as several operations: judge the request against
+            # the one it fits best (fewest errors; the router's choice on a tie)
+            judged = [
+                list(self.check_operation(t, request, named.path_params, instruction=instruction))
+                for t in twins
+            ]
+            yield from min(judged, key=lambda fs: sum(f.severity == "error" for f in fs))
+            return
         yield from self.check_operation(op, request, named.path_params, instruction=instruction)
 
     def check_operation(
