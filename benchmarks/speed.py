@@ -1,13 +1,22 @@
-"""How fast is the scanner, next to openapi-core on the same requests, in one run?
+"""How fast is the scanner on real specs, next to the peers named in issue 7, in one run?
 
-* scan latency p50/p99 of a well-formed request (structural checks only: no model is
-  touched when the request is right) and of a request with a made-up API name (one
-  embedding call for the semantic E2.3 check);
-* audit throughput (records/s) of a JSONL log, through the same code the CLI uses;
-* spec load time of the largest shared spec (RestBench TMDB, 1.3 MB, 54 operations).
+Four questions, each answered as a ratio against a peer measured in the same run (this
+2-core VM is noisy; absolute times are shown but the ratios are the result):
 
-openapi-core's request validator runs on the same HTTP requests; ratios are ours /
-theirs for time (lower is faster) because absolute times on this 2-core VM are noisy.
+1. **Spec load** of every spec under ``../shared/data``: cold (no cache: parse and build)
+   and warm (the on-disk cache of loaded specs), against openapi-core's ``OpenAPI``
+   construction. Target: < 1 s each.
+2. **Scan latency** of a well-formed TMDB request (p50 target < 0.1 ms) and of a request
+   with a made-up API name (one embedding call), against openapi-core's request
+   validation of the same requests.
+3. **Tool-call audit**: >= 40,000 ``{"name", "arguments"}`` records (valid calls to the
+   49 API-Bank APIs, no instruction) through ``audit_lines``, against a strict
+   JSON-Schema validator (jsonschema ``Draft202012Validator``, one prebuilt per
+   function) reading the same JSON lines. Target: >= 1x.
+4. **HTTP records on a 1,500+ operation spec**, against openapi-core's request
+   validation. No spec that big is in ``../shared/data``, so one is composed from the
+   real ones: Box, OpenAI, TMDB and Spotify side by side (schemas renamed apart), three
+   times under ``/a``, ``/b``, ``/c`` (2,034 operations). Target: >= 5x.
 
     python benchmarks/speed.py
 """
@@ -17,23 +26,94 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import requests
+from jsonschema import Draft202012Validator
 from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest
 
 from autofeedback import ApiCatalog, ApiRequest, Scanner, audit_lines
 from autofeedback._openapi import sample_value, sanitize_schema
+from autofeedback._specs import load_spec_file
 from benchmarks import _datasets
 from benchmarks._results import write_section
+from benchmarks._valid_requests import RawSpec, api_bank_functions, generate
+
+WORK = Path(__file__).resolve().parent / ".work"
+_LENIENT = Config(spec_validator_cls=None)  # type: ignore[arg-type]
+
+
+def _time(fn: Callable[[], Any], repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def _openapi_core(path: Path) -> Any:
+    # real specs fail openapi-core's own spec check (TMDB, OpenAI), so it loads them with
+    # the check off, as a user would have to; autofeedback never rejects a loadable spec
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return OpenAPI.from_file_path(str(path), config=_LENIENT)
+
+
+def _validate_oac(openapi: Any, request: Any) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            openapi.validate_request(request)
+        except Exception:  # its verdict does not matter here, its time does
+            return False
+    return True
+
+
+# -- 1. spec load -------------------------------------------------------------------
+
+
+def _shared_specs(data: Path) -> list[Path]:
+    found = sorted((data / "specs").glob("*.*")) + sorted((data / "restbench").glob("*_oas.json"))
+    return [p for p in found if p.suffix in (".json", ".yaml", ".yml")]
+
+
+def load_table(data: Path, cache: Path) -> str:
+    out = io.StringIO()
+    out.write(
+        "| spec | operations | cold load (s) | warm load, disk cache (s) "
+        "| openapi-core load (s) | cold / openapi-core | < 1 s? |\n|---|---|---|---|---|---|---|\n"
+    )
+    for path in _shared_specs(data):
+        cold = statistics.median(_time(lambda p=path: load_spec_file(p, cache_dir=False), 3))
+        load_spec_file(path, cache_dir=cache)  # fill the cache
+        warm = statistics.median(_time(lambda p=path: load_spec_file(p, cache_dir=cache), 5))
+        oac = statistics.median(_time(lambda p=path: _openapi_core(p), 3))
+        n = len(load_spec_file(path, cache_dir=cache)[0])
+        verdict = "yes" if cold < 1 else f"cold no, warm {'yes' if warm < 1 else 'no'}"
+        out.write(
+            f"| {path.name} | {n} | {cold:.3f} | {warm:.3f} | {oac:.3f} | {cold / oac:.2f} "
+            f"| {verdict} |\n"
+        )
+    return out.getvalue()
+
+
+# -- 2. scan latency (TMDB) ---------------------------------------------------------
 
 
 def _requests_for(catalog: ApiCatalog) -> list[tuple[str, str]]:
@@ -56,124 +136,265 @@ def _requests_for(catalog: ApiCatalog) -> list[tuple[str, str]]:
                 path = path.replace("{" + p.name + "}", text or "1")
             elif p.location == "query":
                 query.append(f"{p.name}={text or 'x'}")
-        # the spec's security: an apiKey scheme in the query (TMDB's api_key)
         query += [f"{p.name}=demo-key" for p in op.auth_parameters[:1] if p.location == "query"]
-        url = base + path + ("?" + "&".join(query) if query else "")
-        out.append((op.method, url))
+        out.append((op.method, base + path + ("?" + "&".join(query) if query else "")))
     return out
 
 
-def _time(fn: Callable[[], Any], repeat: int) -> list[float]:
-    times = []
+def latency_rows(data: Path, repeat: int) -> list[tuple[str, float, float | None]]:
+    spec_path = data / "restbench" / "tmdb_oas.json"
+    catalog = ApiCatalog.from_file(spec_path)
+    openapi = _openapi_core(spec_path)
+    reqs = _requests_for(catalog)
+    ours = [ApiRequest(method=m, url=u, format="request") for m, u in reqs]
+    prepared = [RequestsOpenAPIRequest(requests.Request(m, u).prepare()) for m, u in reqs]
+    structural = Scanner(catalog, retriever=None)
+    for r, p in zip(ours, prepared, strict=True):  # both sides agree that these are valid
+        assert not list(structural.iter_findings(r)), r
+        assert _validate_oac(openapi, p), r
+
+    from retriever import ApiRetriever
+
+    scanner = Scanner(catalog, retriever=ApiRetriever())
+    scanner.scan(ApiRequest(name="warm_up_name"))  # load the model outside the timings
+    lat_ours: list[float] = []
+    lat_oac: list[float] = []
     for _ in range(repeat):
+        for r, p in zip(ours, prepared, strict=True):
+            t = time.perf_counter()
+            scanner.scan(r)
+            lat_ours.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            _validate_oac(openapi, p)
+            lat_oac.append(time.perf_counter() - t)
+    lat_sem: list[float] = []
+    for i in range(200):  # a new made-up name each time: one embedding call, no cache hit
         t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return times
+        scanner.scan(ApiRequest(name=f"fetchMovieCreditsNumber{i}", arguments={}))
+        lat_sem.append(time.perf_counter() - t)
+    ms = 1000.0
+    return [
+        (
+            "scan p50, well-formed TMDB request (ms)",
+            statistics.median(lat_ours) * ms,
+            statistics.median(lat_oac) * ms,
+        ),
+        (
+            "scan p99, well-formed TMDB request (ms)",
+            _pct(lat_ours, 0.99) * ms,
+            _pct(lat_oac, 0.99) * ms,
+        ),
+        ("scan p50, unknown API name + embedding call (ms)", statistics.median(lat_sem) * ms, None),
+    ]
 
 
-def _pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))]
+# -- 3. tool-call audit vs a strict JSON-Schema validator ---------------------------
+
+
+def tool_call_rows(records: int) -> tuple[list[tuple[str, float, float | None]], str]:
+    functions = api_bank_functions(_datasets.api_bank_doc_set())
+    raw = RawSpec.from_functions(functions, "api-bank")
+    rng = random.Random(7)
+    calls = []
+    for op in raw.operations:
+        for optional in (0.0, 0.5, 1.0):
+            made = generate(raw, op, rng, optional=optional)
+            if made.request is not None:
+                calls.append(made.request.record())
+    lines = [json.dumps({"id": i, "call": calls[i % len(calls)]}) for i in range(records)]
+    catalog = ApiCatalog.from_tools(functions)
+    validators = {f["name"]: Draft202012Validator(f["parameters"]) for f in functions}
+
+    def strict() -> int:
+        bad = 0
+        for line in lines:
+            call = json.loads(line)["call"]
+            validator = validators.get(call["name"])
+            if validator is None or next(validator.iter_errors(call["arguments"]), None):
+                bad += 1
+        return bad
+
+    def ours() -> int:
+        return sum(not r.ok for r in audit_lines(lines, catalog, retriever=None))
+
+    assert ours() == 0 and strict() == 0, "the generated calls must be valid for both"
+    t_ours = min(_time(ours, 3))
+    t_strict = min(_time(strict, 3))
+    rows = [
+        (f"tool-call audit, {records:,} records (records/s)", records / t_ours, records / t_strict),
+    ]
+    return rows, f"{len(calls)} distinct valid calls to {len(functions)} API-Bank APIs"
+
+
+# -- 4. HTTP records on a composed 2,034-operation spec vs openapi-core --------------
+
+
+def _rename_refs(node: Any, prefix: str) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str) and v.startswith("#/components/"):
+                parts = v.split("/")
+                parts[3] = prefix + parts[3]
+                out[k] = "/".join(parts)
+            else:
+                out[k] = _rename_refs(v, prefix)
+        return out
+    if isinstance(node, list):
+        return [_rename_refs(v, prefix) for v in node]
+    return node
+
+
+def composed_spec(data: Path, copies: int = 3) -> dict[str, Any]:
+    """Box, OpenAI, TMDB and Spotify in one OpenAPI 3.0 document, ``copies`` times."""
+    sources = {
+        "box": data / "specs" / "box.json",
+        "oai": data / "specs" / "openai.yaml",
+        "tmdb": data / "restbench" / "tmdb_oas.json",
+        "spot": data / "restbench" / "spotify_oas.json",
+    }
+    doc: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "composed from real specs", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {},
+        "components": {},
+    }
+    for tag, path in sources.items():
+        raw = RawSpec.from_file(path).doc
+        raw = _rename_refs(raw, f"{tag}_")
+        for section, items in (raw.get("components") or {}).items():
+            target = doc["components"].setdefault(section, {})
+            for name, value in items.items():
+                target[f"{tag}_{name}"] = value
+        security = raw.get("security")
+        for i in range(copies):
+            prefix = f"/{'abc'[i]}/{tag}"
+            for key, item in raw["paths"].items():
+                item = dict(item)
+                for method, op in list(item.items()):
+                    if isinstance(op, dict) and "operationId" in op:
+                        op = {**op, "operationId": f"{'abc'[i]}_{tag}_{op['operationId']}"}
+                        if security is not None and "security" not in op:
+                            op["security"] = security
+                        item[method] = op
+                doc["paths"][prefix + (key if key.startswith("/") else "/" + key)] = item
+    return doc
+
+
+def _http_records(raw: RawSpec, per_op: int) -> Iterator[dict[str, Any]]:
+    rng = random.Random(11)
+    for op in raw.operations:
+        for _ in range(per_op):
+            made = generate(raw, op, rng, optional=0.3)
+            if made.request is not None:
+                yield made.request.record()
+
+
+def _prepared(record: dict[str, Any]) -> Any:
+    body = record.get("body")
+    kwargs: dict[str, Any] = {"headers": record.get("headers") or {}}
+    if isinstance(body, (dict, list)):
+        kwargs["json"] = body
+    elif body is not None:
+        kwargs["data"] = body
+    return RequestsOpenAPIRequest(
+        requests.Request(record["method"], record["url"], **kwargs).prepare()
+    )
+
+
+def big_spec_rows(data: Path, per_op: int) -> tuple[list[tuple[str, float, float | None]], str]:
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / "composed_2034.json"
+    doc = composed_spec(data)
+    path.write_text(json.dumps(doc, default=str))  # YAML dates
+    raw = RawSpec.from_openapi(doc, path.name)
+    records = list(_http_records(raw, per_op))
+    catalog = ApiCatalog.from_file(path)
+    scanner = Scanner(catalog, retriever=None)
+    openapi = _openapi_core(path)
+    prepared = [_prepared(r) for r in records]
+    errors = sum(any(f.severity == "error" for f in scanner.iter_findings(r)) for r in records)
+    accepted_oac = sum(_validate_oac(openapi, p) for p in prepared[:300])
+
+    def ours() -> None:
+        for r in records:
+            for _ in scanner.iter_findings(r):
+                pass
+
+    def theirs() -> None:
+        for p in prepared:
+            _validate_oac(openapi, p)
+
+    t_ours = min(_time(ours, 3))
+    t_oac = min(_time(theirs, 1))
+    n = len(records)
+    rows = [(f"HTTP records, {len(catalog):,}-operation spec (records/s)", n / t_ours, n / t_oac)]
+    note = (
+        f"{n} valid HTTP records ({per_op} per operation where the generator found one); "
+        f"autofeedback reported an error on {errors} of them; openapi-core accepted "
+        f"{accepted_oac} of the first 300."
+    )
+    return rows, note
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=20, help="passes over the request set")
+    parser.add_argument("--repeat", type=int, default=20, help="passes over TMDB requests")
+    parser.add_argument("--records", type=int, default=40_000, help="tool-call records")
+    parser.add_argument("--per-op", type=int, default=2, help="HTTP records per operation")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     data = _datasets.shared_data_dir()
     if data is None:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
-    spec_path = data / "restbench" / "tmdb_oas.json"
+    WORK.mkdir(parents=True, exist_ok=True)
+    cache = WORK / "spec-cache"
 
-    # spec load: ours vs openapi-core, same file, several times each
-    load_ours = _time(lambda: ApiCatalog.from_file(spec_path), 5)
-    # TMDB's spec fails openapi-core's own spec check, so openapi-core loads it with the
-    # check off (as a user would have to); autofeedback never rejects a loadable spec
-    lenient = Config(spec_validator_cls=None)  # type: ignore[arg-type]
-    load_oac = _time(lambda: OpenAPI.from_file_path(str(spec_path), config=lenient), 5)
-    catalog = ApiCatalog.from_file(spec_path)
-    openapi = OpenAPI.from_file_path(str(spec_path), config=lenient)
+    loads = load_table(data, cache)
+    print(loads)
+    rows = latency_rows(data, args.repeat)
+    tool_rows, tool_note = tool_call_rows(args.records)
+    big_rows, big_note = big_spec_rows(data, args.per_op)
+    rows += tool_rows + big_rows
 
-    reqs = _requests_for(catalog)
-    ours_req = [ApiRequest(method=m, url=u, format="request") for m, u in reqs]
-    prepared = [RequestsOpenAPIRequest(requests.Request(m, u).prepare()) for m, u in reqs]
-    for r, p in zip(ours_req, prepared, strict=False):  # both sides agree that these are valid
-        assert not list(Scanner(catalog, retriever=None).iter_findings(r)), r
-        openapi.validate_request(p)
-
-    from retriever import ApiRetriever
-
-    retriever = ApiRetriever()
-    scanner = Scanner(catalog, retriever=retriever)
-    scanner.scan(ApiRequest(name="warm_up_name"))  # load the model outside the timings
-
-    lat_ours: list[float] = []
-    lat_oac: list[float] = []
-    for _ in range(args.repeat):
-        for r, p in zip(ours_req, prepared, strict=False):
-            t = time.perf_counter()
-            scanner.scan(r)
-            lat_ours.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            openapi.validate_request(p)
-            lat_oac.append(time.perf_counter() - t)
-    # a made-up API name: one name-embedding call (new name each time: no cache hit)
-    lat_sem: list[float] = []
-    for i in range(200):
-        t = time.perf_counter()
-        scanner.scan(ApiRequest(name=f"fetchMovieCreditsNumber{i}", arguments={}))
-        lat_sem.append(time.perf_counter() - t)
-
-    # audit throughput: the same requests as JSONL records through audit_lines
-    lines = [
-        json.dumps({"id": i, "request": {"method": m, "url": u}})
-        for i, (m, u) in enumerate(reqs * args.repeat)
-    ]
-    t = time.perf_counter()
-    results = list(audit_lines(lines, catalog, retriever=retriever))
-    audit_s = time.perf_counter() - t
-    assert all(r.ok for r in results)
-    t = time.perf_counter()
-    for line in lines:
-        rec = json.loads(line)["request"]
-        openapi.validate_request(
-            RequestsOpenAPIRequest(requests.Request(rec["method"], rec["url"]).prepare())
-        )
-    oac_audit_s = time.perf_counter() - t
-
-    ms = 1000.0
-    rows = [
-        (
-            "scan p50, well-formed request (ms)",
-            statistics.median(lat_ours) * ms,
-            statistics.median(lat_oac) * ms,
-        ),
-        ("scan p99, well-formed request (ms)", _pct(lat_ours, 0.99) * ms, _pct(lat_oac, 0.99) * ms),
-        ("scan p50, unknown API name + embedding call (ms)", statistics.median(lat_sem) * ms, None),
-        ("scan p99, unknown API name + embedding call (ms)", _pct(lat_sem, 0.99) * ms, None),
-        ("audit throughput (records/s)", len(lines) / audit_s, len(lines) / oac_audit_s),
-        (
-            "spec load, TMDB 1.3 MB (ms, median of 5)",
-            statistics.median(load_ours) * ms,
-            statistics.median(load_oac) * ms,
-        ),
-    ]
     out = io.StringIO()
-    out.write("| measure | autofeedback | openapi-core | ratio (ours / openapi-core) |\n")
-    out.write("|---|---|---|---|\n")
-    for name, ours, theirs in rows:
-        ratio = "n/a" if theirs is None else f"{ours / theirs:.2f}"
-        theirs_s = "n/a (no semantic check)" if theirs is None else f"{theirs:.3f}"
-        out.write(f"| {name} | {ours:.3f} | {theirs_s} | {ratio} |\n")
+    out.write("### Spec load (target: < 1 s)\n\n" + loads + "\n")
+    out.write("### Scan and audit\n\n")
+    out.write("| measure | autofeedback | peer | ratio | target |\n|---|---|---|---|---|\n")
+    targets = {
+        "scan p50, well-formed TMDB request (ms)": ("openapi-core", "p50 < 0.1 ms"),
+        "scan p99, well-formed TMDB request (ms)": ("openapi-core", ""),
+        "scan p50, unknown API name + embedding call (ms)": ("n/a (no semantic check)", ""),
+    }
+    for name, ours_v, theirs in rows:
+        if name.startswith("tool-call"):
+            peer, target = "jsonschema Draft202012Validator", ">= 1x"
+        elif name.startswith("HTTP records"):
+            peer, target = "openapi-core validate_request", ">= 5x"
+        else:
+            peer, target = targets[name]
+        if theirs is None:
+            ratio = "n/a"
+        elif name.endswith("(ms)"):  # time: how many times faster
+            ratio = f"{theirs / ours_v:.1f}x faster"
+        else:
+            ratio = f"{ours_v / theirs:.2f}x"
+        met = ""
+        if target == "p50 < 0.1 ms":
+            met = " ✓" if ours_v < 0.1 else " ✗ missed"
+        elif target.startswith(">="):
+            want = float(target.split()[1].rstrip("x"))
+            met = " ✓" if theirs and ours_v / theirs >= want else " ✗ missed"
+        theirs_s = peer if theirs is None else f"{theirs:.3f} ({peer})"
+        out.write(f"| {name} | {ours_v:.3f} | {theirs_s} | {ratio} | {target}{met} |\n")
     out.write(
-        f"\n{len(reqs)} well-formed TMDB requests × {args.repeat} passes; "
-        "throughput ratio > 1 means autofeedback is faster. openapi-core validates "
-        "the request (it does not parse LLM text, rank APIs or explain errors); "
-        "autofeedback also parses and runs E2-E4 with suggestions. openapi-core loads "
-        "TMDB with its spec check off (the spec fails that check).\n"
+        f"\nTool calls: {tool_note}. HTTP: {big_note} The composed spec is Box + OpenAI + "
+        "TMDB + Spotify (real documents, schemas renamed apart), three times under /a, /b, "
+        "/c. openapi-core validates requests only (no LLM-text parsing, API ranking or "
+        "explanations); it loads real specs with its spec check off. Both sides run in "
+        "this one process on a shared 2-core VM.\n"
     )
     table = out.getvalue()
     print(table)
