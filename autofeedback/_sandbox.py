@@ -39,6 +39,7 @@ import re
 import signal
 import socket
 import threading
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -85,6 +86,7 @@ DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
 }
 
 MAX_BODY_BYTES = 1 << 20
+_MAX_SEEN = 100_000
 # Bodies up to this size are read and dropped so the client sees the 413, larger ones
 # get the connection closed on them.
 _DRAIN_LIMIT = 16 << 20
@@ -173,7 +175,7 @@ class Sandbox:
     default table by error kind (``{"wrong_type": 777}``); ``seed`` varies generated
     bodies; ``log`` gets one ``METHOD /path STATUS`` line per request. Paths are
     accepted with or without the path prefix of the spec's servers (``/3/movie/550``
-    and ``/movie/550`` for TMDB); ``requests_seen`` records every answer.
+    and ``/movie/550`` for TMDB); ``requests_seen`` records the last 100,000 answers.
 
     Bounded: bodies over :data:`MAX_BODY_BYTES` get 413, a client silent for
     ``client_timeout`` seconds is disconnected, and at most ``max_connections`` are
@@ -209,7 +211,8 @@ class Sandbox:
         self.seed = seed
         self.client_timeout = client_timeout
         self.max_connections = max_connections
-        self.requests_seen: list[SeenRequest] = []
+        # bounded: a sandbox left running must not grow with every request it answers
+        self.requests_seen: deque[SeenRequest] = deque(maxlen=_MAX_SEEN)
         self._log = log
         self._codes = {k: v[1] for k, v in DEFAULT_ERROR_CODES.items()}
         if error_codes:
