@@ -287,11 +287,10 @@ def _unknown(
     owner: _Owner,
     sole: Parameter | None = None,
 ) -> Finding:
-    """The E3 finding for an unknown name. A spelling variant is looked for among all
-    ``params``; a semantic one, and a suggestion, among the ``free`` ones (those the
-    request does not send yet: a sent parameter is not what another name meant);
-    ``sole`` is the one missing required parameter, when there is just one: the fix
-    for a name that is no variant of anything here."""
+    """The E3 finding for an unknown name. Spelling and semantic variants are looked for
+    among all ``params``; the suggestion is one of the ``free`` ones (those the request
+    does not send yet: a sent parameter is not what another name meant), ``sole`` when
+    exactly one required parameter is missing."""
     where = (arg.location, arg.name)
     names = [p.name for p in params]
     candidates = [p.name for p in free] or names
@@ -311,13 +310,22 @@ def _unknown(
             f"{literal!r}",
         )
     owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
-    if matcher is not None and candidates:
-        ranked = matcher.name_similarity(arg.name, candidates)
+    if matcher is not None and names:
+        ranked = matcher.name_similarity(arg.name, names)
         # a name other operations document is evidence of E3.1: a variant here must be
         # clearer to outweigh it (title -> name 0.63 does; account -> password 0.55 not)
         bar = threshold + _OWNED_MARGIN if owners else threshold
         if ranked and ranked[0].score >= bar:
-            best, score = ranked[0].name, float(ranked[0].score)
+            scores = {r.name: float(r.score) for r in ranked}
+            best = ranked[0].name
+            if best not in candidates:
+                # closest to a parameter the request already sends (login ~ password
+                # while password is there): what it meant is one not sent yet
+                best = (
+                    sole.name
+                    if sole is not None
+                    else next((r.name for r in ranked if r.name in candidates), best)
+                )
             p = next(p for p in params if p.name == best)
             return Finding(
                 "E3.3",
@@ -328,7 +336,7 @@ def _unknown(
                 operation=op.name,
                 doc=_param_doc(p),
                 message=f"unknown {place}parameter {arg.name!r}; the closest documented one "
-                f"is {best!r} (similarity {score:.2f})",
+                f"is {best!r} (similarity {scores.get(best, 0.0):.2f})",
             )
     spelling = sole.name if sole is not None else closest_spelling(arg.name, candidates)
     if owners:
