@@ -297,17 +297,8 @@ def _unknown(
     place = "" if arg.location == "argument" else f"{arg.location} "
     literal = closest_literal(arg.name, names)
     if literal is not None:
-        p = next(p for p in params if p.name == literal)
-        return Finding(
-            "E3.2",
-            where,
-            arg.name,
-            expected=literal,
-            suggestion=literal,
-            operation=op.name,
-            doc=_param_doc(p),
-            message=f"unknown {place}parameter {arg.name!r}; it is a spelling variant of "
-            f"{literal!r}",
+        return _variant(
+            "E3.2", op, arg, params, literal, f"it is a spelling variant of {literal!r}"
         )
     owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
     if matcher is not None and names:
@@ -326,17 +317,13 @@ def _unknown(
                     if sole is not None
                     else next((r.name for r in ranked if r.name in candidates), best)
                 )
-            p = next(p for p in params if p.name == best)
-            return Finding(
+            return _variant(
                 "E3.3",
-                where,
-                arg.name,
-                expected=best,
-                suggestion=best,
-                operation=op.name,
-                doc=_param_doc(p),
-                message=f"unknown {place}parameter {arg.name!r}; the closest documented one "
-                f"is {best!r} (similarity {scores.get(best, 0.0):.2f})",
+                op,
+                arg,
+                params,
+                best,
+                f"the closest documented one is {best!r} (similarity {scores.get(best, 0.0):.2f})",
             )
     spelling = sole.name if sole is not None else closest_spelling(arg.name, candidates)
     if owners:
@@ -360,4 +347,22 @@ def _unknown(
         suggestion=spelling,
         operation=op.name,
         message=f"unknown {place}parameter {arg.name!r}; {op.name} takes: {shown}",
+    )
+
+
+def _variant(
+    code: str, op: Operation, arg: Arg, params: list[Parameter], meant: str, why: str
+) -> Finding:
+    """E3.2 / E3.3: ``arg`` is a variant of the documented parameter ``meant``."""
+    place = "" if arg.location == "argument" else f"{arg.location} "
+    p = next(p for p in params if p.name == meant)
+    return Finding(
+        code,
+        (arg.location, arg.name),
+        arg.name,
+        expected=meant,
+        suggestion=meant,
+        operation=op.name,
+        doc=_param_doc(p),
+        message=f"unknown {place}parameter {arg.name!r}; {why}",
     )
