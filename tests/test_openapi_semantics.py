@@ -279,3 +279,21 @@ def test_specs_own_ways_of_saying_required() -> None:
         ("token", False),
         ("grant_type", True),  # Box requires a field it does not describe
     }
+
+
+def test_a_list_body_has_no_fields_even_when_its_schema_names_required_ones() -> None:
+    schema = {"type": "array", "items": {"type": "object"}, "required": ["items"]}
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            "/f": {
+                "put": {
+                    "operationId": "patchF",
+                    "requestBody": {"content": {"application/json-patch+json": {"schema": schema}}},
+                    "responses": {},
+                }
+            }
+        },
+    }
+    (op,) = ApiCatalog.from_obj(doc).operations
+    assert [p for p in op.parameters if p.location == "body"] == []

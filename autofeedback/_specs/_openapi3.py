@@ -388,6 +388,11 @@ def body_parameters(schema: Mapping[str, Any]) -> list[Parameter]:
     """The body's fields as parameters (see :func:`object_properties`). A field the
     schema requires but does not describe (Box's ``/oauth2/revoke`` requires
     ``grant_type``) is a field all the same, of any type."""
+    kind = schema.get("type")
+    if (isinstance(kind, str) and kind != "object") or (
+        isinstance(kind, list) and "object" not in kind
+    ):
+        return []  # a list or a text body has no fields (Box's JSON-patch lists)
     properties, required = object_properties(schema)
     for name in sorted(required - set(properties)):
         properties[name] = {}
