@@ -253,7 +253,9 @@ class FeedbackLoop:
                 attempt = _done(base, started, error="the model repeated a request that failed")
                 final = (False, "repeated", request, None, None)
             elif errors and self.static and static_left > 0 and not over_budget:
-                feedback = render_feedback(errors + [f for f in findings if f not in errors])
+                # errors only: a warning is the scanner's doubt (an E2.1 below its
+                # confident margin), and a small model takes it as an order to switch API
+                feedback = render_feedback(errors)
                 attempt = _done(base, started, feedback=feedback, feedback_kind="static")
                 static_left -= 1
                 failed.add(key)

@@ -71,8 +71,9 @@ def dynamic_feedback(
         lines.append(f"Documentation about this error: {explanation}")
     if history:
         lines.append("Earlier attempts: " + " | ".join(history[-3:]))
+    # no placeholder call here: small models copy ApiName(key=value) verbatim
     lines.append(
-        "Thought: explain briefly what went wrong, then write the corrected request in the "
-        "same <API>ApiName(key=value)</API> format."
+        "Thought: explain briefly what went wrong, then write the corrected request as one "
+        "<API>...</API> call with a documented API name and documented parameter names."
     )
     return "\n".join(lines)

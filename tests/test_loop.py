@@ -239,6 +239,7 @@ def test_dynamic_only_sends_what_the_scanner_flags(
     assert json.loads(first.response_excerpt or "{}") == {"info_code": 20009}
     assert "only query, genre" in (first.explanation or "")
     assert "Error E3" not in (first.feedback or "")  # no static feedback leaks in
+    assert "ApiName" not in (first.feedback or "")  # no placeholder call to copy
     assert len(terse_bookshop.requests_seen) == before + 2
 
 
@@ -310,3 +311,28 @@ def test_intent_is_what_the_e2_1_check_compares_with(
         assert [f.code for f in first.findings] == ["E2.1"]
     else:
         assert first.findings == ()
+
+
+def test_static_feedback_carries_errors_not_warnings(
+    bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any, api_retriever: Any
+) -> None:
+    """The api-bank-163 regression: an E3 error fed back together with a low-margin E2.1
+    warning, and the model switched to the API the warning named."""
+    from autofeedback import Scanner
+
+    script = Script("<API>searchBooks(query='science', year='2020')</API>", GOOD)
+    loop = FeedbackLoop(
+        CallableLLM(script),
+        bookshop,
+        base_url=terse_bookshop.url,
+        doc_index=index,
+        scanner=Scanner(bookshop, retriever=api_retriever),
+    )
+    result = loop.run(DIALOGUE + LAST_TURN)
+    first = result.attempts[0]
+    assert {(f.code.split(".")[0], f.severity) for f in first.findings} >= {
+        ("E3", "error"),
+        ("E2", "warning"),
+    }
+    assert "E2.1" not in (first.feedback or "") and "cancelOrder" not in (first.feedback or "")
+    assert "year" in (first.feedback or "") and result.success
