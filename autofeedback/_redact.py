@@ -279,8 +279,9 @@ def redact_finding(
 ) -> Finding:
     """``finding`` with its ``got``, ``expected``, ``message`` and ``suggestion`` redacted;
     a finding located at a sensitive name (``("header", "Authorization")``) loses its
-    ``got`` entirely; a ``got`` text longer than 4,096 characters is cut there. The
-    ``doc`` line comes from the spec and is kept.
+    ``got`` entirely, unless that ``got`` is the name itself (E3 "unknown parameter
+    'token'": the fix the model needs names it); a ``got`` text longer than 4,096
+    characters is cut there. The ``doc`` line comes from the spec and is kept.
 
     >>> from autofeedback._findings import Finding
     >>> f = Finding("E3", ("query", "api_key"), "K123", message="unknown query parameter")
@@ -291,7 +292,9 @@ def redact_finding(
     got = finding.got
     if isinstance(got, str) and len(got) > _MAX_SHOWN:
         got = got[:_MAX_SHOWN] + "..."  # a report shows the start of a huge value
-    if finding.location and r.name(finding.location[-1]) and got is not None:
+    if got is not None and finding.location and got == finding.location[-1]:
+        pass  # an unknown-name finding's got is the parameter's name, not its value
+    elif finding.location and r.name(finding.location[-1]) and got is not None:
         got = REDACTED
     else:
         got = r.value(got)
