@@ -36,7 +36,7 @@ _FORMATS = FormatChecker()
 _Validator = extend(  # type: ignore[no-untyped-call]
     Draft202012Validator, {"oneOf": Draft202012Validator.VALIDATORS["anyOf"]}
 )
-_validators: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_validators: dict[int, tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _MAX_PER_PARAM = 3
 
@@ -99,17 +99,24 @@ def _as_text(value: Any) -> Any:
     return value if value is None or isinstance(value, str) else str(value)
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
-    key = id(schema)
+def _per_object(store: dict[int, tuple[Any, Any]], obj: Any, build: Callable[[Any], Any]) -> Any:
+    """``build(obj)``, made once per live object: keyed by ``id`` and checked by identity
+    (an id is reused once its object is gone); the store is emptied past 50,000 entries."""
+    key = id(obj)
     with _lock:
-        hit = _validators.get(key)
-        if hit is not None and hit[0] is schema:
+        hit = store.get(key)
+        if hit is not None and hit[0] is obj:
             return hit[1]
-        v = _Validator(schema, format_checker=_FORMATS)
-        if len(_validators) > 50_000:
-            _validators.clear()
-        _validators[key] = (schema, v)
-        return v
+    value = build(obj)
+    with _lock:
+        if len(store) > 50_000:
+            store.clear()
+        store[key] = (obj, value)
+    return value
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    return _per_object(_validators, schema, lambda s: _Validator(s, format_checker=_FORMATS))
 
 
 def _type_name(value: Any) -> str:
@@ -362,7 +369,7 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
         yield _finding(op, arg, param, err, param.description.strip(), branch, inside)
 
 
-_strict: dict[int, tuple[Operation, Any]] = {}
+_strict: dict[int, tuple[Any, Any]] = {}
 
 
 def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
@@ -374,16 +381,7 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
     This is what makes a steady-state audit of well-formed tool calls as fast as a bare
     JSON-Schema validator: most calls in a log are right.
     """
-    key = id(op)
-    with _lock:
-        hit = _strict.get(key)
-    if hit is None or hit[0] is not op:
-        hit = (op, _strict_validator(op))
-        with _lock:
-            if len(_strict) > 50_000:
-                _strict.clear()
-            _strict[key] = hit
-    validator = hit[1]
+    validator = _per_object(_strict, op, _strict_validator)
     if validator is None:
         return False
     try:
