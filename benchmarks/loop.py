@@ -111,30 +111,54 @@ def error_code_docs_file() -> Path:
 class SharedLLM:
     """Asks the wrapped model each distinct conversation once and replays the answer
     (greedy decoding makes that exact); ``charged`` adds up the seconds and tokens the
-    original calls cost, so that each setting is charged as if it ran alone."""
+    original calls cost, so that each setting is charged as if it ran alone.
 
-    def __init__(self, llm: LLMClient) -> None:
+    With ``store`` (a JSONL file) the answers outlive the run: a resumed run, or a later
+    run that adds a setting, asks the model only the conversations no earlier run asked.
+    Keys cover the model's name, the messages and the decoding constraint (a grammar's
+    JSON schema), so a cached answer is exactly the answer the model would give."""
+
+    def __init__(self, llm: LLMClient, *, name: str = "", store: Path | None = None) -> None:
         self.llm = llm
+        self.name = name
+        self.store = store
         self.memo: dict[str, tuple[str, Usage | None, float]] = {}
         self.last_usage: Usage | None = None
         self.charged_seconds = 0.0  # what the answers given cost when first made
         self.fresh_seconds = 0.0  # what the calls actually made took
         self.model_calls = 0
+        if store is not None and store.exists():
+            for line in store.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                    usage = Usage(**row["usage"]) if row.get("usage") else None
+                    self.memo[row["key"]] = (row["text"], usage, float(row["seconds"]))
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line cut off by a stop mid-write: asked again
 
     def reset(self) -> None:
-        self.memo.clear()
+        if self.store is None:
+            self.memo.clear()
 
-    def complete(self, messages: Sequence[Mapping[str, str]]) -> str:
-        key = hashlib.sha256(
-            json.dumps([dict(m) for m in messages], sort_keys=True).encode()
-        ).hexdigest()
+    def _key(self, messages: Sequence[Mapping[str, str]], schema: Any) -> str:
+        payload = [self.name, [dict(m) for m in messages], schema]
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def complete(self, messages: Sequence[Mapping[str, str]], **options: Any) -> str:
+        schema = options.get("schema")
+        key = self._key(messages, schema)
         if key not in self.memo:
             started = time.perf_counter()
-            text = self.llm.complete(messages)
+            text = self.llm.complete(messages, **options)
             usage = getattr(self.llm, "last_usage", None)
             self.memo[key] = (text, usage, time.perf_counter() - started)
             self.fresh_seconds += self.memo[key][2]
             self.model_calls += 1
+            if self.store is not None:
+                row = {"key": key, "text": text, "seconds": round(self.memo[key][2], 3)}
+                row["usage"] = asdict(usage) if usage is not None else None
+                with open(self.store, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(row) + "\n")
         text, self.last_usage, seconds = self.memo[key]
         self.charged_seconds += seconds
         return text
@@ -271,12 +295,12 @@ class Runner:
             self.indexes[key] = self._index_cls.build(catalog, docs=[self.codes])
         return key
 
-    def run_task(self, task: _datasets.Task) -> dict[str, Outcome]:
+    def run_task(self, task: _datasets.Task, settings: Sequence[str]) -> dict[str, Outcome]:
         key = self._prepare(task)
         catalog = self.catalogs[key]
         self.llm.reset()
         out: dict[str, Outcome] = {}
-        for setting in self.settings:
+        for setting in settings:
             loop = FeedbackLoop(
                 self.llm,
                 catalog,
@@ -307,17 +331,39 @@ class Runner:
             sandbox.stop()
 
 
-def load_checkpoint(path: Path) -> dict[str, dict[str, Outcome]]:
+def load_checkpoint(path: Path) -> tuple[dict[str, dict[str, Outcome]], set[str]]:
+    """Every task's outcomes per setting (rows of later runs that added settings merge
+    into the task's earlier ones), and the commits the rows were measured at."""
     done: dict[str, dict[str, Outcome]] = {}
+    commits: set[str] = set()
     if not path.exists():
-        return done
+        return done, commits
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             row = json.loads(line)
-            done[row["task"]] = {s: Outcome(**o) for s, o in row["outcomes"].items()}
+            outcomes = {s: Outcome(**o) for s, o in row["outcomes"].items()}
         except (ValueError, KeyError, TypeError):
             continue  # a line cut off by a stop mid-write: that task runs again
-    return done
+        done.setdefault(row["task"], {}).update(outcomes)
+        if row.get("commit"):
+            commits.add(row["commit"])
+    return done, commits
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            check=False,
+        )
+    except OSError:
+        return ""
+    return out.stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -330,6 +376,12 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoint",
         type=Path,
         help="JSONL of finished tasks (default: /tmp/autofeedback-loop-<llm>-<tasks>.jsonl)",
+    )
+    parser.add_argument(
+        "--answers",
+        type=Path,
+        help="JSONL of the model's answers, reused by later runs "
+        "(default: the checkpoint's name with .answers.jsonl)",
     )
     parser.add_argument(
         "--report-only", action="store_true", help="tabulate the checkpoint, run nothing"
@@ -349,21 +401,28 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.gettempdir(), f"autofeedback-loop-{safe}-{args.tasks}.jsonl"
     )
     tasks = task_list(args.tasks)
-    done = load_checkpoint(checkpoint)
-    todo = [t for t in tasks if t.id not in done]
+    done, commits = load_checkpoint(checkpoint)
+    missing = {t.id: [s for s in chosen if s not in done.get(t.id, {})] for t in tasks}
+    todo = [t for t in tasks if missing[t.id]]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
     started = time.perf_counter()
     if todo and not args.report_only:
-        shared = SharedLLM(load_llm(args.llm, **({"model": args.model} if args.model else {})))
+        answers = args.answers or checkpoint.with_suffix(".answers.jsonl")
+        name = args.llm + (f" {args.model}" if args.model else "")
+        llm = load_llm(args.llm, **({"model": args.model} if args.model else {}))
+        shared = SharedLLM(llm, name=name, store=answers)
         runner = Runner(shared, chosen)
+        commit = _commit()
+        commits.add(commit)
         try:
             with open(checkpoint, "a", encoding="utf-8") as fh:
                 for task in todo:
-                    outcomes = runner.run_task(task)
-                    done[task.id] = outcomes
+                    outcomes = runner.run_task(task, missing[task.id])
+                    done.setdefault(task.id, {}).update(outcomes)
                     row = {
                         "task": task.id,
                         "dataset": task.dataset,
+                        "commit": commit,
                         "outcomes": {s: asdict(o) for s, o in outcomes.items()},
                     }
                     fh.write(json.dumps(row) + "\n")
@@ -375,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
     if not finished:
         print("no finished task to tabulate", file=sys.stderr)
         return 1
-    table = tabulate({t.id: done[t.id] for t in finished}, chosen, finished, args)
+    table = tabulate({t.id: done[t.id] for t in finished}, chosen, finished, args, commits)
     print(table)
     if not args.no_write:
         cmd = f"python benchmarks/loop.py --llm {args.llm} --tasks {args.tasks}"
@@ -403,6 +462,7 @@ def tabulate(
     settings: Iterable[str],
     tasks: Sequence[_datasets.Task],
     args: argparse.Namespace,
+    commits: Iterable[str] = (),
 ) -> str:
     settings = list(settings)
     n = len(tasks)
@@ -418,7 +478,8 @@ def tabulate(
         "page in the RAG index; max 3 static and 2 dynamic rounds. Intervals: 95 % Wilson. "
         "Tokens and wall time are charged to each setting as if it ran alone (the shared "
         "first answer included). 2 CPU cores shared with other work, so wall times are "
-        "upper bounds.",
+        "upper bounds."
+        + (f" Measured at commit {', '.join(sorted(c for c in commits if c))}." if commits else ""),
         "",
         "| setting | accuracy | repaired (Base failures fixed) | regressed (Base successes "
         "broken) | avg tokens / task | overhead (tokens / accuracy) | wall time / task (s) "
