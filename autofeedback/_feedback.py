@@ -83,9 +83,10 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def render_feedback(finding: Finding | Sequence[Finding]) -> str:
+def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | None = None) -> str:
     """The feedback message for the model about one finding (or the first of several,
-    listing the others briefly).
+    listing the others briefly). ``corrected``: the request with every fix applied
+    (:func:`autofeedback._repair.corrected_call`), shown before the closing request.
 
     >>> from autofeedback import Finding
     >>> text = render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",
@@ -116,5 +117,9 @@ def render_feedback(finding: Finding | Sequence[Finding]) -> str:
     if len(findings) > 1:
         lines.append("Other problems in the same request:")
         lines.extend(f"- {f}" for f in findings[1:6])
+    if corrected:
+        lines.append(f"The request with these corrections: {corrected}")
+        if "=<" in corrected:
+            lines.append("Replace each <type> placeholder with the value from the user's request.")
     lines.append("Please regenerate the API request.")
     return "\n".join(lines)

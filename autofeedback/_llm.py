@@ -214,15 +214,26 @@ api_key_env='OPENAI_API_KEY')
         # A misbehaving proxy may echo request headers into its error page.
         return text.replace(key, "***") if key else text
 
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Send the transcript, return the assistant's text; sets ``last_usage``."""
+    def complete(
+        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None
+    ) -> str:
+        """Send the transcript, return the assistant's text; sets ``last_usage``.
+
+        ``schema``: constrain the answer to JSON matching this schema, through the
+        ``response_format`` of OpenAI's structured outputs (also served by llama.cpp's
+        server, vLLM and Ollama), not in strict mode, which refuses optional fields."""
         checked = _checked_messages(messages)
-        payload = {
+        payload: dict[str, Any] = {
             "model": self.model,
             "messages": checked,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if schema is not None:
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "api_call", "schema": dict(schema)},
+            }
         key = os.environ.get(self.api_key_env) or None
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
@@ -734,6 +745,7 @@ class LocalLLM:
         self.n_threads = n_threads or _default_threads()
         self.last_usage: Usage | None = None
         self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
         try:
             # Any: llama_cpp's TypedDict signatures must not decide whether this module
             # type-checks, since the [local] extra is optional.
@@ -754,14 +766,37 @@ class LocalLLM:
         with self._lock:
             self._llama.close()
 
-    def complete(self, messages: Sequence[Message]) -> str:
-        """Greedy chat completion with the model's own chat template; sets ``last_usage``."""
+    def _grammar(self, schema: Mapping[str, Any]) -> Any:
+        """llama.cpp's grammar for ``schema``, built once per distinct schema."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            try:
+                grammar = LlamaGrammar.from_json_schema(key, verbose=False)
+            except Exception as exc:  # the converter raises bare Exceptions on what it lacks
+                raise ConfigurationError(
+                    f"llama.cpp cannot turn the call schema into a grammar: {exc}"
+                ) from exc
+            if len(self._grammars) >= 64:
+                self._grammars.pop(next(iter(self._grammars)))
+            self._grammars[key] = grammar
+        return self._grammars[key]
+
+    def complete(
+        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None
+    ) -> str:
+        """Greedy chat completion with the model's own chat template; sets ``last_usage``.
+
+        ``schema``: constrain decoding to JSON matching this schema (a llama.cpp grammar
+        built from it): the model can write nothing else."""
         checked = _checked_messages(messages)
         self.last_usage = None
+        extra = {} if schema is None else {"grammar": self._grammar(schema)}
         try:
             with self._lock:
                 response = self._llama.create_chat_completion(
-                    messages=checked, temperature=0.0, max_tokens=self.max_tokens
+                    messages=checked, temperature=0.0, max_tokens=self.max_tokens, **extra
                 )
         except ValueError as exc:  # "Requested tokens (...) exceed context window of ..."
             raise LLMError(f"{self.name}: {exc}") from exc

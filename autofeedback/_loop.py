@@ -25,10 +25,27 @@ Dynamic                      ``static=False, dynamic=True, gate=False``: every p
 Static & Dynamic             ``static=True, dynamic=True`` (static rounds first)
 Static & Dynamic w/o DR      the same with ``retrieve_docs=False``
 ===========================  ============================================================
+
+Options beyond the paper, each measured against Static & Dynamic in
+``benchmarks/loop.py`` (RESULTS.md, "Feedback loop, beyond the paper"):
+
+* ``skeleton``: static feedback ends with the request every named fix applied
+  (:func:`autofeedback._repair.corrected_call`), holes left for values only the user's
+  request holds;
+* ``focus_docs``: a retry's system prompt documents only the APIs the request and its
+  findings name, not every API of the first prompt;
+* ``repeat_retries``: a repeated failed request is answered with its feedback restated
+  (that many times per run) before the loop stops;
+* ``constrain``: grammar-constrained decoding. The model is asked for a JSON call and the
+  client (:class:`~autofeedback.LocalLLM` through a llama.cpp grammar, an
+  OpenAI-compatible server through ``response_format``) can only produce calls to the
+  prompt's APIs with their documented parameter names, required ones included, and
+  values of the documented JSON types: E1-E3 cannot happen by construction.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -46,7 +63,8 @@ from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._llm import LLMClient
 from autofeedback._model import ApiRequest, Operation
-from autofeedback._prompt import dynamic_feedback, initial_messages
+from autofeedback._prompt import call_schema, dynamic_feedback, initial_messages, system_message
+from autofeedback._repair import corrected_call
 from autofeedback._scan import Scanner, to_requests
 from autofeedback._send import (
     SENSITIVE,
@@ -146,9 +164,18 @@ class FeedbackLoop:
         hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
         max_prompt_apis: int = 8,
         gate: bool = True,
+        skeleton: bool = False,
+        focus_docs: bool = False,
+        repeat_retries: int = 0,
+        constrain: bool = False,
     ) -> None:
-        if max_static < 0 or max_dynamic < 0:
-            raise ConfigurationError("max_static and max_dynamic must be >= 0")
+        if max_static < 0 or max_dynamic < 0 or repeat_retries < 0:
+            raise ConfigurationError("max_static, max_dynamic and repeat_retries must be >= 0")
+        if constrain and not _takes_schema(llm):
+            raise ConfigurationError(
+                f"constrain=True needs an LLM client whose complete() takes schema= "
+                f"(LocalLLM, OpenAICompatibleLLM); {type(llm).__name__} does not"
+            )
         unknown = set(hooks or {}) - set(HOOKS)
         if unknown:
             raise ConfigurationError(f"unknown hooks {sorted(unknown)}; known: {list(HOOKS)}")
@@ -175,6 +202,10 @@ class FeedbackLoop:
         }
         self.max_prompt_apis = max_prompt_apis
         self.gate = gate
+        self.skeleton = skeleton
+        self.focus_docs = focus_docs
+        self.repeat_retries = repeat_retries
+        self.constrain = constrain
         self._secrets = [v for k, v in self.headers.items() if k.lower() in SENSITIVE and v]
 
     # -- pieces -----------------------------------------------------------------------
@@ -193,6 +224,29 @@ class FeedbackLoop:
             return ops[: max(self.max_prompt_apis, 50)]
         ranked = self.scanner.retriever.rank(instruction, self.catalog, k=self.max_prompt_apis)
         return [op for r in ranked if (op := self.catalog.get(r.name)) is not None]
+
+    def _relevant_ops(
+        self, request: ApiRequest | None, findings: Sequence[Finding]
+    ) -> list[Operation]:
+        """The APIs a retry needs documented: the one the request names and those its
+        findings point to (a suggested API, the owner of a foreign parameter)."""
+        names: list[str] = []
+        if request is not None:
+            op = check_name(request, self.catalog).operation
+            if op is not None:
+                names.append(op.name)
+        for f in findings:
+            if f.code.startswith("E2") and f.suggestion:
+                names.append(f.suggestion)
+            if f.operation:
+                names.append(f.operation)
+        ops = [self.catalog.get(n) for n in dict.fromkeys(names)]
+        return [op for op in ops if op is not None]
+
+    def _complete(self, messages: list[dict[str, str]], ops: Sequence[Operation]) -> str:
+        if self.constrain:
+            return self.llm.complete(messages, schema=call_schema(ops))  # type: ignore[call-arg]
+        return self.llm.complete(messages)
 
     def _fire(self, hook: str, value: Any) -> None:
         for fn in self.hooks[hook]:
@@ -221,16 +275,18 @@ class FeedbackLoop:
         dialogue, the APIs it already called look like better fits than the right one.
         """
         intent = instruction if intent is None else intent
-        messages = initial_messages(instruction, self._prompt_ops(intent))
+        doc_ops = self._prompt_ops(intent)
+        messages = initial_messages(instruction, doc_ops, json_calls=self.constrain)
         attempts: list[Attempt] = []
-        failed: set[str] = set()
+        failed: dict[str, tuple[str, Literal["static", "dynamic"]]] = {}
         history: list[str] = []
         static_left, dynamic_left = self.max_static, self.max_dynamic
+        repeats_left = self.repeat_retries
         tokens = 0
         final: tuple[bool, StopReason, ApiRequest | None, int | None, str | None] | None = None
         while final is None:
             started = time.perf_counter()
-            text = self.llm.complete(list(messages))
+            text = self._complete(list(messages), doc_ops)
             usage = getattr(self.llm, "last_usage", None)
             p_tok = getattr(usage, "prompt_tokens", None)
             c_tok = getattr(usage, "completion_tokens", None)
@@ -249,16 +305,34 @@ class FeedbackLoop:
             key = _request_key(request) if request is not None else f"text:{text.strip()}"
             over_budget = self.token_budget is not None and tokens >= self.token_budget
 
-            if key in failed:
+            if key in failed and repeats_left > 0 and not over_budget:
+                repeats_left -= 1
+                before, kind = failed[key]
+                feedback = (
+                    "You sent the same request again, and it fails for the same reason.\n" + before
+                )
+                attempt = _done(
+                    base,
+                    started,
+                    feedback=feedback,
+                    feedback_kind=kind,
+                    error="the model repeated a request that failed",
+                )
+            elif key in failed:
                 attempt = _done(base, started, error="the model repeated a request that failed")
                 final = (False, "repeated", request, None, None)
             elif errors and self.static and static_left > 0 and not over_budget:
                 # errors only: a warning is the scanner's doubt (an E2.1 below its
                 # confident margin), and a small model takes it as an order to switch API
-                feedback = render_feedback(errors)
+                fixed = (
+                    corrected_call(self.scanner, request, errors, instruction=intent)
+                    if self.skeleton
+                    else None
+                )
+                feedback = render_feedback(errors, corrected=fixed)
                 attempt = _done(base, started, feedback=feedback, feedback_kind="static")
                 static_left -= 1
-                failed.add(key)
+                failed[key] = (feedback, "static")
             elif request is None or (
                 self.gate and any(f.code.split(".")[0] in _BLOCKING for f in errors)
             ):
@@ -287,12 +361,17 @@ class FeedbackLoop:
                     )
                 else:
                     dynamic_left -= 1
-                    failed.add(key)
+                    failed[key] = (attempt.feedback, "dynamic")
             if final is None and over_budget:
                 final = (False, "token-budget", request, attempt.status, attempt.response_excerpt)
             attempts.append(attempt)
             self._fire("attempt", attempt)
             if attempt.feedback is not None and final is None:
+                if self.focus_docs:
+                    focused = self._relevant_ops(request, findings)
+                    if focused:
+                        doc_ops = focused
+                        messages[0] = system_message(doc_ops, json_calls=self.constrain)
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text},
@@ -388,6 +467,14 @@ class FeedbackLoop:
                 )
                 + "\n"
             )
+
+
+def _takes_schema(llm: Any) -> bool:
+    try:
+        params = inspect.signature(llm.complete).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "schema" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _done(base: Attempt, started: float, **changes: Any) -> Attempt:

@@ -126,6 +126,20 @@ def test_openai_request_shape_and_usage(
     assert isinstance(llm, LLMClient)
 
 
+def test_openai_schema_is_sent_as_response_format(endpoint: tuple[FakeEndpoint, str]) -> None:
+    state, url = endpoint
+    state.answer('{"name": "list_pets", "arguments": {}}')
+    schema = {"anyOf": [{"type": "object", "properties": {"name": {"const": "list_pets"}}}]}
+    llm = OpenAICompatibleLLM(url, model="qwen")
+    assert llm.complete(MESSAGES, schema=schema) == '{"name": "list_pets", "arguments": {}}'
+    assert state.requests[0]["json"]["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "api_call", "schema": schema},
+    }
+    llm.complete(MESSAGES)
+    assert "response_format" not in state.requests[1]["json"]
+
+
 def test_openai_key_never_shown(
     endpoint: tuple[FakeEndpoint, str],
     monkeypatch: pytest.MonkeyPatch,

@@ -116,3 +116,37 @@ def test_local_llm_answers_a_function_call(gguf: Path) -> None:
     assert llm.last_usage is not None
     assert llm.last_usage.prompt_tokens > 20
     assert 0 < llm.last_usage.completion_tokens <= 64
+
+
+@needs_llama
+def test_local_llm_grammar_makes_the_call_schema_binding(gguf: Path) -> None:
+    """With ``schema=``, llama.cpp decodes under a grammar built from it: whatever the
+    model would rather write, the answer is a call to a documented API with documented
+    parameter names and the required ones present."""
+    import jsonschema
+
+    from autofeedback._model import Operation, Parameter
+    from autofeedback._prompt import call_schema
+
+    ops = [
+        Operation(
+            "get_weather",
+            parameters=(
+                Parameter("city", "query", {"type": "string"}, required=True),
+                Parameter("unit", "query", {"type": "string", "enum": ["celsius", "fahrenheit"]}),
+            ),
+        )
+    ]
+    schema = call_schema(ops)
+    llm = LocalLLM("0.5b", cache_dir=gguf.parent, max_tokens=64)
+    try:
+        # asked for prose: unconstrained, the model would answer in words
+        text = llm.complete(
+            [{"role": "user", "content": "Tell me a short story about Paris weather."}],
+            schema=schema,
+        )
+    finally:
+        llm.close()
+    call = json.loads(text)
+    jsonschema.validate(call, schema)
+    assert call["name"] == "get_weather"

@@ -1,0 +1,171 @@
+"""The corrected call: every fix the static findings name, applied to the model's request.
+
+The feedback text says what is wrong one finding at a time; a small model then has to
+carry each correction into a new request itself, and often carries only the first. The
+corrected call does that work: the API name the findings suggest, parameters renamed or
+removed as they say, required ones added, and the request checked again after each
+round (a corrected API name has its own parameters to check). What the documentation
+cannot supply, a value the user's request holds, is left as a typed hole (``<integer>``)
+for the model to fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from autofeedback._check_name import check_name
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._parse._native import render_call
+from autofeedback._resolve import request_args
+
+if TYPE_CHECKING:
+    from autofeedback._scan import Scanner
+
+__all__ = ["Hole", "corrected_call"]
+
+#: A stand-in of each JSON type, for checking a call whose holes are still open.
+_STAND_IN: dict[str, Any] = {
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "array": [],
+    "object": {},
+    "string": "x",
+}
+
+
+class Hole:
+    """A value only the user's request can supply, shown as ``<type>``."""
+
+    __slots__ = ("type",)
+
+    def __init__(self, type_: str) -> None:
+        self.type = type_
+
+    def __repr__(self) -> str:
+        return f"<{self.type}>"
+
+
+def _type_of(op: Operation | None, param: str) -> str:
+    if op is not None:
+        for p in op.parameters:
+            if p.name == param:
+                t = p.schema.get("type")
+                if isinstance(t, list):
+                    t = next((x for x in t if x != "null"), None)
+                if isinstance(t, str):
+                    return t
+    return "value"
+
+
+def _as_call(request: ApiRequest, scanner: Scanner) -> tuple[str, dict[str, Any]] | None:
+    if not request.is_http:
+        return (request.name, dict(request.arguments)) if request.name else None
+    named = check_name(request, scanner.catalog)
+    if named.operation is None:
+        return None
+    args = {a.name: a.value for a in request_args(request, named.path_params)}
+    return named.operation.name, args
+
+
+def _param(f: Finding) -> str | None:
+    return f.location[-1] if len(f.location) >= 2 else None
+
+
+def _apply(
+    name: str, args: dict[str, Any], errors: Iterable[Finding], scanner: Scanner
+) -> tuple[str, bool] | None:
+    """Apply what ``errors`` say to ``args`` in place; the (possibly new) API name and
+    whether anything changed, or ``None`` when a finding names no fix."""
+    changed = False
+    for f in errors:
+        family = f.code.split(".")[0]
+        if family == "E1":
+            return None
+        if family == "E2":
+            if not f.suggestion or scanner.catalog.get(f.suggestion) is None:
+                return None
+            # the new API's own parameters are checked on the next round
+            return f.suggestion, True
+        op = scanner.catalog.get(name)
+        param = _param(f)
+        if param is None:
+            continue
+        if f.code == "E3.4":
+            wanted = f.suggestion or param
+            if wanted not in args:
+                args[wanted] = Hole(_type_of(op, wanted))
+                changed = True
+        elif family == "E3" and param in args:
+            new = f.suggestion if f.suggestion and f.suggestion not in args else None
+            # renamed where it stood, so the model sees its own call, corrected
+            items = [((new, v) if k == param else (k, v)) for k, v in args.items()]
+            args.clear()
+            args.update((k, v) for k, v in items if k is not None)
+            changed = True
+        elif family == "E4" and param in args and not isinstance(args[param], Hole):
+            args[param] = Hole(_type_of(op, param))
+            changed = True
+    return name, changed
+
+
+def corrected_call(
+    scanner: Scanner,
+    request: ApiRequest | None,
+    findings: Iterable[Finding],
+    *,
+    instruction: str | None = None,
+    rounds: int = 3,
+) -> str | None:
+    """The request with every fix the error ``findings`` name, as an ``<API>`` call with
+    typed holes, or ``None`` when the findings leave the API unknown (E1, an E2 without a
+    suggestion) or name nothing to change.
+
+    ``instruction`` is what the request must do (the E2.1 check of each round compares
+    APIs with it).
+    """
+    if request is None:
+        return None
+    start = _as_call(request, scanner)
+    if start is None:
+        return None
+    name, args = start
+    errors = [f for f in findings if f.severity == "error"]
+    touched = False
+    for _ in range(rounds):
+        if not errors:
+            break
+        applied = _apply(name, args, errors, scanner)
+        if applied is None:
+            return None
+        name, changed = applied
+        if not changed:
+            break
+        touched = True
+        stand_in = {
+            k: _STAND_IN.get(v.type, "x") if isinstance(v, Hole) else v for k, v in args.items()
+        }
+        holes = {k for k, v in args.items() if isinstance(v, Hole)}
+        errors = [
+            f
+            for f in scanner.check_request(
+                ApiRequest(name=name, arguments=stand_in), instruction=instruction
+            )
+            if f.severity == "error" and not (f.code.startswith("E4") and _param(f) in holes)
+        ]
+    if not touched:
+        return None
+    return _render(name, args)
+
+
+def _render(name: str, args: Mapping[str, Any]) -> str:
+    parts = []
+    for key, value in args.items():
+        if isinstance(value, Hole):
+            parts.append(f"{key}={value!r}")
+        else:
+            one = render_call("_", {key: value})
+            parts.append(one[len("<API>_(") : -len(")</API>")])
+    return f"<API>{name}({', '.join(parts)})</API>"
