@@ -134,7 +134,61 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=10.0, help="per HTTP request, seconds")
     r.add_argument("--index", help="doc index directory (built there if missing or stale)")
     r.add_argument("--trace", help="append a JSONL trace of every attempt (credentials redacted)")
+    on_off = argparse.BooleanOptionalAction
+    r.add_argument("--static", action=on_off, default=None, help="static feedback (default on)")
+    r.add_argument("--dynamic", action=on_off, default=None, help="dynamic feedback (default on)")
+    r.add_argument(
+        "--gate",
+        action=on_off,
+        default=None,
+        help="never send a request with E1-E3 findings (default on); --no-gate sends every "
+        "parsed request, for servers that explain their own errors",
+    )
+    r.add_argument(
+        "--retrieve-docs",
+        action=on_off,
+        default=None,
+        help="explain a failed response from the docs (default on)",
+    )
+    r.add_argument(
+        "--corrected-call",
+        action=on_off,
+        default=None,
+        dest="skeleton",
+        help="end static feedback with the request every named fix applied",
+    )
+    r.add_argument(
+        "--focus-docs",
+        action=on_off,
+        default=None,
+        help="document only the APIs in question in a retry's prompt",
+    )
+    r.add_argument(
+        "--repeat-retries",
+        type=int,
+        help="times a repeated failed request gets its feedback restated before stopping",
+    )
+    r.add_argument(
+        "--constrain",
+        action=on_off,
+        default=None,
+        help="grammar-constrained decoding: the model can only write calls to documented "
+        "APIs with documented parameters (local models and OpenAI-compatible servers)",
+    )
     return p
+
+
+#: ``run`` flags passed to FeedbackLoop only when given, so its defaults stay the defaults
+_LOOP_OPTIONS = (
+    "static",
+    "dynamic",
+    "gate",
+    "retrieve_docs",
+    "skeleton",
+    "focus_docs",
+    "repeat_retries",
+    "constrain",
+)
 
 
 def _dask_scheduler(name: str) -> str:
@@ -599,6 +653,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
         token_budget=args.token_budget,
         timeout=args.timeout,
         hooks={"attempt": [lambda a: _print_attempt(console, a)]},
+        **{k: getattr(args, k) for k in _LOOP_OPTIONS if getattr(args, k) is not None},
     )
     result = loop.run(args.instruction, trace=args.trace)
     verdict = "[green]success[/]" if result.success else f"[red]failed[/] ({result.stop_reason})"

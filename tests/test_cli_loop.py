@@ -93,3 +93,47 @@ def test_run_refuses_a_host_outside_the_spec(terse_bookshop: Sandbox, tmp_path: 
 def test_run_unknown_llm_is_bad_input() -> None:
     code, _, err = cli("run", "--spec", str(SPEC), "--instruction", "x", "--llm", "gpt-9")
     assert code == 2 and "unknown LLM spec" in err
+
+
+def test_run_no_gate_sends_what_the_scanner_flags(terse_bookshop: Sandbox, tmp_path: Path) -> None:
+    """``--no-gate --no-static``: the misspelt parameter reaches the server, whose terse
+    code the docs explain (the paper's Dynamic setting from the command line)."""
+    replay = tmp_path / "r.txt"
+    replay.write_text(
+        "<API>searchBooks(qurey='science')</API>\n---\n<API>searchBooks(query='science')</API>\n"
+    )
+    before = len(terse_bookshop.requests_seen)
+    code, out, err = cli(
+        "run",
+        "--spec",
+        str(SPEC),
+        "--instruction",
+        "Find science books",
+        "--llm",
+        f"replay:{replay}",
+        "--base-url",
+        terse_bookshop.url,
+        "--no-gate",
+        "--no-static",
+    )
+    assert code == 0, out + err
+    assert len(terse_bookshop.requests_seen) == before + 2  # the flagged one was sent too
+    refused, answered = list(terse_bookshop.requests_seen)[before:]
+    assert (refused.status, refused.kind) == (400, "unknown_parameter")
+    assert answered.status == 200
+
+
+def test_run_constrain_needs_a_client_that_can(terse_bookshop: Sandbox) -> None:
+    code, _, err = cli(
+        "run",
+        "--spec",
+        str(SPEC),
+        "--instruction",
+        "x",
+        "--llm",
+        f"replay:{REPLAY}",
+        "--base-url",
+        terse_bookshop.url,
+        "--constrain",
+    )
+    assert code == 2 and "constrain=True needs an LLM client" in err
