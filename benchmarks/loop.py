@@ -67,6 +67,18 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "Static & Dynamic": {"static": True, "dynamic": True},
     "Static & Dynamic w/o DR": {"static": True, "dynamic": True, "retrieve_docs": False},
 }
+PAPER = tuple(SETTINGS)
+#: Beyond the paper, one change at a time against Static & Dynamic (the last two: the
+#: strong baseline the paper only mentions, grammar-constrained decoding, alone and with
+#: feedback).
+BEYOND: dict[str, dict[str, Any]] = {
+    "S&D + corrected call": {"static": True, "dynamic": True, "skeleton": True},
+    "S&D + focused docs": {"static": True, "dynamic": True, "focus_docs": True},
+    "S&D + retry on repeat": {"static": True, "dynamic": True, "repeat_retries": 1},
+    "Grammar": {"static": False, "dynamic": False, "constrain": True},
+    "Grammar + S&D": {"static": True, "dynamic": True, "constrain": True},
+}
+SETTINGS.update(BEYOND)
 
 #: What each of the sandbox's terse codes means: the error-code page a real API
 #: documents, and the page the dynamic analysis has to find.
@@ -371,7 +383,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--llm", default="local:1.5b")
     parser.add_argument("--model")
     parser.add_argument("--tasks", type=int, default=200, help="tasks in all (default 200)")
-    parser.add_argument("--settings", default=",".join(SETTINGS))
+    parser.add_argument(
+        "--settings",
+        default=",".join(PAPER),
+        help="comma-separated, Base among them (default: the paper's five); "
+        "'beyond' means Base, Static & Dynamic and every option beyond the paper",
+    )
     parser.add_argument(
         "--checkpoint",
         type=Path,
@@ -392,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
     chosen = [s.strip() for s in args.settings.split(",")]
+    if chosen == ["beyond"]:
+        chosen = ["Base", "Static & Dynamic", *BEYOND]
     unknown = [s for s in chosen if s not in SETTINGS]
     if unknown or "Base" not in chosen:
         print(f"settings must include Base and be among {list(SETTINGS)}", file=sys.stderr)
@@ -442,7 +461,12 @@ def main(argv: list[str] | None = None) -> int:
             cmd += f" --model {args.model}"
         if args.checkpoint:
             cmd += f" --checkpoint {args.checkpoint}"
-        write_section(f"Feedback loop, paired settings ({args.llm})", cmd, table)
+        beyond = any(s in BEYOND for s in chosen)
+        if beyond:
+            every = chosen == ["Base", "Static & Dynamic", *BEYOND]
+            cmd += f" --settings {'beyond' if every else repr(args.settings)}"
+        title = "beyond the paper" if beyond else "paired settings"
+        write_section(f"Feedback loop, {title} ({args.llm})", cmd, table)
     return 0
 
 
@@ -468,6 +492,7 @@ def tabulate(
     n = len(tasks)
     per = {d: sum(t.dataset == d for t in tasks) for d in ("api-bank", "toolalpaca")}
     base = {t: o["Base"].correct for t, o in done.items()}
+    against = any(s in BEYOND for s in settings) and "Static & Dynamic" in settings
     lines = [
         f"Model: `{args.llm}`{' ' + args.model if args.model else ''}, greedy. **{n} tasks** "
         f"({per['api-bank']} API-Bank level-1 + {per['toolalpaca']} ToolAlpaca single-call, "
@@ -483,8 +508,9 @@ def tabulate(
         "",
         "| setting | accuracy | repaired (Base failures fixed) | regressed (Base successes "
         "broken) | avg tokens / task | overhead (tokens / accuracy) | wall time / task (s) "
-        "| avg attempts | stops: repeated / static budget / dynamic budget / blocked |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| avg attempts | stops: repeated / static budget / dynamic budget / blocked |"
+        + (" vs Static & Dynamic: tasks better / worse (exact McNemar p) |" if against else ""),
+        "|---|---|---|---|---|---|---|---|---|" + ("---|" if against else ""),
     ]
     for setting in settings:
         outs = [done[t.id][setting] for t in tasks]
@@ -505,8 +531,39 @@ def tabulate(
             f"| {f'{tok / acc:.0f}' if acc else '∞'} "
             f"| {statistics.mean(o.seconds for o in outs):.1f} "
             f"| {statistics.mean(o.attempts for o in outs):.2f} | {' / '.join(map(str, stops))} |"
+            + (f" {_versus(done, tasks, setting)} |" if against else "")
         )
     return "\n".join(lines)
+
+
+def _versus(
+    done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[_datasets.Task], setting: str
+) -> str:
+    if setting not in BEYOND:
+        return "—"
+    better = sum(
+        done[t.id][setting].correct and not done[t.id]["Static & Dynamic"].correct for t in tasks
+    )
+    worse = sum(
+        not done[t.id][setting].correct and done[t.id]["Static & Dynamic"].correct for t in tasks
+    )
+    return f"{better} / {worse} (p = {mcnemar(better, worse):.2f})"
+
+
+def mcnemar(better: int, worse: int) -> float:
+    """Two-sided exact McNemar p-value: the discordant pairs against a fair coin.
+
+    >>> round(mcnemar(8, 1), 3)
+    0.039
+    >>> mcnemar(0, 0)
+    1.0
+    """
+    n = better + worse
+    if n == 0:
+        return 1.0
+    k = min(better, worse)
+    tail = sum(math.comb(n, i) for i in range(k + 1)) / float(2**n)
+    return min(1.0, 2 * tail)
 
 
 if __name__ == "__main__":
