@@ -770,7 +770,9 @@ class LocalLLM:
         """llama.cpp's grammar for ``schema``, built once per distinct schema."""
         from llama_cpp.llama_grammar import LlamaGrammar
 
-        key = json.dumps(schema, sort_keys=True)
+        # key order kept: the grammar writes properties in the schema's order, and a
+        # call's name must come before its arguments
+        key = json.dumps(schema)
         if key not in self._grammars:
             try:
                 grammar = LlamaGrammar.from_json_schema(key, verbose=False)

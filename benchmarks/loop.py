@@ -153,7 +153,8 @@ class SharedLLM:
             self.memo.clear()
 
     def _key(self, messages: Sequence[Mapping[str, str]], schema: Any) -> str:
-        payload = [self.name, [dict(m) for m in messages], schema]
+        # the schema as written: its key order is the order the grammar writes keys in
+        payload = [self.name, [dict(m) for m in messages], json.dumps(schema)]
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def complete(self, messages: Sequence[Mapping[str, str]], **options: Any) -> str:
