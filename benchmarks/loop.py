@@ -492,8 +492,10 @@ def tabulate(
     settings = list(settings)
     n = len(tasks)
     per = {d: sum(t.dataset == d for t in tasks) for d in ("api-bank", "toolalpaca")}
-    base = {t: o["Base"].correct for t, o in done.items()}
+    fair = judged(done, settings, tasks)
+    base = fair["Base"]
     against = any(s in BEYOND for s in settings) and "Static & Dynamic" in settings
+    keys = sum(1 for t in tasks if _unguessable_args(t))
     lines = [
         f"Model: `{args.llm}`{' ' + args.model if args.model else ''}, greedy. **{n} tasks** "
         f"({per['api-bank']} API-Bank level-1 + {per['toolalpaca']} ToolAlpaca single-call, "
@@ -507,47 +509,106 @@ def tabulate(
         "upper bounds."
         + (f" Measured at commit {', '.join(sorted(c for c in commits if c))}." if commits else ""),
         "",
-        "| setting | accuracy | repaired (Base failures fixed) | regressed (Base successes "
-        "broken) | avg tokens / task | overhead (tokens / accuracy) | wall time / task (s) "
-        "| avg attempts | stops: repeated / static budget / dynamic budget / blocked |"
+        "A request is correct when it names the gold API and carries the gold call's "
+        "required arguments with the gold values (normalised). *Strict* judges every such "
+        f"value; the other columns do not judge the value of a credential the user never "
+        f"gave ({keys} of these tasks: ToolAlpaca's gold calls carry the dataset's own API "
+        "keys, such as WolframAlpha's `appid`, which no instruction contains and a real "
+        "deployment injects); the argument must still be there. API-Bank's tokens and "
+        "passwords are in its dialogues and stay judged.",
+        "",
+        "| setting | accuracy (strict) | accuracy | repaired (Base failures fixed) "
+        "| regressed (Base successes broken) | avg tokens / task | overhead (tokens / "
+        "accuracy) | wall time / task (s) | avg attempts | stops: repeated / static budget "
+        "/ dynamic budget / blocked |"
         + (" vs Static & Dynamic: tasks better / worse (exact McNemar p) |" if against else ""),
-        "|---|---|---|---|---|---|---|---|---|" + ("---|" if against else ""),
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if against else ""),
     ]
     for setting in settings:
         outs = [done[t.id][setting] for t in tasks]
-        acc = sum(o.correct for o in outs) / n
+        strict = sum(o.correct for o in outs) / n
+        acc = sum(fair[setting][t.id] for t in tasks) / n
         tok = statistics.mean(o.tokens for o in outs)
         fails = [t.id for t in tasks if not base[t.id]]
         oks = [t.id for t in tasks if base[t.id]]
-        repaired = sum(done[t][setting].correct for t in fails)
-        regressed = sum(not done[t][setting].correct for t in oks)
+        repaired = sum(fair[setting][t] for t in fails)
+        regressed = sum(not fair[setting][t] for t in oks)
         stops = [
             sum(o.stop == s for o in outs)
             for s in ("repeated", "static-budget", "dynamic-budget", "blocked")
         ]
         paired = setting != "Base"
         lines.append(
-            f"| {setting} | {acc:.3f} | {_rate(repaired, len(fails)) if paired else '—'} "
+            f"| {setting} | {strict:.3f} | {acc:.3f} "
+            f"| {_rate(repaired, len(fails)) if paired else '—'} "
             f"| {_rate(regressed, len(oks)) if paired else '—'} | {tok:.0f} "
             f"| {f'{tok / acc:.0f}' if acc else '∞'} "
             f"| {statistics.mean(o.seconds for o in outs):.1f} "
             f"| {statistics.mean(o.attempts for o in outs):.2f} | {' / '.join(map(str, stops))} |"
-            + (f" {_versus(done, tasks, setting)} |" if against else "")
+            + (f" {_versus(fair, tasks, setting)} |" if against else "")
         )
     return "\n".join(lines)
 
 
+def _unguessable_args(task: _datasets.Task) -> set[str]:
+    """Gold arguments that are credentials the instruction does not contain."""
+    from autofeedback._redact import is_sensitive
+
+    text = _norm(task.instruction)
+    return {
+        k
+        for k, v in task.calls[0][1].items()
+        if (is_sensitive(k) or k.lower().replace("_", "") == "appid") and _norm(v) not in text
+    }
+
+
+def _parse_final(final: str) -> tuple[str, dict[str, Any]]:
+    if not final or "(" not in final:
+        return "", {}
+    name, _, rest = final.partition("(")
+    try:
+        args = json.loads(rest[:-1])
+    except ValueError:
+        return name, {}
+    return name, args if isinstance(args, dict) else {}
+
+
+def judged(
+    done: Mapping[str, Mapping[str, Outcome]],
+    settings: Sequence[str],
+    tasks: Sequence[_datasets.Task],
+) -> dict[str, dict[str, bool]]:
+    """Per setting and task: is the final request correct, credentials the user never
+    gave not judged (see :func:`tabulate`)? Read from each outcome's final request."""
+    catalogs: dict[str, ApiCatalog] = {}
+    out: dict[str, dict[str, bool]] = {s: {} for s in settings}
+    for task in tasks:
+        if task.spec_key not in catalogs:
+            catalogs[task.spec_key] = ApiCatalog.from_obj(task.spec, source=task.dataset)
+        op = catalogs[task.spec_key].get(task.calls[0][0])
+        gold_name, gold_args = task.calls[0]
+        required = {p.name for p in op.parameters if p.required} if op else set(gold_args)
+        skip = _unguessable_args(task)
+        for setting in settings:
+            outcome = done[task.id][setting]
+            name, args = _parse_final(outcome.final)
+            ok = name == gold_name and all(
+                k in args and (k in skip or _norm(args[k]) == _norm(v))
+                for k, v in gold_args.items()
+                if k in required
+            )
+            out[setting][task.id] = ok or outcome.correct
+    return out
+
+
 def _versus(
-    done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[_datasets.Task], setting: str
+    fair: Mapping[str, Mapping[str, bool]], tasks: Sequence[_datasets.Task], setting: str
 ) -> str:
     if setting not in BEYOND:
         return "—"
-    better = sum(
-        done[t.id][setting].correct and not done[t.id]["Static & Dynamic"].correct for t in tasks
-    )
-    worse = sum(
-        not done[t.id][setting].correct and done[t.id]["Static & Dynamic"].correct for t in tasks
-    )
+    sd = fair["Static & Dynamic"]
+    better = sum(fair[setting][t.id] and not sd[t.id] for t in tasks)
+    worse = sum(not fair[setting][t.id] and sd[t.id] for t in tasks)
     return f"{better} / {worse} (p = {mcnemar(better, worse):.2f})"
 
 
