@@ -88,7 +88,12 @@ BEYOND: dict[str, dict[str, Any]] = {
         "repeat_retries": 1,
     },
     # the winners together: FeedbackLoop's defaults
-    "S&D + corrected call + focused docs (default)": {"static": True, "dynamic": True},
+    "S&D + corrected call + focused docs (default)": {
+        "static": True,
+        "dynamic": True,
+        "skeleton": True,
+        "focus_docs": True,
+    },
     "Grammar": {"static": False, "dynamic": False, "constrain": True},
     "Grammar + S&D": {"static": True, "dynamic": True, **_PAPER_ONLY, "constrain": True},
 }
