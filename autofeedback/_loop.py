@@ -27,9 +27,9 @@ Static & Dynamic w/o DR      the same with ``retrieve_docs=False``
 ===========================  ============================================================
 
 Options beyond the paper, each measured against Static & Dynamic in
-``benchmarks/loop.py`` (RESULTS.md, "Feedback loop, beyond the paper"); the two that won
-(``skeleton``, ``focus_docs``) are on by default, so the paper's settings above add
-``skeleton=False, focus_docs=False``:
+``benchmarks/loop.py`` (RESULTS.md, "Feedback loop, beyond the paper"); the one that won
+(``focus_docs``) is on by default, so the paper's settings above add
+``focus_docs=False``:
 
 * ``skeleton``: static feedback ends with the request every named fix applied
   (:func:`autofeedback._repair.corrected_call`), holes left for values only the user's
@@ -166,7 +166,7 @@ class FeedbackLoop:
         hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
         max_prompt_apis: int = 8,
         gate: bool = True,
-        skeleton: bool = True,
+        skeleton: bool = False,
         focus_docs: bool = True,
         repeat_retries: int = 0,
         constrain: bool = False,

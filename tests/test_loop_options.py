@@ -133,9 +133,9 @@ def test_skeleton_carries_the_corrected_call(
     assert "placeholder" not in feedback  # no hole to fill
     assert feedback.endswith("Please regenerate the API request.")
 
-    # on by default; off, the paper's feedback
+    # off by default: the paper's feedback
     plain = Script("<API>search_books(qurey='science')</API>", GOOD)
-    result = _loop(plain, bookshop, terse_bookshop, index, scanner, skeleton=False).run(INSTRUCTION)
+    result = _loop(plain, bookshop, terse_bookshop, index, scanner).run(INSTRUCTION)
     assert "corrections" not in (result.attempts[0].feedback or "")
 
 
