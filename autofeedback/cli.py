@@ -626,7 +626,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from autofeedback._llm import load_llm
+    from autofeedback._llm import LocalLLM, load_llm
     from autofeedback._loop import FeedbackLoop
     from autofeedback._redact import redact
     from autofeedback._replay import ReplayLLM
@@ -644,7 +644,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
         index = build_or_load(catalog, Path(args.index))
     console = Console(file=out, highlight=False, width=None if out.isatty() else 120)
     options = {k: getattr(args, k) for k in _LOOP_OPTIONS if getattr(args, k) is not None}
-    if args.constrain is None and type(llm).__name__ == "LocalLLM":
+    if args.constrain is None and isinstance(llm, LocalLLM):
         # measured: grammar + feedback beats feedback alone on the local model
         # (RESULTS.md, "grammar-constrained decoding"); --no-constrain turns it off
         options["constrain"] = True
