@@ -41,7 +41,6 @@ if _TYPE_CHECKING:
         ResponseRejected,
         guard_session,
     )
-    from autofeedback._check_response import DocumentedResponse, Requirement
     from autofeedback._explain import Explanation, explain_response
     from autofeedback._guard import check_tool_calls, guard, guard_tool, tool_messages
     from autofeedback._langchain import guard_langchain_tool
@@ -58,6 +57,7 @@ if _TYPE_CHECKING:
     from autofeedback._loop import Attempt, FeedbackLoop, LoopResult
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._sandbox import Sandbox
+    from autofeedback.checks._check_response import DocumentedResponse, Requirement
 
 # Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
 # `import autofeedback` and `autofeedback scan` stay fast.
@@ -74,8 +74,8 @@ _LAZY: dict[str, str] = {
     "guard_langchain_tool": "autofeedback._langchain",
     "Explanation": "autofeedback._explain",
     "explain_response": "autofeedback._explain",
-    "DocumentedResponse": "autofeedback._check_response",
-    "Requirement": "autofeedback._check_response",
+    "DocumentedResponse": "autofeedback.checks._check_response",
+    "Requirement": "autofeedback.checks._check_response",
     "CallableLLM": "autofeedback._llm",
     "LangChainLLM": "autofeedback._llm",
     "LLMClient": "autofeedback._llm",

@@ -31,7 +31,6 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._check_values import deserialize
 from autofeedback._exceptions import (
     AutoFeedbackError,
     ConfigurationError,
@@ -46,6 +45,7 @@ from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
 from autofeedback._scan import Scanner, unreadable
 from autofeedback._send import redact_url
+from autofeedback.checks._check_values import deserialize
 
 if TYPE_CHECKING:
     from autofeedback._explain import Explanation

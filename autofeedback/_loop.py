@@ -58,8 +58,6 @@ from typing import Any, Literal
 import requests
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._check_name import check_name
-from autofeedback._check_response import DocumentedResponse, Requirement
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
@@ -76,6 +74,8 @@ from autofeedback._send import (
     build_http,
     send,
 )
+from autofeedback.checks._check_name import check_name
+from autofeedback.checks._check_response import DocumentedResponse, Requirement
 
 __all__ = ["Attempt", "FeedbackLoop", "LoopResult", "StopReason"]
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._check_name import check_name
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._parse._native import render_call
 from autofeedback._resolve import request_args
+from autofeedback.checks._check_name import check_name
 
 if TYPE_CHECKING:
     from autofeedback._scan import Scanner

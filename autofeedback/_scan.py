@@ -15,15 +15,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._check_name import ApiRanker, check_name, check_selection
-from autofeedback._check_params import check_parameters
-from autofeedback._check_values import accepts, check_body, check_value, composed_body
 from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
-from autofeedback._names import NameMatcher
 from autofeedback._redact import auth_names, redact_finding, request_secrets
 from autofeedback._resolve import request_args
+from autofeedback.checks._check_name import ApiRanker, check_name, check_selection
+from autofeedback.checks._check_params import check_parameters
+from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
+from autofeedback.checks._names import NameMatcher
 
 __all__ = [
     "Output",

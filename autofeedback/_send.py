@@ -16,12 +16,12 @@ from urllib.parse import quote, urlencode, urlsplit
 import requests
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._check_values import deserialize
 from autofeedback._exceptions import HostNotAllowed
 from autofeedback._model import ApiRequest, Operation, Parameter
 from autofeedback._openapi import function_path
 from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import REDACTED, SENSITIVE, redact
+from autofeedback.checks._check_values import deserialize
 
 __all__ = [
     "MAX_RESPONSE_BYTES",

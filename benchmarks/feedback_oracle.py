@@ -56,7 +56,6 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Sandbox, Scanner
-from autofeedback._check_name import check_name
 from autofeedback._explain import explain_response
 from autofeedback._feedback import render_feedback
 from autofeedback._model import Operation
@@ -64,6 +63,7 @@ from autofeedback._repair import corrected_call
 from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from autofeedback._scan import to_requests
 from autofeedback._send import build_http
+from autofeedback.checks._check_name import check_name
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, render
 from benchmarks._results import write_section

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
-from autofeedback._names import NameMatcher, Scored, closest_literal, closest_spelling
 from autofeedback._resolve import Arg
+from autofeedback.checks._names import NameMatcher, Scored, closest_literal, closest_spelling
 
 __all__ = ["ParamCheck", "check_parameters"]
 

@@ -16,7 +16,13 @@ from urllib.parse import urlsplit
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation
-from autofeedback._names import NameMatcher, Scored, closest_literal, closest_spelling, literal_key
+from autofeedback.checks._names import (
+    NameMatcher,
+    Scored,
+    closest_literal,
+    closest_spelling,
+    literal_key,
+)
 
 __all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection"]
 
