@@ -30,8 +30,8 @@ from autofeedback._parse import (
     request_from_call,
     request_from_http,
 )
-from autofeedback._replay import ReplayLLM
 from autofeedback._scan import Scanner, iter_findings, scan
+from autofeedback.loop._replay import ReplayLLM
 
 if _TYPE_CHECKING:
     from autofeedback._adapter import (
@@ -41,10 +41,13 @@ if _TYPE_CHECKING:
         ResponseRejected,
         guard_session,
     )
-    from autofeedback._explain import Explanation, explain_response
     from autofeedback._guard import check_tool_calls, guard, guard_tool, tool_messages
     from autofeedback._langchain import guard_langchain_tool
-    from autofeedback._llm import (
+    from autofeedback._openapi import function_path, to_openapi
+    from autofeedback._sandbox import Sandbox
+    from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.loop._explain import Explanation, explain_response
+    from autofeedback.loop._llm import (
         CallableLLM,
         LangChainLLM,
         LLMClient,
@@ -54,10 +57,7 @@ if _TYPE_CHECKING:
         Usage,
         load_llm,
     )
-    from autofeedback._loop import Attempt, FeedbackLoop, LoopResult
-    from autofeedback._openapi import function_path, to_openapi
-    from autofeedback._sandbox import Sandbox
-    from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.loop._loop import Attempt, FeedbackLoop, LoopResult
 
 # Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
 # `import autofeedback` and `autofeedback scan` stay fast.
@@ -72,21 +72,21 @@ _LAZY: dict[str, str] = {
     "guard_tool": "autofeedback._guard",
     "tool_messages": "autofeedback._guard",
     "guard_langchain_tool": "autofeedback._langchain",
-    "Explanation": "autofeedback._explain",
-    "explain_response": "autofeedback._explain",
+    "Explanation": "autofeedback.loop._explain",
+    "explain_response": "autofeedback.loop._explain",
     "DocumentedResponse": "autofeedback.checks._check_response",
     "Requirement": "autofeedback.checks._check_response",
-    "CallableLLM": "autofeedback._llm",
-    "LangChainLLM": "autofeedback._llm",
-    "LLMClient": "autofeedback._llm",
-    "LLMError": "autofeedback._llm",
-    "LocalLLM": "autofeedback._llm",
-    "OpenAICompatibleLLM": "autofeedback._llm",
-    "Usage": "autofeedback._llm",
-    "load_llm": "autofeedback._llm",
-    "Attempt": "autofeedback._loop",
-    "FeedbackLoop": "autofeedback._loop",
-    "LoopResult": "autofeedback._loop",
+    "CallableLLM": "autofeedback.loop._llm",
+    "LangChainLLM": "autofeedback.loop._llm",
+    "LLMClient": "autofeedback.loop._llm",
+    "LLMError": "autofeedback.loop._llm",
+    "LocalLLM": "autofeedback.loop._llm",
+    "OpenAICompatibleLLM": "autofeedback.loop._llm",
+    "Usage": "autofeedback.loop._llm",
+    "load_llm": "autofeedback.loop._llm",
+    "Attempt": "autofeedback.loop._loop",
+    "FeedbackLoop": "autofeedback.loop._loop",
+    "LoopResult": "autofeedback.loop._loop",
     "function_path": "autofeedback._openapi",
     "to_openapi": "autofeedback._openapi",
     "Sandbox": "autofeedback._sandbox",

@@ -44,11 +44,11 @@ from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
 from autofeedback._scan import Scanner, unreadable
-from autofeedback._send import redact_url
 from autofeedback.checks._check_values import deserialize
+from autofeedback.loop._send import redact_url
 
 if TYPE_CHECKING:
-    from autofeedback._explain import Explanation
+    from autofeedback.loop._explain import Explanation
     from doc_index import DocIndex
 
 __all__ = [
@@ -332,7 +332,7 @@ class HttpGuard:
         behind the caller's back) only the status is explained."""
         if response.status_code < 400:
             return None
-        from autofeedback._explain import explain_response
+        from autofeedback.loop._explain import explain_response
 
         request = response.request
         method = (request.method or "GET").upper() if request is not None else "GET"

@@ -86,7 +86,7 @@ def _show(value: object) -> str:
 def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | None = None) -> str:
     """The feedback message for the model about one finding (or the first of several,
     listing the others briefly). ``corrected``: the request with every fix applied
-    (:func:`autofeedback._repair.corrected_call`), shown before the closing request.
+    (:func:`autofeedback.loop._repair.corrected_call`), shown before the closing request.
 
     >>> from autofeedback import Finding
     >>> text = render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",

@@ -626,10 +626,10 @@ def _run_loop(args: argparse.Namespace, out: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from autofeedback._llm import LocalLLM, load_llm
-    from autofeedback._loop import FeedbackLoop
     from autofeedback._redact import redact
-    from autofeedback._replay import ReplayLLM
+    from autofeedback.loop._llm import LocalLLM, load_llm
+    from autofeedback.loop._loop import FeedbackLoop
+    from autofeedback.loop._replay import ReplayLLM
 
     catalog = ApiCatalog.from_file(args.spec)
     if args.llm.startswith("replay:"):

@@ -56,14 +56,14 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Sandbox, Scanner
-from autofeedback._explain import explain_response
 from autofeedback._feedback import render_feedback
 from autofeedback._model import Operation
-from autofeedback._repair import corrected_call
 from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from autofeedback._scan import to_requests
-from autofeedback._send import build_http
 from autofeedback.checks._check_name import check_name
+from autofeedback.loop._explain import explain_response
+from autofeedback.loop._repair import corrected_call
+from autofeedback.loop._send import build_http
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, render
 from benchmarks._results import write_section

@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, FeedbackLoop, Sandbox, Scanner
-from autofeedback._llm import Usage, ensure_local_model
+from autofeedback.loop._llm import Usage, ensure_local_model
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.loop import (

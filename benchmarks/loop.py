@@ -51,11 +51,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, FeedbackLoop, Sandbox, Scanner, load_llm
-from autofeedback._llm import LLMClient, Usage
 from autofeedback._model import ApiRequest
 from autofeedback._resolve import request_args
 from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from autofeedback.checks._check_name import check_name
+from autofeedback.loop._llm import LLMClient, Usage
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.retrieval import after_last_call

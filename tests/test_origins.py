@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from autofeedback import ApiCatalog, HostNotAllowed
 from autofeedback._adapter import guard_session
 from autofeedback._origins import Origin, Origins, canonical_host, origin_of
-from autofeedback._send import HttpCall, allowed_hosts, send
+from autofeedback.loop._send import HttpCall, allowed_hosts, send
 
 
 @contextmanager

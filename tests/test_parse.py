@@ -424,7 +424,7 @@ def test_xml_values_still_get_e4_for_real_mistakes(output: str, code: str, where
 
 
 def test_xml_text_values_are_sent_as_the_documented_types(bookshop: Any) -> None:
-    from autofeedback._send import build_http
+    from autofeedback.loop._send import build_http
 
     op = next(o for o in bookshop.operations if o.name == "createOrder")
     (request,) = parse_output("<createOrder book_id=7 quantity=2 shipping='express'/>").requests

@@ -16,11 +16,11 @@ import yaml
 
 from autofeedback import ApiCatalog, Scanner
 from autofeedback._adapter import AutoFeedbackWarning, RequestRejected, guard_session
-from autofeedback._llm import CallableLLM, Usage
-from autofeedback._loop import FeedbackLoop
 from autofeedback._redact import REDACTED, is_sensitive, redact, redact_finding
 from autofeedback._sandbox import Sandbox
 from autofeedback.cli import run
+from autofeedback.loop._llm import CallableLLM, Usage
+from autofeedback.loop._loop import FeedbackLoop
 
 # every one of these must be masked wherever it would appear
 SECRETS = {

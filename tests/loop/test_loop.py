@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, ConfigurationError
-from autofeedback._llm import CallableLLM, Usage
-from autofeedback._loop import HOOKS, FeedbackLoop
 from autofeedback._sandbox import Sandbox
+from autofeedback.loop._llm import CallableLLM, Usage
+from autofeedback.loop._loop import HOOKS, FeedbackLoop
 
-SPEC = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 INSTRUCTION = "Find science books published after 1 January 2020"
 
 

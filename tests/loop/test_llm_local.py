@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback._llm import LOCAL_MODELS, LocalLLM, ensure_local_model
+from autofeedback.loop._llm import LOCAL_MODELS, LocalLLM, ensure_local_model
 
 MODEL = LOCAL_MODELS["0.5b"]
 _missing = [d for d in MODEL.distributions if importlib.util.find_spec(d.replace("-", "_")) is None]
@@ -126,7 +126,7 @@ def test_local_llm_grammar_makes_the_call_schema_binding(gguf: Path) -> None:
     import jsonschema
 
     from autofeedback._model import Operation, Parameter
-    from autofeedback._prompt import call_schema
+    from autofeedback.loop._prompt import call_schema
 
     ops = [
         Operation(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog
-from autofeedback._explain import MAX_BODY_BYTES, Explanation, error_query, explain_response
+from autofeedback.loop._explain import MAX_BODY_BYTES, Explanation, error_query, explain_response
 from doc_index import DocIndex
 from retriever import Embedder, load_embedder
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._llm import (
+from autofeedback.loop._llm import (
     LOCAL_MODELS,
     CallableLLM,
     LangChainLLM,

@@ -32,7 +32,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 ``focus_docs=False``:
 
 * ``skeleton``: static feedback ends with the request every named fix applied
-  (:func:`autofeedback._repair.corrected_call`), holes left for values only the user's
+  (:func:`autofeedback.loop._repair.corrected_call`), holes left for values only the user's
   request holds;
 * ``focus_docs``: a retry's system prompt documents only the APIs the request and its
   findings name, not every API of the first prompt;
@@ -61,12 +61,19 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
-from autofeedback._llm import LLMClient
 from autofeedback._model import ApiRequest, Operation
-from autofeedback._prompt import call_schema, dynamic_feedback, initial_messages, system_message
-from autofeedback._repair import corrected_call
 from autofeedback._scan import Scanner, to_requests
-from autofeedback._send import (
+from autofeedback.checks._check_name import check_name
+from autofeedback.checks._check_response import DocumentedResponse, Requirement
+from autofeedback.loop._llm import LLMClient
+from autofeedback.loop._prompt import (
+    call_schema,
+    dynamic_feedback,
+    initial_messages,
+    system_message,
+)
+from autofeedback.loop._repair import corrected_call
+from autofeedback.loop._send import (
     SENSITIVE,
     HttpCall,
     allowed_hosts,
@@ -74,8 +81,6 @@ from autofeedback._send import (
     build_http,
     send,
 )
-from autofeedback.checks._check_name import check_name
-from autofeedback.checks._check_response import DocumentedResponse, Requirement
 
 __all__ = ["Attempt", "FeedbackLoop", "LoopResult", "StopReason"]
 
@@ -257,7 +262,7 @@ class FeedbackLoop:
     def _explain(self, op: Operation | None, status: int | None, body: str) -> str | None:
         if not self.retrieve_docs or status is None:
             return None
-        from autofeedback._explain import explain_response
+        from autofeedback.loop._explain import explain_response
 
         explanation = explain_response(self.doc_index, op.name if op else None, status, body)
         return explanation.text or None
