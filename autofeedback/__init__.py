@@ -11,7 +11,6 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from autofeedback._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import (
     AutoFeedbackError,
@@ -31,6 +30,7 @@ from autofeedback._parse import (
     request_from_http,
 )
 from autofeedback._scan import Scanner, iter_findings, scan
+from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback.loop._replay import ReplayLLM
 
 if _TYPE_CHECKING:

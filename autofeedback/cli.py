@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from autofeedback._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._feedback import render_feedback
 from autofeedback._scan import Scanner, first_finding
+from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
 
 __all__ = ["main", "run"]
 
@@ -193,7 +193,7 @@ _LOOP_OPTIONS = (
 
 
 def _dask_scheduler(name: str) -> str:
-    from autofeedback._engines import check_scheduler
+    from autofeedback.audit._engines import check_scheduler
 
     try:
         return check_scheduler(name)
@@ -379,7 +379,7 @@ class _TextFormatter(_Formatter):
 
 def _report(name: str) -> Callable[[IO[str], str], _Sink]:
     def make(out: IO[str], source: str) -> _Sink:
-        from autofeedback import _reports
+        from autofeedback.audit import _reports
 
         cls: Callable[[IO[str], str], _Sink] = getattr(_reports, name)
         return cls(out, source)
@@ -436,8 +436,8 @@ def _lines(path: str, inp: IO[str]) -> tuple[Any, str, int | None, Any]:
 
 
 def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
-    from autofeedback._audit import audit_units
-    from autofeedback._inputs import read_har, read_openai, sniff_format
+    from autofeedback.audit._audit import audit_units
+    from autofeedback.audit._inputs import read_har, read_openai, sniff_format
 
     catalog = _load_specs(args.spec)
     retriever = None if args.no_semantic else "auto"
@@ -453,7 +453,7 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
     results: Iterator[AuditResult]
     try:
         if args.engine == "dask":
-            from autofeedback._engines import audit_file_dask
+            from autofeedback.audit._engines import audit_file_dask
 
             results = audit_file_dask(
                 args.log,

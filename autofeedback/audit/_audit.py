@@ -236,7 +236,7 @@ class Unit:
 def audit_units(
     units: Iterable[Unit], catalog: ApiCatalog | None, *, retriever: Any = "auto"
 ) -> Iterator[AuditResult]:
-    """Audit already-decoded records (see :mod:`autofeedback._inputs`), lazily, in order.
+    """Audit already-decoded records (see :mod:`autofeedback.audit._inputs`), lazily, in order.
 
     >>> catalog = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
     ...     "properties": {}}}])

@@ -15,12 +15,17 @@ from typing import Any
 
 import pytest
 
-from autofeedback._audit import audit_lines
 from autofeedback._catalog import ApiCatalog
-from autofeedback._engines import LOCAL_CLUSTER_OPTIONS, audit_file_dask, count_lines, partitions
+from autofeedback.audit._audit import audit_lines
+from autofeedback.audit._engines import (
+    LOCAL_CLUSTER_OPTIONS,
+    audit_file_dask,
+    count_lines,
+    partitions,
+)
 from autofeedback.cli import run
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 TOOLS = str(DATA / "scan" / "tools.json")
 CHAT = DATA / "audit" / "chat.jsonl"
 HAR = str(DATA / "audit" / "movies.har")
@@ -123,8 +128,8 @@ def test_dask_bad_usage_is_a_clear_error(argv: list[str], message: str) -> None:
 
 # -- dask.distributed: a real LocalCluster of worker processes on 127.0.0.1 -------------
 
-EXAMPLE_LOG = str(Path(__file__).parents[1] / "specs" / "examples" / "requests.jsonl")
-BOOKSHOP = str(Path(__file__).parents[1] / "specs" / "examples" / "bookshop.yaml")
+EXAMPLE_LOG = str(Path(__file__).parents[2] / "specs" / "examples" / "requests.jsonl")
+BOOKSHOP = str(Path(__file__).parents[2] / "specs" / "examples" / "bookshop.yaml")
 
 
 @pytest.fixture(scope="module")

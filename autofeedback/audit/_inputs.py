@@ -1,6 +1,6 @@
 """Audit inputs other than the JSONL record log: HAR captures and OpenAI chat logs.
 
-Each reader turns its input into :class:`~autofeedback._audit.Unit` values that follow
+Each reader turns its input into :class:`~autofeedback.audit._audit.Unit` values that follow
 the JSONL record contract (``{"id", "instruction", "tools", "call" | "request" |
 "output"}``), lazily and in order. Nothing is dropped: a unit that cannot be read
 becomes a ``Unit`` with ``error`` set, which the audit reports as a bad input line.
@@ -19,10 +19,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
-from autofeedback._audit import Unit
 from autofeedback._model import ApiRequest
 from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
+from autofeedback.audit._audit import Unit
 
 __all__ = [
     "INPUT_FORMATS",

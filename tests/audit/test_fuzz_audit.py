@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog
-from autofeedback._audit import audit_lines, audit_units
-from autofeedback._inputs import read_har, read_openai
+from autofeedback.audit._audit import audit_lines, audit_units
+from autofeedback.audit._inputs import read_har, read_openai
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -20,15 +20,15 @@ import requests
 
 from autofeedback import ApiCatalog, Scanner
 from autofeedback._adapter import RequestRejected, guard_session
-from autofeedback._audit import audit_lines
 from autofeedback._findings import Finding
-from autofeedback._inputs import read_har
 from autofeedback._sandbox import Sandbox
+from autofeedback.audit._audit import audit_lines
+from autofeedback.audit._inputs import read_har
 from autofeedback.cli import run
 
 pytest_plugins = ["pytester"]
 
-BOOKSHOP = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 IPV6 = {"output": "curl -X POST http://1[27.0.0.1:8080/orders"}
 GOOD = {"call": {"name": "searchBooks", "arguments": {"query": "dune"}}}
 BAD = {"call": {"name": "searchBooks", "arguments": {"query": "dune", "limt": 5}}}

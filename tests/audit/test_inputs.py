@@ -10,11 +10,17 @@ from typing import Any
 
 import pytest
 
-from autofeedback import _inputs
-from autofeedback._inputs import har_request, openai_records, read_har, read_openai, sniff_format
+from autofeedback.audit import _inputs
+from autofeedback.audit._inputs import (
+    har_request,
+    openai_records,
+    read_har,
+    read_openai,
+    sniff_format,
+)
 from autofeedback.cli import run
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 HAR = DATA / "audit" / "movies.har"
 CHAT = DATA / "audit" / "chat.jsonl"
 MOVIES = str(DATA / "scan" / "movies.json")

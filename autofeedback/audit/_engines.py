@@ -1,7 +1,7 @@
 """Audit engines: run the one audit engine over a big line-based log in parallel.
 
 ``--engine dask`` splits the file into byte ranges aligned to line starts, audits each
-range with :func:`~autofeedback._audit.audit_lines` (or the chat-log reader) in a Dask
+range with :func:`~autofeedback.audit._audit.audit_lines` (or the chat-log reader) in a Dask
 worker, numbering lines as the whole file does, and yields the results in file order.
 The report is therefore byte-for-byte the one the single-process engine writes.
 
@@ -30,9 +30,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from autofeedback._audit import AuditResult, audit_lines, audit_units
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.audit._audit import AuditResult, audit_lines, audit_units
 
 __all__ = [
     "ENGINES",
@@ -160,7 +160,7 @@ def _audit_data(
     retriever = _process_retriever(retriever)
     lines = _text_lines(data)
     if input_format == "openai":
-        from autofeedback._inputs import read_openai
+        from autofeedback.audit._inputs import read_openai
 
         units = read_openai(lines, start=first_line)
         return list(audit_units(units, catalog, retriever=retriever))

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from autofeedback import _reports
-from autofeedback._audit import AuditSummary, audit_lines
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import CODES
+from autofeedback.audit import _reports
+from autofeedback.audit._audit import AuditSummary, audit_lines
 from autofeedback.cli import run
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 TOOLS = str(DATA / "scan" / "tools.json")
 CHAT = str(DATA / "audit" / "chat.jsonl")
 CHROMIUM = shutil.which("chromium") or (
