@@ -34,18 +34,18 @@ from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback.loop._replay import ReplayLLM
 
 if _TYPE_CHECKING:
-    from autofeedback._adapter import (
+    from autofeedback._openapi import function_path, to_openapi
+    from autofeedback._sandbox import Sandbox
+    from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.integrations._adapter import (
         AutoFeedbackWarning,
         GuardAdapter,
         RequestRejected,
         ResponseRejected,
         guard_session,
     )
-    from autofeedback._guard import check_tool_calls, guard, guard_tool, tool_messages
-    from autofeedback._langchain import guard_langchain_tool
-    from autofeedback._openapi import function_path, to_openapi
-    from autofeedback._sandbox import Sandbox
-    from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.integrations._guard import check_tool_calls, guard, guard_tool, tool_messages
+    from autofeedback.integrations._langchain import guard_langchain_tool
     from autofeedback.loop._explain import Explanation, explain_response
     from autofeedback.loop._llm import (
         CallableLLM,
@@ -62,16 +62,16 @@ if _TYPE_CHECKING:
 # Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
 # `import autofeedback` and `autofeedback scan` stay fast.
 _LAZY: dict[str, str] = {
-    "AutoFeedbackWarning": "autofeedback._adapter",
-    "GuardAdapter": "autofeedback._adapter",
-    "RequestRejected": "autofeedback._adapter",
-    "ResponseRejected": "autofeedback._adapter",
-    "guard_session": "autofeedback._adapter",
-    "check_tool_calls": "autofeedback._guard",
-    "guard": "autofeedback._guard",
-    "guard_tool": "autofeedback._guard",
-    "tool_messages": "autofeedback._guard",
-    "guard_langchain_tool": "autofeedback._langchain",
+    "AutoFeedbackWarning": "autofeedback.integrations._adapter",
+    "GuardAdapter": "autofeedback.integrations._adapter",
+    "RequestRejected": "autofeedback.integrations._adapter",
+    "ResponseRejected": "autofeedback.integrations._adapter",
+    "guard_session": "autofeedback.integrations._adapter",
+    "check_tool_calls": "autofeedback.integrations._guard",
+    "guard": "autofeedback.integrations._guard",
+    "guard_tool": "autofeedback.integrations._guard",
+    "tool_messages": "autofeedback.integrations._guard",
+    "guard_langchain_tool": "autofeedback.integrations._langchain",
     "Explanation": "autofeedback.loop._explain",
     "explain_response": "autofeedback.loop._explain",
     "DocumentedResponse": "autofeedback.checks._check_response",

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, HostNotAllowed
-from autofeedback._adapter import guard_session
 from autofeedback._origins import Origin, Origins, canonical_host, origin_of
+from autofeedback.integrations._adapter import guard_session
 from autofeedback.loop._send import HttpCall, allowed_hosts, send
 
 

@@ -15,10 +15,10 @@ import requests
 import yaml
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._adapter import AutoFeedbackWarning, RequestRejected, guard_session
 from autofeedback._redact import REDACTED, is_sensitive, redact, redact_finding
 from autofeedback._sandbox import Sandbox
 from autofeedback.cli import run
+from autofeedback.integrations._adapter import AutoFeedbackWarning, RequestRejected, guard_session
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import FeedbackLoop
 

@@ -39,12 +39,12 @@ from autofeedback._exceptions import (
 )
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
-from autofeedback._guard import SpecLike, as_catalog
 from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
 from autofeedback._scan import Scanner, unreadable
 from autofeedback.checks._check_values import deserialize
+from autofeedback.integrations._guard import SpecLike, as_catalog
 from autofeedback.loop._send import redact_url
 
 if TYPE_CHECKING:

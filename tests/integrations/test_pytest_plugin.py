@@ -13,7 +13,7 @@ from autofeedback._sandbox import Sandbox
 
 pytest_plugins = ["pytester"]
 
-BOOKSHOP = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 # Loaded by its pytest11 entry point once the package is installed with it; until then
 # (an editable install made before the entry point existed) it is named explicitly.
 PLUGIN = (
@@ -23,7 +23,7 @@ PLUGIN = (
 )
 # In-process runs inherit this suite's "filterwarnings = error": let the warnings under
 # test be recorded as warnings.
-RECORD = ["-W", "always::autofeedback._adapter.AutoFeedbackWarning"]
+RECORD = ["-W", "always::autofeedback.integrations._adapter.AutoFeedbackWarning"]
 
 
 @pytest.fixture(scope="module")

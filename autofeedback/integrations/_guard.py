@@ -6,7 +6,7 @@ Three shapes of tool call are covered:
 * a Python function the agent calls (:func:`guard`, :func:`guard_tool`);
 * an OpenAI assistant message with ``tool_calls`` (:func:`check_tool_calls`,
   :func:`tool_messages`);
-* a LangChain tool (:func:`autofeedback._langchain.guard_langchain_tool`, built on this).
+* a LangChain tool (:func:`~autofeedback.integrations._langchain.guard_langchain_tool`).
 """
 
 from __future__ import annotations

@@ -10,16 +10,16 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, AutoFeedbackError, ConfigurationError, HostNotAllowed
-from autofeedback._adapter import (
+from autofeedback._sandbox import Sandbox
+from autofeedback.integrations._adapter import (
     AutoFeedbackWarning,
     GuardAdapter,
     RequestRejected,
     ResponseRejected,
     guard_session,
 )
-from autofeedback._sandbox import Sandbox
 
-BOOKSHOP = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError
-from autofeedback._guard import SpecLike, _ToolGuard, as_catalog
+from autofeedback.integrations._guard import SpecLike, _ToolGuard, as_catalog
 
 __all__ = ["guard_langchain_tool"]
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, ConfigurationError
-from autofeedback._langchain import guard_langchain_tool
+from autofeedback.integrations._langchain import guard_langchain_tool
 
 pytest.importorskip("langchain_core", reason="langchain-core is not installed")
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
-TOOLS_JSON = Path(__file__).resolve().parent / "data" / "scan" / "tools.json"
+TOOLS_JSON = Path(__file__).resolve().parents[1] / "data" / "scan" / "tools.json"
 
 calls: list[tuple[str, int]] = []
 

@@ -11,9 +11,15 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, ConfigurationError, SpecError, ToolCallRejected
-from autofeedback._guard import as_catalog, check_tool_calls, guard, guard_tool, tool_messages
+from autofeedback.integrations._guard import (
+    as_catalog,
+    check_tool_calls,
+    guard,
+    guard_tool,
+    tool_messages,
+)
 
-TOOLS_JSON = Path(__file__).resolve().parent / "data" / "scan" / "tools.json"
+TOOLS_JSON = Path(__file__).resolve().parents[1] / "data" / "scan" / "tools.json"
 
 
 @pytest.fixture(scope="module")
