@@ -47,11 +47,13 @@ SCORES: Mapping[str, float] = {
     "link": 1.0,
     "name": 0.8,
     "resource": 0.7,
+    "suffix": 0.3,
     "weak": 0.2,
 }
 #: containers that hold a list of the operation's own items, not another resource
 _GENERIC = frozenset(
     {
+        "item",
         "items",
         "results",
         "result",
@@ -117,7 +119,7 @@ def _singular(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "sis")):
         return word[:-1]
     return word
 
@@ -363,6 +365,12 @@ class FlowGraph:
                 prod = self._candidate(op, param, norm, p_types, f, "name", SCORES["name"])
                 if prod is not None:
                     yield prod
+        if len(words) > 1 and words[-1] not in ("id", "ids"):
+            # ``context_uri`` <- ``uri``: a field named like the parameter's last word
+            for f in self._by_leaf.get(_resource(words[-1:]), ()):
+                prod = self._candidate(op, param, norm, p_types, f, "suffix", SCORES["suffix"])
+                if prod is not None:
+                    yield prod
         if resource is None:
             return
         for f in self._by_leaf.get("id", ()):
@@ -390,14 +398,14 @@ class FlowGraph:
             for i, seg in enumerate(segments):
                 if seg == "{" + name + "}" and i > 0 and "{" not in segments[i - 1]:
                     return _resource(_words(segments[i - 1]))
-            # ``ids`` in the query of ``PUT /me/albums``: the ids of the path's resource
-            return self._facts[op.name].last or None
-        words = [w for w in _words(op.name) if w not in _METHODS]
-        if "id" in words:
-            i = words.index("id")
-            if i > 0:
-                return _resource(words[i - 1 : i])
-        return None
+        else:
+            words = [w for w in _words(op.name) if w not in _METHODS]
+            if "id" in words:
+                i = words.index("id")
+                if i > 0:
+                    return _resource(words[i - 1 : i])
+        # ``ids`` in the query of ``PUT /me/albums``: the ids of the path's resource
+        return self._facts[op.name].last or None
 
     def _candidate(
         self,
@@ -427,6 +435,10 @@ class FlowGraph:
         if via == "resource" and "[]" in f.steps:
             score += 0.01  # a list of them (a search, a listing) is where one picks one
         score -= 0.03 * facts.needs_ids
+        if "search" in facts.literals:
+            score += 0.02  # a search is how a name the user gave becomes an id
+        if via in ("name", "suffix") and f.container == self._facts[op.name].last:
+            score += 0.05  # `uris` of POST /playlists/{id}/tracks: a track's uri
         return Producer(f.op.name, f.path, f.schema, via, round(score, 4))
 
     # -- links and overrides --------------------------------------------------------
