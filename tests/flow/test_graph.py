@@ -206,3 +206,21 @@ def test_descriptive_names_rank_below_identifiers() -> None:
     assert (top.operation, top.path, top.via) == ("Tracks", "items[].uri", "suffix")
     # ...but `response_type` is not fed by any `type`
     assert graph.producers("Rename", "response_type") == []
+
+
+def test_api_bank_token_comes_from_get_user_token(shared_data_dir: Path) -> None:
+    """API-Bank's 49 level-1 docs: every API taking a `token` is fed by GetUserToken."""
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[2])
+    if repo not in sys.path:  # benchmarks/ is a folder of scripts, not an installed package
+        sys.path.insert(0, repo)
+    from benchmarks._datasets import api_bank_doc_set
+
+    catalog = ApiCatalog.from_tools(api_bank_doc_set())
+    graph = FlowGraph.from_catalog(catalog)
+    takers = [op.name for op in catalog if op.parameter("token") is not None]
+    assert len(takers) >= 15
+    for name in takers:
+        found = graph.producers(name, "token")
+        assert ("GetUserToken", "token") in [(p.operation, p.path) for p in found[:2]], name
