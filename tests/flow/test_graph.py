@@ -224,3 +224,41 @@ def test_api_bank_token_comes_from_get_user_token(shared_data_dir: Path) -> None
     for name in takers:
         found = graph.producers(name, "token")
         assert ("GetUserToken", "token") in [(p.operation, p.path) for p in found[:2]], name
+
+
+def test_ids_a_collection_lists_are_that_collections() -> None:
+    item = {"type": "object", "properties": {"id": STR}}
+
+    def get(op_id: str, schema: dict[str, Any], params: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {
+            "get": {
+                "operationId": op_id,
+                "description": "the current user",
+                "parameters": [
+                    {"name": p, "in": "path", "required": True, "schema": STR} for p in params
+                ],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": schema}},
+                    }
+                },
+            }
+        }
+
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/me": get("getMe", item),
+            "/me/playlists": get(
+                "myPlaylists",
+                {"type": "object", "properties": {"items": {"type": "array", "items": item}}},
+            ),
+            "/users/{user_id}": get("getUser", item, ("user_id",)),
+        },
+    }
+    found = FlowGraph.from_catalog(ApiCatalog.from_obj(doc)).producers("getUser", "user_id")
+    assert (found[0].operation, found[0].via) == ("getMe", "resource")
+    listed = [p for p in found if p.operation == "myPlaylists"]
+    assert listed and listed[0].via == "weak"  # playlist ids, whatever the text mentions
