@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from jsonschema.validators import extend
 
@@ -29,11 +29,12 @@ from autofeedback._model import Operation, Parameter
 from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
 from autofeedback._patterns import is_bounded, matches
 from autofeedback._resolve import Arg
+from autofeedback.checks._formats import FORMATS
 
 __all__ = ["accepts", "check_body", "check_value", "composed_body", "deserialize"]
 
 _INT = re.compile(r"[+-]?\d{1,30}")
-_FORMATS = FormatChecker()
+_FORMATS = FORMATS  # the asserted formats: see autofeedback.checks._formats
 # oneOf checked as anyOf: see the module docstring; patterns on the linear-time engine
 # (autofeedback._patterns), never Python's backtracking re
 _Validator = extend(  # type: ignore[no-untyped-call]
@@ -504,7 +505,9 @@ def _pattern_format(source: str) -> Callable[[Any], bool]:
 
 def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]]) -> Any:
     """``schema`` with every ``pattern`` moved into an ``allOf`` part whose custom
-    ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback._patterns`."""
+    ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback._patterns`,
+    and without the formats that are not asserted (fastjsonschema would refuse to compile
+    a schema naming a format it does not know, ``int32`` say)."""
     if isinstance(schema, list):
         return [_patterns_as_formats(s, formats) for s in schema]
     if not isinstance(schema, Mapping):
@@ -517,6 +520,8 @@ def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]])
             out[key] = _patterns_as_formats(value, formats)
         elif key != "pattern":
             out[key] = value
+    if "format" in out and not (isinstance(out["format"], str) and out["format"] in formats):
+        del out["format"]  # a format that is not asserted, as in the detailed checks
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         name = f"autofeedback-pattern-{len(formats)}"
