@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autofeedback import ApiCatalog, Scanner
+from autofeedback import ApiCatalog, InvalidPatternWarning, Scanner
 from autofeedback._patterns import (
     BOUNDED_TIMEOUT,
     InvalidPattern,
@@ -23,7 +23,6 @@ from autofeedback._patterns import (
     is_valid,
     matches,
 )
-from autofeedback._specs._regexes import InvalidPatternWarning
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "^(a+)+$"
