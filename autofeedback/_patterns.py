@@ -545,10 +545,67 @@ def _additional_properties(validator: Any, additional: Any, instance: Any, schem
         yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
 
 
-#: ``pattern``, ``patternProperties`` and ``additionalProperties`` on the engines above,
-#: for ``jsonschema.validators.extend``: jsonschema's own use Python's backtracking ``re``.
+def _evaluated(validator: Any, instance: Any, schema: Any, depth: int = 0) -> set[Any]:
+    """The keys of ``instance`` that ``schema`` evaluates (what ``unevaluatedProperties``
+    does not see), after jsonschema's ``find_evaluated_property_keys_by_schema`` with
+    ``patternProperties`` on the engines above. Schemas here are loaded ones, their
+    ``$ref``s already expanded."""
+    if not isinstance(schema, dict) or depth > 32:
+        return set()
+    keys: set[Any] = set()
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        sub = schema.get(keyword)
+        if sub is not None:
+            keys |= {k for k, v in instance.items() if validator.evolve(schema=sub).is_valid(v)}
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict):
+        keys |= {k for k in instance if _covered(k, patterns)}
+    dependent = schema.get("dependentSchemas")
+    if isinstance(dependent, dict):
+        for name, sub in dependent.items():
+            if name in instance:
+                keys |= _evaluated(validator, instance, sub, depth + 1)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(keyword) or []:
+            if validator.evolve(schema=sub).is_valid(instance):
+                keys |= _evaluated(validator, instance, sub, depth + 1)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated(validator, instance, schema["if"], depth + 1)
+            keys |= _evaluated(validator, instance, schema.get("then"), depth + 1)
+        else:
+            keys |= _evaluated(validator, instance, schema.get("else"), depth + 1)
+    return keys
+
+
+def _unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated(validator, instance, schema)
+    bad = [
+        key
+        for key in instance
+        if key not in evaluated and not validator.evolve(schema=unevaluated).is_valid(instance[key])
+    ]
+    if bad:
+        listed = ", ".join(repr(k) for k in sorted(bad, key=str))
+        if unevaluated is False:
+            yield ValidationError(f"Unevaluated properties are not allowed ({listed} unexpected)")
+        else:
+            yield ValidationError(
+                f"Unevaluated properties are not valid under the given schema ({listed})"
+            )
+
+
+#: ``pattern``, ``patternProperties``, ``additionalProperties`` and
+#: ``unevaluatedProperties`` on the engines above, for ``jsonschema.validators.extend``:
+#: jsonschema's own use Python's backtracking ``re``.
 KEYWORDS: dict[str, Any] = {
     "pattern": _pattern,
     "patternProperties": _pattern_properties,
     "additionalProperties": _additional_properties,
+    "unevaluatedProperties": _unevaluated_properties,
 }

@@ -241,3 +241,34 @@ def test_valid_patterns_load_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ApiCatalog.from_tools([_TOOL])
+
+
+def test_unevaluated_properties_beside_a_hostile_pattern_returns_at_once() -> None:
+    # jsonschema's unevaluatedProperties matches patternProperties with Python's re
+    tool = {
+        "name": "tag",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "meta": {
+                    "type": "object",
+                    "patternProperties": {HOSTILE: {"type": "integer"}},
+                    "unevaluatedProperties": False,
+                }
+            },
+        },
+    }
+    out = _run(
+        f"""
+        import json, time
+        from autofeedback import ApiCatalog, Scanner
+        scanner = Scanner(ApiCatalog.from_tools([json.loads({json.dumps(json.dumps(tool))})]),
+                          retriever=None)
+        started = time.perf_counter()
+        bad = scanner.scan({{"name": "tag", "arguments": {{"meta": {{{ATTACK!r}: 1}}}}}})
+        good = scanner.scan({{"name": "tag", "arguments": {{"meta": {{"aaa": 1}}}}}})
+        print(bad.code if bad else None, good, round(time.perf_counter() - started, 3))
+        """
+    )
+    bad, good, took = out.split()
+    assert (bad, good) == ("E4.2", "None") and float(took) < 2
