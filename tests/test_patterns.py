@@ -272,3 +272,27 @@ def test_unevaluated_properties_beside_a_hostile_pattern_returns_at_once() -> No
     )
     bad, good, took = out.split()
     assert (bad, good) == ("E4.2", "None") and float(took) < 2
+
+
+def test_exporting_a_spec_whose_example_meets_its_own_hostile_pattern_returns_at_once() -> None:
+    # the export (to_openapi, the sandbox's start) drops examples that break their schema
+    tool = {
+        "name": "tag",
+        "parameters": {
+            "type": "object",
+            "properties": {"label": {"type": "string", "pattern": HOSTILE, "example": ATTACK}},
+        },
+    }
+    out = _run(
+        f"""
+        import json, time
+        from autofeedback import ApiCatalog, Sandbox, to_openapi
+        catalog = ApiCatalog.from_tools([json.loads({json.dumps(json.dumps(tool))})])
+        started = time.perf_counter()
+        document = to_openapi(catalog)
+        with Sandbox(catalog):
+            pass
+        print(round(time.perf_counter() - started, 3))
+        """
+    )
+    assert float(out) < 5
