@@ -115,6 +115,35 @@ def test_any_pattern_against_any_value_is_quick_and_never_raises(pattern: str, t
     assert time.perf_counter() - started < 1.0
 
 
+_ANY_PATTERN = st.one_of(
+    st.lists(st.sampled_from(_PATTERN_CHARS), max_size=24).map("".join),
+    st.text(max_size=16),
+    st.sampled_from([HOSTILE, "(x+x+)+y", r"^(\w+\s?)*$", r"(a+)+\1$"]),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_ANY_PATTERN, st.one_of(st.text(max_size=60), st.just(ATTACK)))
+def test_any_spec_pattern_in_a_scan_is_quick_and_never_an_e1(pattern: str, text: str) -> None:
+    tool = {
+        "name": "f",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "s": {"type": "string", "pattern": pattern},
+                "m": {"type": "object", "patternProperties": {pattern: {"type": "integer"}}},
+            },
+        },
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InvalidPatternWarning)  # "((" is dropped at load
+        scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    started = time.perf_counter()
+    found = list(scanner.iter_findings({"name": "f", "arguments": {"s": text, "m": {text: 1}}}))
+    assert time.perf_counter() - started < 1.0
+    assert all(f.code != "E1" for f in found), found
+
+
 # -- every path a spec pattern reaches returns at once -------------------------------------
 
 _TOOL = {
