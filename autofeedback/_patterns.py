@@ -51,6 +51,10 @@ __all__ = [
 
 #: Seconds one search by the bounded (backtracking) matcher may take.
 BOUNDED_TIMEOUT = 0.2
+# RE2's memory bound per compiled pattern (its default; ^\p{L}{1,255}$ needs more than
+# 2 MiB): a pattern past it goes to the bounded matcher. With at most 1,024 patterns
+# cached, a spec of thousands of patterns cannot make the cache grow without end.
+_RE2_MEMORY = 8 << 20
 
 
 class InvalidPattern(ValueError):
@@ -199,7 +203,7 @@ def compile_pattern(source: str) -> Pattern:
     return compiled
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _compile(source: str) -> Pattern | str:
     """The compiled pattern, or why it is not one (cached either way)."""
     if not isinstance(source, str):
@@ -214,6 +218,7 @@ def _compile(source: str) -> Pattern | str:
         try:
             options = re2.Options()
             options.log_errors = False
+            options.max_mem = _RE2_MEMORY
             return Pattern(source, False, re2.compile(translated, options))
         except re2.error:
             pass  # too large for RE2's memory bound, or a syntax RE2 refuses
