@@ -33,7 +33,8 @@ def drop_invalid_patterns(ops: list[Operation], source: str) -> list[Operation]:
     >>> from autofeedback._model import Parameter
     >>> op = Operation("f", parameters=(Parameter("a", "argument", {"pattern": "(("}),))
     >>> import warnings
-    >>> with warnings.catch_warnings(record=True):
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
     ...     drop_invalid_patterns([op], "<tools>")[0].parameters[0].schema
     {}
     """
