@@ -325,3 +325,23 @@ def test_exporting_a_spec_whose_example_meets_its_own_hostile_pattern_returns_at
         """
     )
     assert float(out) < 5
+
+
+def test_a_finding_from_the_bounded_matcher_says_so() -> None:
+    tool = {
+        "name": "pair",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "twice": {"type": "string", "pattern": r"^(\w+)-\1$"},
+                "plain": {"type": "string", "pattern": r"^\w+$"},
+            },
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    assert scanner.scan({"name": "pair", "arguments": {"twice": "ab-ab"}}) is None
+    bounded = scanner.scan({"name": "pair", "arguments": {"twice": "ab-cd"}})
+    assert bounded is not None and bounded.code == "E4.2"
+    assert "pattern checked with a bounded matcher" in bounded.message
+    linear = scanner.scan({"name": "pair", "arguments": {"plain": "a b"}})
+    assert linear is not None and "bounded" not in linear.message
