@@ -85,7 +85,8 @@ def test_a_bounded_search_that_runs_out_of_time_decides_nothing() -> None:
     assert compiled.bounded
     started = time.perf_counter()
     assert compiled.search("a" * 5000) in (None, False)
-    assert time.perf_counter() - started < BOUNDED_TIMEOUT + 0.8
+    # a hang is minutes; the margin only absorbs a loaded CI machine's scheduling
+    assert time.perf_counter() - started < BOUNDED_TIMEOUT + 5
 
 
 @pytest.mark.parametrize("pattern", ["((", "[z-a]", "*a", r"\p{NoSuchThing}", "a{3,1}", "a\\"])
@@ -112,7 +113,8 @@ def test_any_pattern_against_any_value_is_quick_and_never_raises(pattern: str, t
     started = time.perf_counter()
     result = matches(pattern, text)
     assert result in (True, False, None)
-    assert time.perf_counter() - started < 1.0
+    # a catastrophic backtrack is minutes; the margin absorbs a loaded machine
+    assert time.perf_counter() - started < 5.0
 
 
 _ANY_PATTERN = st.one_of(
@@ -140,7 +142,7 @@ def test_any_spec_pattern_in_a_scan_is_quick_and_never_an_e1(pattern: str, text:
         scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
     started = time.perf_counter()
     found = list(scanner.iter_findings({"name": "f", "arguments": {"s": text, "m": {text: 1}}}))
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 5.0
     assert all(f.code != "E1" for f in found), found
 
 
