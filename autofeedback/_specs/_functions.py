@@ -1,5 +1,6 @@
 """Function-style specs: OpenAI tools (``[{"type": "function", "function": {...}}]``),
-bare function lists, one function, and BFCL functions, whose type names (``dict``,
+bare function lists, one function, MCP tools (``{"name", "description", "inputSchema"}``,
+as ``tools/list`` returns them), and BFCL functions, whose type names (``dict``,
 ``float``, ``tuple``, ``any``) are mapped to JSON Schema. API-Bank docs are read by
 :mod:`autofeedback._specs._apibank`."""
 
@@ -33,7 +34,11 @@ def load_callables(
             ops.append(_load_function(item["function"], source, join(where, "function")))
         elif "input_parameters" in item or "output_parameters" in item:
             ops.append(load_api_bank(item, source, where))
-        elif "parameters" in item or ("name" in item and ("description" in item or len(item) == 1)):
+        elif (
+            "parameters" in item
+            or "inputSchema" in item
+            or ("name" in item and ("description" in item or len(item) == 1))
+        ):
             ops.append(_load_function(item, source, where))
         else:
             raise SpecError(
@@ -48,25 +53,27 @@ def load_callables(
 
 def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
     name = name_of(fn, source, where, "function")
-    params_schema = fn.get("parameters")
+    # an MCP tool names its argument schema ``inputSchema``
+    key = "parameters" if "parameters" in fn or "inputSchema" not in fn else "inputSchema"
+    params_schema = fn.get(key)
     if params_schema is None:
         params_schema = {}
     if not isinstance(params_schema, dict):
         raise SpecError(
-            "'parameters' must be a JSON Schema object",
+            f"'{key}' must be a JSON Schema object",
             source=source,
-            where=join(where, "parameters"),
+            where=join(where, key),
         )
     # Pydantic-made tools carry $defs and local refs: resolve them against the schema.
     resolver = Resolver(params_schema, source, None)
-    resolved = resolver.schema(params_schema, join(where, "parameters"), fold_nullable=False)
+    resolved = resolver.schema(params_schema, join(where, key), fold_nullable=False)
     resolved = _bfcl_schema(resolved)
     properties = resolved.get("properties") or {}
     if not isinstance(properties, dict):
         raise SpecError(
             "'properties' must be an object",
             source=source,
-            where=join(where, "parameters.properties"),
+            where=join(where, f"{key}.properties"),
         )
     required = required_names(resolved)
     parameters: list[Parameter] = []
