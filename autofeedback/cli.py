@@ -176,6 +176,7 @@ def _parser() -> argparse.ArgumentParser:
         "APIs with documented parameters (default on for local models; an "
         "OpenAI-compatible server needs structured outputs)",
     )
+    _mcp_proxy_parser(sub)
     return p
 
 
@@ -232,6 +233,8 @@ def run(
             return _index(args, out)
         if args.command == "run":
             return _run_loop(args, out)
+        if args.command == "mcp-proxy":
+            return _mcp_proxy(args, err)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{exc}\n")
@@ -701,3 +704,73 @@ def _print_attempt(console: Any, attempt: Any) -> None:
         body.append(f"{attempt.feedback_kind} feedback:\n", style="bold magenta")
         body.append(attempt.feedback)
     console.print(Panel(body, title=f"attempt {attempt.number}", expand=False))
+
+
+# -- mcp-proxy ----------------------------------------------------------------------
+
+
+def _mcp_proxy_parser(sub: Any) -> None:
+    m = sub.add_parser(
+        "mcp-proxy",
+        help="an MCP server in front of another: checks every tools/call against its tools",
+        description="Sit between an MCP client and an MCP server: unknown tools get -32602 "
+        "with a suggestion, bad arguments an isError result with feedback, valid calls go "
+        "through unchanged. Example: autofeedback mcp-proxy -- python weather.py",
+    )
+    m.add_argument(
+        "server_command",
+        nargs="*",
+        metavar="-- COMMAND [ARG ...]",
+        help="launch the real server as a stdio subprocess",
+    )
+    m.add_argument("--upstream-url", help="a streamable-HTTP server, e.g. http://127.0.0.1:8001/mcp")
+    m.add_argument(
+        "--transport",
+        choices=["stdio", "streamable-http"],
+        default="stdio",
+        help="how the proxy serves its client (default stdio)",
+    )
+    m.add_argument("--port", type=int, default=8000, help="streamable-http port on 127.0.0.1")
+    m.add_argument("--log", help="append a JSON line per decision (credentials redacted)")
+    m.add_argument(
+        "--repeat-limit",
+        type=int,
+        default=3,
+        help="the N-th identical rejected call gets a firm stop (0: never; default 3)",
+    )
+    m.add_argument("--no-semantic", action="store_true", help="spelling suggestions only, no model")
+    m.add_argument(
+        "--no-explain-errors",
+        action="store_true",
+        help="pass a terse server error back without the tool's documentation",
+    )
+    m.add_argument("--timeout", type=float, default=300.0, help="per upstream request, seconds")
+
+
+def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        err.write(
+            "autofeedback mcp-proxy: the MCP SDK is not installed: "
+            "pip install 'autofeedback[mcp]'\n"
+        )
+        return 2
+    from autofeedback.integrations._mcp_proxy import McpProxyOptions, run_mcp_proxy
+
+    command = list(args.server_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    options = McpProxyOptions(
+        command=command,
+        upstream_url=args.upstream_url,
+        transport=args.transport,
+        port=args.port,
+        log=Path(args.log) if args.log else None,
+        repeat_limit=args.repeat_limit,
+        retriever=None if args.no_semantic else "auto",
+        explain_errors=not args.no_explain_errors,
+        timeout=args.timeout,
+        stderr=err,
+    )
+    return run_mcp_proxy(options)
