@@ -157,6 +157,7 @@ class McpProxy:
             on_list_tools=self._on_list_tools,
             on_call_tool=self._on_call_tool,
         )
+        self._pass_through(init.capabilities if init is not None else None)
 
     # -- upstream -------------------------------------------------------------------
 
@@ -369,6 +370,59 @@ class McpProxy:
             doc += f" Arguments: {params}."
         note = types.TextContent(type="text", text=self.gate.redact(doc))
         return result.model_copy(update={"content": [*result.content, note]})
+
+    def _pass_through(self, capabilities: types.ServerCapabilities | None) -> None:
+        """Prompts and resources the server offers go through untouched (only tools are
+        checked); registering a handler is what makes the proxy advertise the capability."""
+        if capabilities is None:
+            return
+        forwarded: list[tuple[str, type[Any], type[Any], type[Any]]] = []
+        if capabilities.prompts is not None:
+            forwarded += [
+                (
+                    "prompts/list",
+                    types.PaginatedRequestParams,
+                    types.ListPromptsRequest,
+                    types.ListPromptsResult,
+                ),
+                (
+                    "prompts/get",
+                    types.GetPromptRequestParams,
+                    types.GetPromptRequest,
+                    types.GetPromptResult,
+                ),
+            ]
+        if capabilities.resources is not None:
+            forwarded += [
+                (
+                    "resources/list",
+                    types.PaginatedRequestParams,
+                    types.ListResourcesRequest,
+                    types.ListResourcesResult,
+                ),
+                (
+                    "resources/templates/list",
+                    types.PaginatedRequestParams,
+                    types.ListResourceTemplatesRequest,
+                    types.ListResourceTemplatesResult,
+                ),
+                (
+                    "resources/read",
+                    types.ReadResourceRequestParams,
+                    types.ReadResourceRequest,
+                    types.ReadResourceResult,
+                ),
+            ]
+        for method, params_type, request_type, result_type in forwarded:
+            self.server.add_request_handler(
+                method, params_type, self._forwarder(request_type, result_type)
+            )
+
+    def _forwarder(self, request_type: type[Any], result_type: type[Any]) -> Any:
+        async def forward(ctx: ServerRequestContext[Any], params: Any) -> Any:
+            return await self.upstream.send_request(request_type(params=params), result_type)
+
+        return forward
 
     # -- serving ----------------------------------------------------------------------
 

@@ -160,7 +160,7 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
     assert "sk-live-12345678" not in text and "[REDACTED]" in text
 
 
-def test_stdio_proxy_passes_on_tools_list_changed(tmp_path: Path) -> None:
+def test_stdio_proxy_passes_on_list_changed_prompts_and_resources(tmp_path: Path) -> None:
     async def scenario() -> tuple[list[Any], list[str], types.CallToolResult]:
         notified: list[Any] = []
 
@@ -179,6 +179,19 @@ def test_stdio_proxy_passes_on_tools_list_changed(tmp_path: Path) -> None:
                     await anyio.sleep(0.05)
                 after = [t.name for t in (await client.list_tools()).tools]
                 result = await client.call_tool("beta_forecast", {"city": "Oslo"})
+                # prompts and resources are not checked, only passed through
+                prompts = await client.list_prompts()
+                prompt = await client.get_prompt("trip", {"city": "Lima"})
+                resources = await client.list_resources()
+                cities = await client.read_resource("data://cities")
+        assert [p.name for p in prompts.prompts] == ["trip"]
+        assert prompt.messages[0].content == types.TextContent(
+            type="text", text="Plan a trip to Lima."
+        )
+        assert [str(r.uri) for r in resources.resources] == ["data://cities"]
+        assert [c.text for c in cities.contents if isinstance(c, types.TextResourceContents)] == [
+            "Paris\nLima\nOslo"
+        ]
         return notified, after, result
 
     notified, after, result = anyio.run(scenario)

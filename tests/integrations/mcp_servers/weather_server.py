@@ -5,7 +5,8 @@
 streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``search_flights``
 (nested object and array arguments), ``tag_items`` (a schema providers reject),
 ``enable_beta`` (adds a tool and sends ``notifications/tools/list_changed``),
-``lookup_order`` (fails with a terse error) and ``echo`` (for the latency benchmark).
+``lookup_order`` (fails with a terse error) and ``echo`` (for the latency benchmark); one
+prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
 """
 
 from __future__ import annotations
@@ -120,8 +121,36 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     )
 
 
+async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=[types.Prompt(name="trip", description="Plan a trip")])
+
+
+async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    text = f"Plan a trip to {(params.arguments or {}).get('city', 'somewhere')}."
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+    return types.GetPromptResult(messages=[message])
+
+
+async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[types.Resource(name="cities", uri="data://cities")])
+
+
+async def read_resource(
+    ctx: Any, params: types.ReadResourceRequestParams
+) -> types.ReadResourceResult:
+    contents = types.TextResourceContents(uri=params.uri, text="Paris\nLima\nOslo")
+    return types.ReadResourceResult(contents=[contents])
+
+
 server: Server[Any] = Server(
-    "weather", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool
+    "weather",
+    version="1.0",
+    on_list_tools=list_tools,
+    on_call_tool=call_tool,
+    on_list_prompts=list_prompts,
+    on_get_prompt=get_prompt,
+    on_list_resources=list_resources,
+    on_read_resource=read_resource,
 )
 
 
