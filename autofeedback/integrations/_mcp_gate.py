@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
@@ -102,10 +103,17 @@ class ToolGate:
         self._scanner: Scanner | None = None
         self._names: frozenset[str] = frozenset()
         self._rejected: OrderedDict[tuple[Hashable, str, str], int] = OrderedDict()
+        # the proxy checks calls in worker threads; one at a time keeps the lazily loaded
+        # model and the repeat counts consistent (the scan holds the GIL anyway)
+        self._lock = threading.Lock()
 
     def load(self, tools: Sequence[Mapping[str, Any]]) -> list[SchemaIssue]:
         """Take a fresh ``tools/list``: repair the schemas, rebuild the catalog; returns
         the schema issues found (also kept in :attr:`issues`)."""
+        with self._lock:
+            return self._load(tools)
+
+    def _load(self, tools: Sequence[Mapping[str, Any]]) -> list[SchemaIssue]:
         fixed: list[dict[str, Any]] = []
         issues: list[SchemaIssue] = []
         catalogs: list[ApiCatalog] = []
@@ -149,6 +157,12 @@ class ToolGate:
         self, name: str, arguments: Mapping[str, Any] | None, *, conversation: Hashable = None
     ) -> Decision:
         """The decision for one ``tools/call`` of ``conversation`` (a client session)."""
+        with self._lock:
+            return self._check(name, arguments, conversation)
+
+    def _check(
+        self, name: str, arguments: Mapping[str, Any] | None, conversation: Hashable
+    ) -> Decision:
         args = dict(arguments or {})
         if name in self.unchecked:
             return Decision("forward", name)

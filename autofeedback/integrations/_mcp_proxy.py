@@ -206,7 +206,8 @@ class McpProxy:
             proxy._dispatcher = dispatcher
             holder.append(proxy)
             stack.callback(proxy.log.close)
-            await proxy.refresh()
+            if session.server_capabilities is None or session.server_capabilities.tools:
+                await proxy.refresh()  # a server without tools has nothing to list
             yield proxy
 
     async def refresh(self) -> None:
