@@ -148,6 +148,22 @@ class ToolGate:
     def __contains__(self, name: object) -> bool:
         return name in self._names
 
+    def needs_model(self, name: str, arguments: Mapping[str, Any] | None) -> bool:
+        """Whether checking this call may use the embedding model (an unknown tool or
+        argument name, with a retriever configured): the proxy then checks it off the
+        event loop.
+
+        >>> ToolGate(retriever=None).needs_model("anything", {})
+        False
+        """
+        if self.retriever is None or name in self.unchecked:
+            return False
+        op = self.catalog.get(name) if self.catalog is not None else None
+        if op is None:
+            return True
+        documented = {p.name for p in op.parameters}
+        return any(key not in documented for key in arguments or {})
+
     def redact(self, value: Any) -> Any:
         """``value`` with credentials masked, the listed tools' credential names included."""
         names = auth_names(self.catalog) if self.catalog is not None else ()

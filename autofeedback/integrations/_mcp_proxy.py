@@ -299,9 +299,13 @@ class McpProxy:
             # a server may add tools without notifying: look again before rejecting
             with contextlib.suppress(Exception):
                 await self.refresh()
-        decision = await anyio.to_thread.run_sync(
-            lambda: self.gate.check(name, arguments, conversation=conversation)
-        )
+        if self.gate.needs_model(name, arguments):
+            # loading or running the embedding model must not stall the other requests
+            decision = await anyio.to_thread.run_sync(
+                lambda: self.gate.check(name, arguments, conversation=conversation)
+            )
+        else:  # microseconds: cheaper than the hop to a worker thread
+            decision = self.gate.check(name, arguments, conversation=conversation)
         logged = {
             "arguments": self.gate.redact(arguments),
             **decision.as_log(),
