@@ -42,6 +42,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -103,6 +104,24 @@ class McpProxyOptions:
             raise ConfigurationError("--repeat-limit must be 0 (off) or more")
 
 
+class _ProxyServer(Server[Any]):
+    """The SDK's low-level server, advertising ``tools.listChanged`` on every transport:
+    the streamable-HTTP session manager asks for the default initialization options, which
+    would not say that the proxy passes the server's ``list_changed`` on."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 class _Log:
     """JSON lines, one per decision; every record passes through :func:`redact`."""
 
@@ -150,7 +169,7 @@ class McpProxy:
         self._tools: list[types.Tool] = []
         init = upstream.initialize_result
         info = init.server_info if init is not None else None
-        self.server: Server[Any] = Server(
+        self.server: Server[Any] = _ProxyServer(
             info.name if info is not None else "autofeedback-mcp-proxy",
             version=info.version if info is not None else "",
             instructions=init.instructions if init is not None else None,
@@ -435,9 +454,7 @@ class McpProxy:
         """Serve the client until it disconnects (stdio) or the task is cancelled (HTTP)."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch_list_changed)
-            options = self.server.create_initialization_options(
-                NotificationOptions(tools_changed=True)
-            )
+            options = self.server.create_initialization_options()
             if self.options.transport == "stdio":
                 async with stdio_server() as (read, write):
                     await self.server.run(read, write, options)

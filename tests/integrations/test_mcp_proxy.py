@@ -256,7 +256,9 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
                 streamable_http_client(f"http://127.0.0.1:{own}/mcp") as (read, write),
                 ClientSession(read, write) as client,
             ):
-                await client.initialize()
+                init = await client.initialize()
+                assert init.capabilities.tools is not None
+                assert init.capabilities.tools.list_changed  # passed on over HTTP too
                 ok = await client.call_tool("get_weather", {"city": "Lima"})
                 bad = await client.call_tool("get_weather", {"city": "Lima", "units": "kelvin"})
                 with pytest.raises(MCPError) as unknown:
