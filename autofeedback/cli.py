@@ -725,6 +725,13 @@ def _mcp_proxy_parser(sub: Any) -> None:
     )
     m.add_argument("--upstream-url", help="a streamable-HTTP server, e.g. http://127.0.0.1:8001/mcp")
     m.add_argument(
+        "--upstream-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header for every request to --upstream-url (repeatable; never logged)",
+    )
+    m.add_argument(
         "--transport",
         choices=["stdio", "streamable-http"],
         default="stdio",
@@ -761,8 +768,16 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
     command = list(args.server_command)
     if command[:1] == ["--"]:
         command = command[1:]
+    headers = []
+    for header in args.upstream_header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            err.write("autofeedback mcp-proxy: error: --upstream-header wants 'NAME: VALUE'\n")
+            return 2
+        headers.append((name.strip(), value.strip()))
     options = McpProxyOptions(
         command=command,
+        upstream_headers=headers,
         upstream_url=args.upstream_url,
         transport=args.transport,
         port=args.port,

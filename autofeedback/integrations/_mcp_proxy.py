@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -84,6 +85,7 @@ class McpProxyOptions:
     retriever: Any = "auto"
     explain_errors: bool = True
     timeout: float = 300.0
+    upstream_headers: Sequence[tuple[str, str]] = ()
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
 
     def check(self) -> None:
@@ -100,6 +102,8 @@ class McpProxyOptions:
             raise ConfigurationError(f"unknown transport {self.transport!r}")
         if self.host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError("the proxy serves on the loopback interface only")
+        if self.upstream_headers and not self.upstream_url:
+            raise ConfigurationError("--upstream-header needs --upstream-url")
         if self.repeat_limit < 0:
             raise ConfigurationError("--repeat-limit must be 0 (off) or more")
 
@@ -149,11 +153,12 @@ class _Log:
 class McpProxy:
     """The proxy over one connected upstream session; build with :meth:`connect`.
 
-    >>> import anyio
-    >>> async def main() -> None:  # doctest: +SKIP
-    ...     opts = McpProxyOptions(command=["python", "weather.py"])
-    ...     async with McpProxy.connect(opts) as proxy:
-    ...         await proxy.serve()
+        >>> import anyio
+    import httpx2
+        >>> async def main() -> None:  # doctest: +SKIP
+        ...     opts = McpProxyOptions(command=["python", "weather.py"])
+        ...     async with McpProxy.connect(opts) as proxy:
+        ...         await proxy.serve()
     """
 
     def __init__(self, upstream: ClientSession, options: McpProxyOptions) -> None:
@@ -199,8 +204,16 @@ class McpProxy:
                 )
             else:
                 assert options.upstream_url is not None
+                # the SDK's defaults (30 s, 300 s to read a held-open stream), plus the
+                # headers the server wants (a bearer token); they are never logged
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(
+                        headers=dict(options.upstream_headers),
+                        timeout=httpx2.Timeout(30.0, read=max(300.0, options.timeout)),
+                    )
+                )
                 read, write = await stack.enter_async_context(
-                    streamable_http_client(options.upstream_url)
+                    streamable_http_client(options.upstream_url, http_client=http)
                 )
             dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
             holder: list[McpProxy] = []

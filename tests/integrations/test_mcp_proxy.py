@@ -248,9 +248,12 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
         str(own),
         "--log",
         str(tmp_path / "log.jsonl"),
+        "--upstream-header",
+        "Authorization: Bearer test-token",
     ]
 
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, MCPError]:
+        nonlocal account
         with anyio.fail_after(LIMIT * 2):
             async with (
                 streamable_http_client(f"http://127.0.0.1:{own}/mcp") as (read, write),
@@ -260,15 +263,20 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
                 assert init.capabilities.tools is not None
                 assert init.capabilities.tools.list_changed  # passed on over HTTP too
                 ok = await client.call_tool("get_weather", {"city": "Lima"})
+                account = await client.call_tool("account", {})
                 bad = await client.call_tool("get_weather", {"city": "Lima", "units": "kelvin"})
                 with pytest.raises(MCPError) as unknown:
                     await client.call_tool("weather_now", {"city": "Lima"})
         return ok, bad, unknown.value
 
+    account: types.CallToolResult | None = None
     with _process([str(SERVER), "--http", str(up)], up), _process(proxy_args, own):
         ok, bad, unknown = anyio.run(scenario)
 
     assert not ok.is_error and _text(ok) == "Sunny in Lima, 21 degrees"
+    # --upstream-header reaches the server, and never the log
+    assert account is not None and not account.is_error and _text(account) == "account 7"
+    assert "test-token" not in (tmp_path / "log.jsonl").read_text()
     assert bad.is_error and "units must be one of 'metric', 'imperial'" in _text(bad)
     assert unknown.code == types.INVALID_PARAMS
     # no shared spelling with 'weather_now': the embedding model finds the tool

@@ -5,8 +5,9 @@
 streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``search_flights``
 (nested object and array arguments), ``tag_items`` (a schema providers reject),
 ``enable_beta`` (adds a tool and sends ``notifications/tools/list_changed``),
-``lookup_order`` (fails with a terse error) and ``echo`` (for the latency benchmark); one
-prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
+``lookup_order`` (fails with a terse error), ``account`` (needs the header
+``Authorization: Bearer test-token`` over HTTP) and ``echo`` (for the latency benchmark);
+one prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
     {
+        "name": "account",
+        "description": "The caller's account (HTTP only, with a bearer token).",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "echo",
         "description": "Return the arguments as given.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
@@ -103,6 +109,13 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         state["beta"] = True
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=[types.TextContent(type="text", text="beta on")])
+    if params.name == "account":
+        headers = getattr(ctx.request, "headers", None)
+        if headers is None or headers.get("authorization") != "Bearer test-token":
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text="unauthorized")], is_error=True
+            )
+        return types.CallToolResult(content=[types.TextContent(type="text", text="account 7")])
     if params.name == "lookup_order":
         return types.CallToolResult(
             content=[types.TextContent(type="text", text="bad id")], is_error=True
