@@ -46,6 +46,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
@@ -345,7 +346,9 @@ class McpProxy:
         if decision.action == "forward":
             try:
                 result = await self.upstream.send_request(
-                    types.CallToolRequest(params=params), types.CallToolResult
+                    types.CallToolRequest(params=params),
+                    types.CallToolResult,
+                    progress_callback=self._progress_relay(ctx, params),
                 )
             except MCPError as exc:
                 self.log.write(
@@ -385,6 +388,23 @@ class McpProxy:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=decision.feedback)], is_error=True
         )
+
+    def _progress_relay(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> ProgressFnT | None:
+        """Pass the server's progress on under the client's own token, when it asked for
+        progress (the SDK gives the upstream request a token of its own)."""
+        token = (params.meta or {}).get("progress_token")
+        if token is None:
+            return None
+        related = None if ctx.request_id is None else str(ctx.request_id)
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.session.send_progress_notification(
+                token, progress, total, message, related_request_id=related
+            )
+
+        return relay
 
     def _explain(self, name: str, result: types.CallToolResult) -> types.CallToolResult | None:
         """A terse ``isError`` result with the tool's documentation added, else ``None``."""

@@ -160,9 +160,10 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
     assert "sk-live-12345678" not in text and "[REDACTED]" in text
 
 
-def test_stdio_proxy_passes_on_list_changed_prompts_and_resources(tmp_path: Path) -> None:
+def test_stdio_proxy_passes_on_list_changed_progress_prompts_and_resources(tmp_path: Path) -> None:
     async def scenario() -> tuple[list[Any], list[str], types.CallToolResult]:
         notified: list[Any] = []
+        progress: list[tuple[float, float | None, str | None]] = []
 
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
@@ -179,11 +180,19 @@ def test_stdio_proxy_passes_on_list_changed_prompts_and_resources(tmp_path: Path
                     await anyio.sleep(0.05)
                 after = [t.name for t in (await client.list_tools()).tools]
                 result = await client.call_tool("beta_forecast", {"city": "Oslo"})
+
+                async def on_progress(value: float, total: float | None, msg: str | None) -> None:
+                    progress.append((value, total, msg))
+
+                counted = await client.call_tool("count", {}, progress_callback=on_progress)
+                assert _text(counted) == "3"
                 # prompts and resources are not checked, only passed through
                 prompts = await client.list_prompts()
                 prompt = await client.get_prompt("trip", {"city": "Lima"})
                 resources = await client.list_resources()
                 cities = await client.read_resource("data://cities")
+        # the server's progress reaches the client under the client's own token
+        assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
         assert [p.name for p in prompts.prompts] == ["trip"]
         assert prompt.messages[0].content == types.TextContent(
             type="text", text="Plan a trip to Lima."

@@ -6,8 +6,8 @@ streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``searc
 (nested object and array arguments), ``tag_items`` (a schema providers reject),
 ``enable_beta`` (adds a tool and sends ``notifications/tools/list_changed``),
 ``lookup_order`` (fails with a terse error), ``account`` (needs the header
-``Authorization: Bearer test-token`` over HTTP) and ``echo`` (for the latency benchmark);
-one prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
+``Authorization: Bearer test-token`` over HTTP), ``count`` (reports progress) and
+``echo`` (for the latency benchmark); one prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
 """
 
 from __future__ import annotations
@@ -81,6 +81,11 @@ TOOLS: list[dict[str, Any]] = [
         "inputSchema": {"type": "object", "properties": {}},
     },
     {
+        "name": "count",
+        "description": "Count to three, reporting progress.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "echo",
         "description": "Return the arguments as given.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
@@ -116,6 +121,14 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
                 content=[types.TextContent(type="text", text="unauthorized")], is_error=True
             )
         return types.CallToolResult(content=[types.TextContent(type="text", text="account 7")])
+    if params.name == "count":
+        token = (params.meta or {}).get("progress_token")
+        for i in (1, 2, 3):
+            if token is not None:
+                await ctx.session.send_progress_notification(
+                    token, i, 3, f"step {i}", related_request_id=str(ctx.request_id)
+                )
+        return types.CallToolResult(content=[types.TextContent(type="text", text="3")])
     if params.name == "lookup_order":
         return types.CallToolResult(
             content=[types.TextContent(type="text", text="bad id")], is_error=True
