@@ -7,7 +7,8 @@ streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``searc
 ``enable_beta`` (adds a tool and sends ``notifications/tools/list_changed``),
 ``lookup_order`` (fails with a terse error), ``account`` (needs the header
 ``Authorization: Bearer test-token`` over HTTP), ``count`` (reports progress) and
-``echo`` (for the latency benchmark); one prompt (``trip``) and one resource (``data://cities``), which the proxy passes through.
+``echo`` (for the latency benchmark); one prompt (``trip``) and one resource
+(``data://cities``), which the proxy passes through.
 """
 
 from __future__ import annotations
