@@ -154,12 +154,10 @@ class _Log:
 class McpProxy:
     """The proxy over one connected upstream session; build with :meth:`connect`.
 
-        >>> import anyio
-    import httpx2
-        >>> async def main() -> None:  # doctest: +SKIP
-        ...     opts = McpProxyOptions(command=["python", "weather.py"])
-        ...     async with McpProxy.connect(opts) as proxy:
-        ...         await proxy.serve()
+    >>> async def main() -> None:
+    ...     opts = McpProxyOptions(command=["python", "weather.py"])
+    ...     async with McpProxy.connect(opts) as proxy:
+    ...         await proxy.serve()
     """
 
     def __init__(self, upstream: ClientSession, options: McpProxyOptions) -> None:
@@ -346,7 +344,7 @@ class McpProxy:
         if decision.action == "forward":
             try:
                 result = await self.upstream.send_request(
-                    types.CallToolRequest(params=params),
+                    types.CallToolRequest(params=_hop(params)),
                     types.CallToolResult,
                     progress_callback=self._progress_relay(ctx, params),
                 )
@@ -477,7 +475,7 @@ class McpProxy:
 
     def _forwarder(self, request_type: type[Any], result_type: type[Any]) -> Any:
         async def forward(ctx: ServerRequestContext[Any], params: Any) -> Any:
-            return await self.upstream.send_request(request_type(params=params), result_type)
+            return await self.upstream.send_request(request_type(params=_hop(params)), result_type)
 
         return forward
 
@@ -505,6 +503,29 @@ class McpProxy:
         server = uvicorn.Server(config)
         self.log.warn(f"serving on http://{self.options.host}:{self.options.port}/mcp")
         await server.serve()
+
+
+#: ``_meta`` keys that describe one hop of a 2026-07-28 connection (the client's version,
+#: identity and capabilities), not the request: the proxy's own session to the server
+#: speaks for itself, and a handshake-era server refuses a request that carries them.
+_HOP_META = frozenset(
+    {
+        types.PROTOCOL_VERSION_META_KEY,
+        types.CLIENT_INFO_META_KEY,
+        types.CLIENT_CAPABILITIES_META_KEY,
+        types.LOG_LEVEL_META_KEY,
+    }
+)
+
+
+def _hop(params: Any) -> Any:
+    """``params`` as the proxy forwards them: the client's own ``_meta`` (a progress
+    token, vendor keys) kept, the keys of its connection to the proxy dropped."""
+    meta = getattr(params, "meta", None)
+    if not meta or _HOP_META.isdisjoint(meta):
+        return params
+    kept = {k: v for k, v in meta.items() if k not in _HOP_META}
+    return params.model_copy(update={"meta": kept or None})
 
 
 def _ms(started: float) -> float:

@@ -325,3 +325,29 @@ def test_cli_reports_an_unreachable_server_in_one_line(tmp_path: Path) -> None:
     assert code == 2
     assert err.getvalue().startswith("autofeedback mcp-proxy: error: cannot reach the server")
     assert len(err.getvalue().splitlines()) == 1
+
+
+def test_a_2026_client_through_the_proxy_to_a_handshake_era_server(tmp_path: Path) -> None:
+    """The SDK's high-level ``Client`` speaks the 2026-07-28 per-request envelope; the
+    proxy's own session to the server is a handshake-era one, so the envelope's ``_meta``
+    keys must not be forwarded (the server would refuse the call)."""
+    from mcp import Client
+
+    async def scenario() -> tuple[str | None, Any, Any, MCPError]:
+        params = StdioServerParameters(
+            command=sys.executable, args=_proxied(tmp_path, "--no-semantic"), env=_env()
+        )
+        with anyio.fail_after(LIMIT):
+            async with Client(params) as client:
+                ok = await client.call_tool("get_weather", {"city": "Paris"})
+                bad = await client.call_tool("get_weather", {"City": "Paris"})
+                with pytest.raises(MCPError) as unknown:
+                    await client.call_tool("get_wether", {"city": "Paris"})
+                version = client.session.protocol_version
+        return version, ok, bad, unknown.value
+
+    version, ok, bad, unknown = anyio.run(scenario)
+    assert version == "2026-07-28"
+    assert not ok.is_error and ok.structured_content == {"city": "Paris", "temp": 21}
+    assert bad.is_error and "E3.2" in _text(bad)
+    assert unknown.code == types.INVALID_PARAMS
