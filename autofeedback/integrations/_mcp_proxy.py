@@ -103,6 +103,8 @@ class McpProxyOptions:
             raise ConfigurationError(f"unknown transport {self.transport!r}")
         if self.host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError("the proxy serves on the loopback interface only")
+        if self.log is not None and not self.log.parent.is_dir():
+            raise ConfigurationError(f"--log: no such folder: {self.log.parent}")
         if self.upstream_headers and not self.upstream_url:
             raise ConfigurationError("--upstream-header needs --upstream-url")
         if self.repeat_limit < 0:

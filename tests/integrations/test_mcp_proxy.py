@@ -304,6 +304,15 @@ def test_cli_refuses_a_missing_or_double_upstream() -> None:
         stderr=err,
     )
     assert code == 2 and len(err.getvalue().splitlines()) == 1
+    err = StringIO()
+    code = run(
+        ["mcp-proxy", "--log", "/nonexistent-folder/log.jsonl", "--", "python", "s.py"],
+        stdout=StringIO(),
+        stderr=err,
+    )
+    assert code == 2 and err.getvalue() == (
+        "autofeedback: error: --log: no such folder: /nonexistent-folder\n"
+    )
 
 
 def test_cli_names_the_extra_when_the_sdk_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
