@@ -50,6 +50,7 @@ if _TYPE_CHECKING:
     )
     from autofeedback.integrations._guard import check_tool_calls, guard, guard_tool, tool_messages
     from autofeedback.integrations._langchain import guard_langchain_tool
+    from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
     from autofeedback.loop._explain import Explanation, explain_response
     from autofeedback.loop._llm import (
         CallableLLM,
@@ -76,6 +77,8 @@ _LAZY: dict[str, str] = {
     "guard_tool": "autofeedback.integrations._guard",
     "tool_messages": "autofeedback.integrations._guard",
     "guard_langchain_tool": "autofeedback.integrations._langchain",
+    "McpProxy": "autofeedback.integrations._mcp_proxy",
+    "McpProxyOptions": "autofeedback.integrations._mcp_proxy",
     "Explanation": "autofeedback.loop._explain",
     "explain_response": "autofeedback.loop._explain",
     "DocumentedResponse": "autofeedback.checks._check_response",
@@ -140,6 +143,8 @@ __all__ = [
     "LangChainLLM",
     "LocalLLM",
     "LoopResult",
+    "McpProxy",
+    "McpProxyOptions",
     "OpenAICompatibleLLM",
     "Operation",
     "Parameter",

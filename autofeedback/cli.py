@@ -186,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
         "APIs with documented parameters (default on for local models; an "
         "OpenAI-compatible server needs structured outputs)",
     )
+    _mcp_proxy_parser(sub)
     return p
 
 
@@ -244,6 +245,9 @@ def run(
             return _run_loop(args, out)
         if args.command == "flow":
             return _flow(args, out)
+
+        if args.command == "mcp-proxy":
+            return _mcp_proxy(args, err)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{exc}\n")
@@ -737,3 +741,87 @@ def _flow(args: argparse.Namespace, out: IO[str]) -> int:
     view = JsonFlowView if args.format == "json" else TextFlowView
     view(out, top=max(args.top, 1)).show(graph, names)
     return 0
+
+# -- mcp-proxy ----------------------------------------------------------------------
+
+
+def _mcp_proxy_parser(sub: Any) -> None:
+    m = sub.add_parser(
+        "mcp-proxy",
+        help="an MCP server in front of another: checks every tools/call against its tools",
+        description="Sit between an MCP client and an MCP server: unknown tools get -32602 "
+        "with a suggestion, bad arguments an isError result with feedback, valid calls go "
+        "through unchanged. Example: autofeedback mcp-proxy -- python weather.py",
+    )
+    m.add_argument(
+        "server_command",
+        nargs="*",
+        metavar="-- COMMAND [ARG ...]",
+        help="launch the real server as a stdio subprocess",
+    )
+    m.add_argument("--upstream-url", help="a streamable-HTTP server, e.g. http://127.0.0.1:8001/mcp")
+    m.add_argument(
+        "--upstream-header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header for every request to --upstream-url (repeatable; never logged)",
+    )
+    m.add_argument(
+        "--transport",
+        choices=["stdio", "streamable-http"],
+        default="stdio",
+        help="how the proxy serves its client (default stdio)",
+    )
+    m.add_argument("--port", type=int, default=8000, help="streamable-http port on 127.0.0.1")
+    m.add_argument("--log", help="append a JSON line per decision (credentials redacted)")
+    m.add_argument(
+        "--repeat-limit",
+        type=int,
+        default=3,
+        help="the N-th identical rejected call gets a firm stop (0: never; default 3)",
+    )
+    m.add_argument("--no-semantic", action="store_true", help="spelling suggestions only, no model")
+    m.add_argument(
+        "--no-explain-errors",
+        action="store_true",
+        help="pass a terse server error back without the tool's documentation",
+    )
+    m.add_argument("--timeout", type=float, default=300.0, help="per upstream request, seconds")
+
+
+def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        err.write(
+            "autofeedback mcp-proxy: the MCP SDK is not installed: "
+            "pip install 'autofeedback[mcp]'\n"
+        )
+        return 2
+    from autofeedback.integrations._mcp_proxy import McpProxyOptions, run_mcp_proxy
+
+    command = list(args.server_command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    headers = []
+    for header in args.upstream_header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            err.write("autofeedback mcp-proxy: error: --upstream-header wants 'NAME: VALUE'\n")
+            return 2
+        headers.append((name.strip(), value.strip()))
+    options = McpProxyOptions(
+        command=command,
+        upstream_headers=headers,
+        upstream_url=args.upstream_url,
+        transport=args.transport,
+        port=args.port,
+        log=Path(args.log) if args.log else None,
+        repeat_limit=args.repeat_limit,
+        retriever=None if args.no_semantic else "auto",
+        explain_errors=not args.no_explain_errors,
+        timeout=args.timeout,
+        stderr=err,
+    )
+    return run_mcp_proxy(options)

@@ -972,3 +972,29 @@ def test_the_environment_may_allow_refs_outside_the_folder(
         ApiCatalog.from_file(spec)
     monkeypatch.setenv("AUTOFEEDBACK_ALLOW_OUTSIDE_REFS", "1")
     assert ApiCatalog.from_file(spec).operations[0].parameters[0].schema == {"type": "integer"}
+
+
+def test_mcp_tools_load_their_input_schema() -> None:
+    # an MCP tools/list entry carries its arguments under inputSchema, not parameters
+    listing = {
+        "tools": [
+            {
+                "name": "get_forecast",
+                "description": "Forecast for a city",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                    "required": ["city"],
+                },
+                "annotations": {"readOnlyHint": True},
+            }
+        ]
+    }
+    op = ApiCatalog.from_tools(listing).get("get_forecast")
+    assert op is not None
+    assert [(p.name, p.required, p.schema) for p in op.parameters] == [
+        ("city", True, {"type": "string"}),
+        ("days", False, {"type": "integer"}),
+    ]
+    with pytest.raises(SpecError, match="'inputSchema' must be a JSON Schema object"):
+        ApiCatalog.from_tools([{"name": "bad", "inputSchema": ["city"]}])

@@ -1,0 +1,238 @@
+"""The decisions of ``autofeedback mcp-proxy``, free of any transport: which ``tools/call``
+goes through, which is answered with feedback, which is stopped.
+
+:class:`ToolGate` holds the catalog built from the server's ``tools/list`` (schemas
+repaired by :func:`~autofeedback.integrations._mcp_schema.check_tool`), scans each call with
+:class:`~autofeedback.Scanner` and counts identical rejected calls per conversation. The
+MCP SDK side (:mod:`autofeedback.integrations._mcp_proxy`) turns a :class:`Decision` into
+a JSON-RPC error (unknown tool) or an ``isError`` tool result (bad arguments), as the MCP
+specification (2025-11-25, SEP-1303) asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import SpecError
+from autofeedback._feedback import render_feedback
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest
+from autofeedback._redact import auth_names, redact
+from autofeedback._scan import Scanner
+from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
+
+__all__ = ["Action", "Decision", "ToolGate"]
+
+Action = Literal["forward", "unknown_tool", "invalid_arguments", "repeated"]
+#: How many distinct rejected calls are remembered for the repeat stop.
+_REMEMBERED = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """What the proxy does with one ``tools/call``.
+
+    ``action`` is ``forward`` (send it to the server), ``unknown_tool`` (JSON-RPC
+    ``-32602``), ``invalid_arguments`` (an ``isError`` result carrying ``feedback``) or
+    ``repeated`` (the same rejected call for the ``repeat_limit``-th time: a firm stop).
+    ``findings`` are redacted; ``repeats`` counts this exact call's rejections so far.
+    """
+
+    action: Action
+    tool: str
+    findings: tuple[Finding, ...] = ()
+    feedback: str = ""
+    repeats: int = 0
+    unknown: bool = False
+    suggestion: str | None = None
+
+    @property
+    def message(self) -> str:
+        """One line: the JSON-RPC error message for an unknown tool."""
+        if self.action == "repeated":
+            return self.feedback.splitlines()[0]
+        text = f"Unknown tool: {self.tool!r}"
+        if self.suggestion:
+            text += f"; did you mean {self.suggestion!r}?"
+        return text
+
+    def as_log(self) -> dict[str, Any]:
+        """The JSON-lines form (findings are already redacted)."""
+        return {
+            "tool": self.tool,
+            "decision": self.action,
+            "codes": [f.code for f in self.findings],
+            "findings": [f.as_dict() for f in self.findings],
+            "repeats": self.repeats,
+        }
+
+
+class ToolGate:
+    """Checks ``tools/call`` requests against the tools a server listed.
+
+    ``retriever`` is the :class:`~autofeedback.Scanner`'s (``"auto"``: the packaged
+    embedding model, loaded the first time a name is unknown; ``None``: spelling only).
+    ``repeat_limit``: the N-th identical rejected call gets a firm stop (``0``: never).
+
+    >>> gate = ToolGate(retriever=None)
+    >>> _ = gate.load([{"name": "get_weather", "inputSchema": {"type": "object",
+    ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
+    >>> gate.check("get_weather", {"city": "Paris"}).action
+    'forward'
+    >>> gate.check("get_weather", {"City": "Paris"}).action
+    'invalid_arguments'
+    >>> gate.check("get_wether", {"city": "Paris"}).message
+    "Unknown tool: 'get_wether'; did you mean 'get_weather'?"
+    """
+
+    def __init__(self, *, retriever: Any = "auto", repeat_limit: int = 3) -> None:
+        if repeat_limit < 0:
+            raise ValueError("repeat_limit must be 0 (off) or more")
+        self.retriever = retriever
+        self.repeat_limit = repeat_limit
+        self.tools: list[dict[str, Any]] = []
+        self.issues: list[SchemaIssue] = []
+        self.unchecked: frozenset[str] = frozenset()
+        self.catalog: ApiCatalog | None = None
+        self._scanner: Scanner | None = None
+        self._names: frozenset[str] = frozenset()
+        self._rejected: OrderedDict[tuple[Hashable, str, str], int] = OrderedDict()
+        # the proxy checks calls in worker threads; one at a time keeps the lazily loaded
+        # model and the repeat counts consistent (the scan holds the GIL anyway)
+        self._lock = threading.Lock()
+
+    def load(self, tools: Sequence[Mapping[str, Any]]) -> list[SchemaIssue]:
+        """Take a fresh ``tools/list``: repair the schemas, rebuild the catalog; returns
+        the schema issues found (also kept in :attr:`issues`)."""
+        with self._lock:
+            return self._load(tools)
+
+    def _load(self, tools: Sequence[Mapping[str, Any]]) -> list[SchemaIssue]:
+        fixed: list[dict[str, Any]] = []
+        issues: list[SchemaIssue] = []
+        catalogs: list[ApiCatalog] = []
+        unchecked: set[str] = set()
+        for tool in tools:
+            if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
+                issues.append(SchemaIssue("?", "name", "a tool without a name", "dropped"))
+                continue
+            repaired, found = check_tool(tool)
+            issues.extend(found)
+            fixed.append(repaired)
+            if any("unchecked" in i.fix for i in found):
+                unchecked.add(repaired["name"])
+                continue
+            try:  # one tool's schema the loader cannot read costs only that tool its checks
+                catalogs.append(ApiCatalog.from_tools([repaired], source="<mcp tools/list>"))
+            except SpecError as exc:
+                unchecked.add(repaired["name"])
+                issues.append(
+                    SchemaIssue(
+                        repaired["name"], "inputSchema", str(exc), "calls forwarded unchecked"
+                    )
+                )
+        self.tools, self.issues, self.unchecked = fixed, issues, frozenset(unchecked)
+        self._names = frozenset(t["name"] for t in fixed)
+        self.catalog = ApiCatalog.merge(*catalogs) if catalogs else None
+        self._scanner = (
+            Scanner(self.catalog, retriever=self.retriever) if self.catalog is not None else None
+        )
+        return issues
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def needs_model(self, name: str, arguments: Mapping[str, Any] | None) -> bool:
+        """Whether checking this call may use the embedding model (an unknown tool or
+        argument name, with a retriever configured): the proxy then checks it off the
+        event loop.
+
+        >>> ToolGate(retriever=None).needs_model("anything", {})
+        False
+        """
+        if self.retriever is None or name in self.unchecked:
+            return False
+        op = self.catalog.get(name) if self.catalog is not None else None
+        if op is None:
+            return True
+        documented = {p.name for p in op.parameters}
+        return any(key not in documented for key in arguments or {})
+
+    def redact(self, value: Any) -> Any:
+        """``value`` with credentials masked, the listed tools' credential names included."""
+        names = auth_names(self.catalog) if self.catalog is not None else ()
+        return redact(value, names=names)
+
+    def check(
+        self, name: str, arguments: Mapping[str, Any] | None, *, conversation: Hashable = None
+    ) -> Decision:
+        """The decision for one ``tools/call`` of ``conversation`` (a client session)."""
+        with self._lock:
+            return self._check(name, arguments, conversation)
+
+    def _check(
+        self, name: str, arguments: Mapping[str, Any] | None, conversation: Hashable
+    ) -> Decision:
+        args = dict(arguments or {})
+        if name in self.unchecked:
+            return Decision("forward", name)
+        findings: list[Finding] = []
+        if self._scanner is not None:
+            request = ApiRequest(name=name, arguments=args, format="openai")
+            findings = list(self._scanner.iter_findings(request))
+        elif name not in self._names:
+            findings = [
+                Finding(
+                    "E2",
+                    ("api",),
+                    name,
+                    message=f"API {name!r} does not exist; the server lists no checkable tools",
+                )
+            ]
+        errors = [f for f in findings if f.severity == "error"]
+        unknown = name not in self._names
+        if not errors and not unknown:
+            return Decision("forward", name, tuple(findings))
+        ordered = errors + [f for f in findings if f.severity != "error"]
+        suggestion = next((f.suggestion for f in ordered if f.code.startswith("E2")), None)
+        if unknown and suggestion is None:
+            suggestion = next(
+                (str(f.expected) for f in ordered if f.code.startswith("E2") and f.expected), None
+            )
+        feedback = render_feedback(ordered) if ordered else ""
+        repeats = self._count(conversation, name, args)
+        if self.repeat_limit and repeats >= self.repeat_limit:
+            stop = (
+                f"Stop repeating this call: {name} with these exact arguments has been "
+                f"rejected {repeats} times and will be rejected again. Change the call as "
+                "the feedback says, or stop and tell the user what is missing."
+            )
+            return Decision(
+                "repeated",
+                name,
+                tuple(ordered),
+                f"{stop}\n\n{feedback}",
+                repeats,
+                unknown,
+                suggestion,
+            )
+        action: Action = "unknown_tool" if unknown else "invalid_arguments"
+        return Decision(action, name, tuple(ordered), feedback, repeats, unknown, suggestion)
+
+    def _count(self, conversation: Hashable, name: str, args: Mapping[str, Any]) -> int:
+        try:
+            canonical = json.dumps(args, sort_keys=True, default=repr)
+        except ValueError:  # circular or otherwise unserialisable: count by repr
+            canonical = repr(args)
+        key = (conversation, name, canonical)
+        count = self._rejected.pop(key, 0) + 1
+        self._rejected[key] = count
+        while len(self._rejected) > _REMEMBERED:
+            self._rejected.popitem(last=False)
+        return count

@@ -1,0 +1,362 @@
+"""``autofeedback mcp-proxy`` with real parts: a real MCP server (``mcp_servers/weather_server.py``,
+the SDK's low-level ``Server``) as a subprocess behind the proxy, itself a subprocess, and the
+SDK's ``ClientSession`` as the client, over stdio and over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
+
+import mcp.types as types  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from autofeedback.cli import run  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = Path(__file__).parent / "mcp_servers" / "weather_server.py"
+PROXY = ["-c", "from autofeedback.cli import main; main()", "mcp-proxy"]
+LIMIT = 60  # seconds any one scenario may take before it fails instead of hanging
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+@asynccontextmanager
+async def _session(
+    args: list[str], errlog: Any = sys.stderr, **session: Any
+) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env())
+    async with (
+        stdio_client(params, errlog=errlog) as (read, write),
+        ClientSession(read, write, **session) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
+def _proxied(tmp_path: Path, *options: str) -> list[str]:
+    return [
+        *PROXY,
+        *options,
+        "--log",
+        str(tmp_path / "log.jsonl"),
+        "--",
+        sys.executable,
+        str(SERVER),
+    ]
+
+
+def _text(result: types.CallToolResult) -> str:
+    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -> None:
+    calls = {
+        "get_weather": {"city": "Paris", "units": "metric"},
+        "search_flights": {"route": {"from": "CDG", "to": "JFK"}, "dates": ["2025-05-01"]},
+    }
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        with anyio.fail_after(LIMIT):
+            async with _session([str(SERVER)]) as direct:
+                seen["direct"] = {n: await direct.call_tool(n, a) for n, a in calls.items()}
+            async with _session(
+                _proxied(tmp_path, "--no-semantic", "--repeat-limit", "2"), errlog=stderr
+            ) as client:
+                seen["tools"] = {t.name: t for t in (await client.list_tools()).tools}
+                seen["proxied"] = {n: await client.call_tool(n, a) for n, a in calls.items()}
+                seen["renamed"] = await client.call_tool("get_weather", {"City": "Paris"})
+                seen["nested"] = await client.call_tool(
+                    "search_flights", {"route": {"from": "CDG"}, "dates": "2025-05-01"}
+                )
+                with pytest.raises(MCPError) as unknown:
+                    await client.call_tool("get_wether", {"city": "Paris"})
+                seen["unknown"] = unknown.value
+                seen["repeats"] = [
+                    await client.call_tool("echo", {"text": "hi", "api_key": "sk-live-12345678"})
+                    for _ in range(3)
+                ]
+                seen["terse"] = await client.call_tool("lookup_order", {"order_id": "42"})
+        return seen
+
+    with (tmp_path / "proxy.err").open("w+") as stderr:
+        seen = anyio.run(scenario)
+        stderr.seek(0)
+        reported = stderr.read()
+
+    # valid calls: forwarded, and the client gets exactly what a direct session gets
+    for name in calls:
+        assert seen["proxied"][name].model_dump() == seen["direct"][name].model_dump()
+    assert seen["proxied"]["get_weather"].structured_content == {"city": "Paris", "temp": 21}
+
+    # a wrong argument name, and wrong nested values: isError results carrying the feedback
+    assert seen["renamed"].is_error
+    assert "E3.2" in _text(seen["renamed"]) and "'city'" in _text(seen["renamed"])
+    assert seen["nested"].is_error
+    assert "E4.2" in _text(seen["nested"]) and "E4.1" in _text(seen["nested"])
+
+    # an unknown tool: JSON-RPC -32602 with the suggestion
+    assert seen["unknown"].code == types.INVALID_PARAMS
+    assert "did you mean 'get_weather'" in seen["unknown"].message
+    assert seen["unknown"].data["suggestion"] == "get_weather"
+
+    # the same rejected call: feedback, then a firm stop at the limit (2)
+    first, second, third = seen["repeats"]
+    assert first.is_error and not _text(first).startswith("Stop repeating")
+    assert _text(second).startswith("Stop repeating this call: echo")
+    assert _text(third).startswith("Stop repeating")
+
+    # a terse server error comes back with what the tool documents
+    assert seen["terse"].is_error
+    assert _text(seen["terse"]).startswith("bad id")
+    assert "ORD- followed by 6 digits" in _text(seen["terse"])
+
+    # the server's own broken schema: repaired for the client, reported on stderr and in the log
+    tagged = seen["tools"]["tag_items"].input_schema
+    assert tagged["properties"]["tags"] == {"type": "array", "items": {}}
+    assert tagged["properties"]["limit"] == {"type": "integer"}
+    assert tagged["properties"]["owner"] == {}
+    assert "tool 'tag_items': inputSchema.properties.tags: array without items" in reported
+
+    log = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    decisions = [r["decision"] for r in log if r["event"] == "tools/call"]
+    assert decisions == [
+        "forward",
+        "forward",
+        "invalid_arguments",
+        "invalid_arguments",
+        "unknown_tool",
+        "invalid_arguments",
+        "repeated",
+        "repeated",
+        "forward",
+    ]
+    assert {r["path"] for r in log if r["event"] == "schema"} == {
+        "inputSchema.properties.tags",
+        "inputSchema.properties.limit.type",
+        "inputSchema.required",
+    }
+    text = (tmp_path / "log.jsonl").read_text()
+    assert "sk-live-12345678" not in text and "[REDACTED]" in text
+
+
+def test_stdio_proxy_passes_on_list_changed_progress_prompts_and_resources(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list[Any], list[str], types.CallToolResult]:
+        notified: list[Any] = []
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                notified.append(message)
+
+        with anyio.fail_after(LIMIT):
+            async with _session(
+                _proxied(tmp_path, "--no-semantic"), message_handler=on_message
+            ) as client:
+                before = {t.name for t in (await client.list_tools()).tools}
+                assert "beta_forecast" not in before
+                await client.call_tool("enable_beta", {})
+                while not notified:
+                    await anyio.sleep(0.05)
+                after = [t.name for t in (await client.list_tools()).tools]
+                result = await client.call_tool("beta_forecast", {"city": "Oslo"})
+
+                async def on_progress(value: float, total: float | None, msg: str | None) -> None:
+                    progress.append((value, total, msg))
+
+                counted = await client.call_tool("count", {}, progress_callback=on_progress)
+                assert _text(counted) == "3"
+                # prompts and resources are not checked, only passed through
+                prompts = await client.list_prompts()
+                prompt = await client.get_prompt("trip", {"city": "Lima"})
+                resources = await client.list_resources()
+                cities = await client.read_resource("data://cities")
+        # the server's progress reaches the client under the client's own token
+        assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+        assert [p.name for p in prompts.prompts] == ["trip"]
+        assert prompt.messages[0].content == types.TextContent(
+            type="text", text="Plan a trip to Lima."
+        )
+        assert [str(r.uri) for r in resources.resources] == ["data://cities"]
+        assert [c.text for c in cities.contents if isinstance(c, types.TextResourceContents)] == [
+            "Paris\nLima\nOslo"
+        ]
+        return notified, after, result
+
+    notified, after, result = anyio.run(scenario)
+    assert len(notified) == 1
+    assert "beta_forecast" in after
+    assert not result.is_error
+    assert json.loads(_text(result)) == {"beta_forecast": {"city": "Oslo"}}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen([sys.executable, *args], env=_env(), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + LIMIT
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nothing listens on 127.0.0.1:{port}")
+            time.sleep(0.1)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path) -> None:
+    """Upstream over streamable HTTP, the proxy serving streamable HTTP, and the real
+    embedding model behind the unknown-tool suggestion."""
+    up, own = _free_port(), _free_port()
+    upstream = f"http://127.0.0.1:{up}/mcp"
+    proxy_args = [
+        *PROXY,
+        "--upstream-url",
+        upstream,
+        "--transport",
+        "streamable-http",
+        "--port",
+        str(own),
+        "--log",
+        str(tmp_path / "log.jsonl"),
+        "--upstream-header",
+        "Authorization: Bearer test-token",
+    ]
+
+    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, MCPError]:
+        nonlocal account
+        with anyio.fail_after(LIMIT * 2):
+            async with (
+                streamable_http_client(f"http://127.0.0.1:{own}/mcp") as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                init = await client.initialize()
+                assert init.capabilities.tools is not None
+                assert init.capabilities.tools.list_changed  # passed on over HTTP too
+                ok = await client.call_tool("get_weather", {"city": "Lima"})
+                account = await client.call_tool("account", {})
+                bad = await client.call_tool("get_weather", {"city": "Lima", "units": "kelvin"})
+                with pytest.raises(MCPError) as unknown:
+                    await client.call_tool("weather_now", {"city": "Lima"})
+        return ok, bad, unknown.value
+
+    account: types.CallToolResult | None = None
+    with _process([str(SERVER), "--http", str(up)], up), _process(proxy_args, own):
+        ok, bad, unknown = anyio.run(scenario)
+
+    assert not ok.is_error and _text(ok) == "Sunny in Lima, 21 degrees"
+    # --upstream-header reaches the server, and never the log
+    assert account is not None and not account.is_error and _text(account) == "account 7"
+    assert "test-token" not in (tmp_path / "log.jsonl").read_text()
+    assert bad.is_error and "units must be one of 'metric', 'imperial'" in _text(bad)
+    assert unknown.code == types.INVALID_PARAMS
+    # no shared spelling with 'weather_now': the embedding model finds the tool
+    assert unknown.data["suggestion"] == "get_weather"
+    assert unknown.data["findings"][0]["code"] == "E2.3"
+
+
+def test_cli_refuses_a_missing_or_double_upstream() -> None:
+    err = StringIO()
+    assert run(["mcp-proxy"], stdout=StringIO(), stderr=err) == 2
+    assert "either as a command after '--' or as --upstream-url" in err.getvalue()
+    err = StringIO()
+    code = run(
+        ["mcp-proxy", "--upstream-url", "http://127.0.0.1:9/mcp", "--", "python", "s.py"],
+        stdout=StringIO(),
+        stderr=err,
+    )
+    assert code == 2 and len(err.getvalue().splitlines()) == 1
+    err = StringIO()
+    code = run(
+        ["mcp-proxy", "--log", "/nonexistent-folder/log.jsonl", "--", "python", "s.py"],
+        stdout=StringIO(),
+        stderr=err,
+    )
+    assert code == 2 and err.getvalue() == (
+        "autofeedback: error: --log: no such folder: /nonexistent-folder\n"
+    )
+
+
+def test_cli_names_the_extra_when_the_sdk_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # what an install without the extra sees
+    err = StringIO()
+    assert run(["mcp-proxy", "--", "python", "s.py"], stdout=StringIO(), stderr=err) == 2
+    assert err.getvalue() == (
+        "autofeedback mcp-proxy: the MCP SDK is not installed: pip install 'autofeedback[mcp]'\n"
+    )
+
+
+def test_cli_reports_an_unreachable_server_in_one_line(tmp_path: Path) -> None:
+    err = StringIO()
+    code = run(
+        ["mcp-proxy", "--no-semantic", "--timeout", "20", "--", sys.executable, "-c", "pass"],
+        stdout=StringIO(),
+        stderr=err,
+    )
+    assert code == 2
+    assert err.getvalue().startswith("autofeedback mcp-proxy: error: cannot reach the server")
+    assert len(err.getvalue().splitlines()) == 1
+
+
+def test_a_2026_client_through_the_proxy_to_a_handshake_era_server(tmp_path: Path) -> None:
+    """The SDK's high-level ``Client`` speaks the 2026-07-28 per-request envelope; the
+    proxy's own session to the server is a handshake-era one, so the envelope's ``_meta``
+    keys must not be forwarded (the server would refuse the call)."""
+    from mcp import Client
+
+    async def scenario() -> tuple[str | None, Any, Any, MCPError]:
+        params = StdioServerParameters(
+            command=sys.executable, args=_proxied(tmp_path, "--no-semantic"), env=_env()
+        )
+        with anyio.fail_after(LIMIT):
+            async with Client(params) as client:
+                ok = await client.call_tool("get_weather", {"city": "Paris"})
+                bad = await client.call_tool("get_weather", {"City": "Paris"})
+                with pytest.raises(MCPError) as unknown:
+                    await client.call_tool("get_wether", {"city": "Paris"})
+                version = client.session.protocol_version
+        return version, ok, bad, unknown.value
+
+    version, ok, bad, unknown = anyio.run(scenario)
+    assert version == "2026-07-28"
+    assert not ok.is_error and ok.structured_content == {"city": "Paris", "temp": 21}
+    assert bad.is_error and "E3.2" in _text(bad)
+    assert unknown.code == types.INVALID_PARAMS
