@@ -92,6 +92,7 @@ StopReason = Literal[
     "token-budget",
     "host-not-allowed",
     "blocked",
+    "unreachable",
 ]
 HOOKS = ("attempt", "finding", "response", "exhausted")
 _BLOCKING = ("E1", "E2", "E3")
@@ -358,6 +359,8 @@ class FeedbackLoop:
                     final = (True, "success", request, attempt.status, attempt.response_excerpt)
                 elif outcome == "host":
                     final = (False, "host-not-allowed", request, None, None)
+                elif outcome == "unreachable":
+                    final = (False, "unreachable", request, None, None)
                 elif attempt.feedback is None:
                     final = (
                         False,
@@ -415,6 +418,9 @@ class FeedbackLoop:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
         except HostNotAllowed as exc:
             return _done(base, started, sent=sent, error=str(exc)), "host"
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            # the infrastructure's failure, not the model's: no feedback, no retry
+            return _done(base, started, sent=sent, error=_unreachable(call.url, exc)), "unreachable"
         except requests.RequestException as exc:
             status, body, ok = None, f"{type(exc).__name__}: {exc}"[:300], False
         else:
@@ -482,6 +488,16 @@ def _takes_schema(llm: Any) -> bool:
     except (TypeError, ValueError, AttributeError):
         return False
     return "schema" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _unreachable(url: str, exc: Exception) -> str:
+    """One line for a server that did not answer: its origin, what happened, a hint."""
+    from autofeedback._origins import shown_origin
+
+    origin = shown_origin(url)
+    if isinstance(exc, requests.Timeout) and not isinstance(exc, requests.ConnectTimeout):
+        return f"{origin} did not answer in time (read timeout): is the server overloaded?"
+    return f"cannot reach {origin}: is the server running?"
 
 
 def _done(base: Attempt, started: float, **changes: Any) -> Attempt:

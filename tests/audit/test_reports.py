@@ -208,7 +208,7 @@ def test_html_renders_in_headless_chromium(tmp_path: Path) -> None:
 
 def test_text_has_code_and_operation_tables(log: str) -> None:
     _, out = report(log, "text")
-    assert "5 records: 1 clean, 3 with findings, 1 bad input lines" in out
+    assert "5 records: 1 clean, 3 with findings, 1 bad input line\n" in out
     code_table = out.split("error type")[1].split("operation")[0]
     assert "E3.2" in code_table and "E4.1" in code_table
     ops = out.split("\noperation")[1]
@@ -240,14 +240,14 @@ def test_progress_always_keeps_the_report_unchanged(log: str) -> None:
 
 def test_audit_streams_in_constant_memory() -> None:
     # 200k lines through the engine and the JSONL report; 2% are real calls (clean
-    # and faulty), 1% broken JSON, the rest blank lines, which keeps the run short under
-    # tracemalloc while every line still yields a result object
+    # and faulty), 1% broken JSON, the rest one-character non-JSON lines, which keeps the
+    # run short under tracemalloc while every line still yields a result object
     catalog = ApiCatalog.from_file(TOOLS)
     cycle = [
         '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": "Paris"}}}',
         '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": %d}}}',
         '{"id": %d, "call": ',
-    ] + [""] * 97
+    ] + ["x"] * 97
 
     def lines(n: int) -> Iterator[str]:
         for i in range(n):
