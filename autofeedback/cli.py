@@ -14,12 +14,13 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import AutoFeedbackError
+from autofeedback._exceptions import AutoFeedbackError, SpecWarning
 from autofeedback._feedback import render_feedback
 from autofeedback._scan import Scanner, first_finding
 from autofeedback.audit._audit import NO_SPEC, AuditResult, AuditSummary, audit_lines
@@ -210,6 +211,11 @@ examples:
     sb.add_argument("--spec", help="spec file (required)")
     sb.add_argument(
         "--port", type=int, help="port (default: the spec's loopback server port, or 8080)"
+    )
+    sb.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="loopback address to bind (127.0.0.1, ::1, localhost or another 127.x)",
     )
     sb.add_argument(
         "--terse",
@@ -475,6 +481,16 @@ def run(
     err = stderr if stderr is not None else sys.stderr
     inp = stdin if stdin is not None else sys.stdin
     argv = list(argv) if argv is not None else sys.argv[1:]
+    with warnings.catch_warnings():
+        # a spec that loads but means less than its author thinks: one line, said once
+        warnings.simplefilter("once", SpecWarning)
+        warnings.showwarning = lambda message, *_a, **_k: err.write(
+            f"autofeedback: warning: {message}\n"
+        )
+        return _run(argv, out, err, inp)
+
+
+def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
     try:
         config = _config_values(find_config())
         parser = _parser(config)
@@ -495,7 +511,9 @@ def run(
             from autofeedback._sandbox import run_sandbox
 
             _require(args, "spec")
-            return run_sandbox(args.spec, port=args.port, terse=args.terse, stdout=out, stderr=err)
+            return run_sandbox(
+                args.spec, host=args.host, port=args.port, terse=args.terse, stdout=out, stderr=err
+            )
         if args.command == "index":
             args.index = args.index or args.output
             _require(args, "spec", "index")

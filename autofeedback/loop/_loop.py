@@ -152,7 +152,7 @@ class FeedbackLoop:
 
     def __init__(
         self,
-        llm: LLMClient,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
         catalog: ApiCatalog,
         *,
         base_url: str | None = None,
@@ -179,6 +179,7 @@ class FeedbackLoop:
     ) -> None:
         if max_static < 0 or max_dynamic < 0 or repeat_retries < 0:
             raise ConfigurationError("max_static, max_dynamic and repeat_retries must be >= 0")
+        llm = _as_client(llm)
         if constrain and not _takes_schema(llm):
             raise ConfigurationError(
                 f"constrain=True needs an LLM client whose complete() takes schema= "
@@ -187,7 +188,7 @@ class FeedbackLoop:
         unknown = set(hooks or {}) - set(HOOKS)
         if unknown:
             raise ConfigurationError(f"unknown hooks {sorted(unknown)}; known: {list(HOOKS)}")
-        self.llm = llm
+        self.llm = _as_client(llm)
         self.catalog = catalog
         self.base_url = base_url or (catalog.servers[0] if catalog.servers else None)
         if self.base_url is None:
@@ -480,6 +481,20 @@ class FeedbackLoop:
                 )
                 + "\n"
             )
+
+
+def _as_client(llm: Any) -> LLMClient:
+    """A client as given, or a plain callable ``fn(messages) -> str`` wrapped in
+    :class:`~autofeedback.loop._llm.CallableLLM` (the adapter the README promises)."""
+    if callable(getattr(llm, "complete", None)):
+        return llm  # type: ignore[no-any-return]
+    if callable(llm):
+        from autofeedback.loop._llm import CallableLLM
+
+        return CallableLLM(llm)
+    raise ConfigurationError(
+        f"an LLM client has complete(messages) -> str or is a callable; got {type(llm).__name__}"
+    )
 
 
 def _takes_schema(llm: Any) -> bool:
