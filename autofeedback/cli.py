@@ -484,9 +484,11 @@ def run(
     with warnings.catch_warnings():
         # a spec that loads but means less than its author thinks: one line, said once
         warnings.simplefilter("once", SpecWarning)
-        warnings.showwarning = lambda message, *_a, **_k: err.write(
-            f"autofeedback: warning: {message}\n"
-        )
+
+        def show(message: Warning | str, *_: Any, **__: Any) -> None:
+            err.write(f"autofeedback: warning: {message}\n")
+
+        warnings.showwarning = show
         return _run(argv, out, err, inp)
 
 
