@@ -293,6 +293,12 @@ examples:
     r.add_argument("--max-dynamic", type=int, default=2, help="rounds of dynamic feedback")
     r.add_argument("--token-budget", type=int, help="stop after this many tokens (default: none)")
     r.add_argument("--timeout", type=float, default=10.0, help="seconds per HTTP request")
+    r.add_argument(
+        "--progress",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="say on stderr while the model loads and writes (auto: when stderr is a terminal)",
+    )
     r.add_argument("--index", help="doc index directory (built there if missing or stale)")
     r.add_argument("--trace", help="append a JSONL trace of every attempt (credentials redacted)")
     on_off = argparse.BooleanOptionalAction
@@ -957,11 +963,18 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from autofeedback.loop._replay import ReplayLLM
 
     catalog = ApiCatalog.from_file(args.spec)
+    show = args.progress == "always" or (args.progress == "auto" and err.isatty())
     if args.llm.startswith("replay:"):
         llm: Any = ReplayLLM.from_file(args.llm.removeprefix("replay:"))
     else:
         remote = args.llm.startswith(("http://", "https://"))
+        if show and not remote:
+            err.write(f"loading the model ({args.llm}; its first use checks the file)...\n")
+            err.flush()
+        started = time.monotonic()
         llm = load_llm(args.llm, **({"model": args.model} if args.model and remote else {}))
+        if show and not remote:
+            err.write(f"loaded {llm!r} in {time.monotonic() - started:.1f} s\n")
     index = None
     if args.index:
         from doc_index import build_or_load
@@ -974,7 +987,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         # (RESULTS.md, "grammar-constrained decoding"); --no-constrain turns it off
         options["constrain"] = True
     loop = FeedbackLoop(
-        llm,
+        _Progress.wrap(llm, err) if show else llm,
         catalog,
         base_url=args.base_url,
         allow_hosts=args.allow_host,
@@ -1003,6 +1016,50 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         err.write(f"{_ERROR}{result.attempts[-1].error}\n")
         return 2
     return 0 if result.success else 1
+
+
+class _Progress:
+    """An LLM client that says on stderr while the model writes (a rich spinner on a
+    terminal, one line per call otherwise); everything else is the client's own."""
+
+    def __init__(self, llm: Any, err: IO[str]) -> None:
+        self._llm = llm
+        self._err = err
+        self._calls = 0
+
+    @staticmethod
+    def wrap(llm: Any, err: IO[str]) -> Any:
+        from autofeedback.loop._loop import _takes_schema
+
+        # the loop asks complete() whether it takes schema=: answer as the client would
+        return (_ProgressSchema if _takes_schema(llm) else _Progress)(llm, err)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._llm, name)
+
+    def _complete(self, messages: Any, **kwargs: Any) -> Any:
+        self._calls += 1
+        text = f"the model is writing attempt {self._calls}"
+        started = time.monotonic()
+        if self._err.isatty():
+            from rich.console import Console
+
+            with Console(file=self._err).status(text + "..."):
+                answer = self._llm.complete(messages, **kwargs)
+        else:
+            self._err.write(text + "...\n")
+            self._err.flush()
+            answer = self._llm.complete(messages, **kwargs)
+        self._err.write(f"{text}: done in {time.monotonic() - started:.1f} s\n")
+        return answer
+
+    def complete(self, messages: Any) -> Any:
+        return self._complete(messages)
+
+
+class _ProgressSchema(_Progress):
+    def complete(self, messages: Any, *, schema: Any = None) -> Any:
+        return self._complete(messages, **({} if schema is None else {"schema": schema}))
 
 
 def _print_attempt(console: Any, attempt: Any) -> None:

