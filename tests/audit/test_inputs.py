@@ -120,7 +120,7 @@ def test_har_audit_through_the_cli() -> None:
     rows = [json.loads(x) for x in out.splitlines()]
     assert [r["id"] for r in rows] == [1, 2, 3, 4, 5]
     assert rows[0] == {"id": 1, "ok": True, "findings": []}
-    assert [f["code"] for f in rows[1]["findings"]] == ["E3", "E4.1"]
+    assert [f["code"] for f in rows[1]["findings"]] == ["E3", "E3.4", "E4.1"]
     assert [f["code"] for f in rows[2]["findings"]] == ["E4.1"]
     assert "SECRET" not in out and "error" in rows[4]
     assert code == 2

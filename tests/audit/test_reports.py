@@ -212,7 +212,7 @@ def test_text_has_code_and_operation_tables(log: str) -> None:
     code_table = out.split("error type")[1].split("operation")[0]
     assert "E3.2" in code_table and "E4.1" in code_table
     ops = out.split("\noperation")[1]
-    assert re.search(r"get_weather\s+2\s+E3\.2×1, E4\.1×1", ops)
+    assert re.search(r"get_weather\s+3\s+E3\.2×1, E3\.4×1, E4\.1×1", ops)
     assert re.search(r"send_email\s+3\s+E3\.4×2, E4\.2×1", ops)
 
 
