@@ -129,7 +129,8 @@ def test_sarif_with_no_results_is_valid(tmp_path: Path) -> None:
 def test_html_is_self_contained_and_escaped(log: str) -> None:
     _, page = report(log, "html")
     assert page.startswith("<!DOCTYPE html>")
-    assert "<script" not in page  # the record id "<script>..." is escaped
+    # the record id "<script>..." is escaped: the one script is the page's own, inline
+    assert page.count("<script") == 1 and "<script>(function(){" in page.replace("\n", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # no external resources: the only URL is the SVG namespace
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {"http://www.w3.org/2000/svg"}
@@ -145,12 +146,26 @@ def test_html_is_self_contained_and_escaped(log: str) -> None:
     assert {k: int(v) for k, v in ops.items()} == dict(summary.by_operation)
 
 
+def test_html_names_spec_and_time_and_can_sort_and_filter(
+    log: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    page = tmp_path / "r.html"
+    cli("audit", log, "--spec", TOOLS, "--no-semantic", "--format", "html", "-o", str(page))
+    html = page.read_text()
+    assert f'<code id="specs">{TOOLS}</code>' in html
+    assert "generated 2023-11-14 22:13 UTC" in html
+    assert 'id="q" type="search"' in html and '<select id="sev"' in html
+    assert 'data-severity="error"' in html and 'data-severity="bad input"' in html
+    assert "localeCompare" in html  # the header click sorts
+
+
 def test_html_table_is_capped(log: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_reports.HtmlReport, "max_rows", 2)
     _, page = report(log, "html")
     assert "Showing the first 2 of" in page
     body = page.split('<table id="findings">')[1]
-    assert body.count("<tr>") == 3  # header + 2 rows
+    assert body.count("<tr") == 3  # header + 2 rows
 
 
 def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
