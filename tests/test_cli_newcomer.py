@@ -305,3 +305,23 @@ def test_local_picks_the_installed_model_and_says_which_are_there(
         "1.5b": "autofeedback cache"
     }
     assert _pick_local(cache, hub) == "1.5b"
+
+
+def test_a_missing_local_model_names_the_installed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from autofeedback import ConfigurationError
+    from autofeedback.loop._llm import LOCAL_MODELS, ensure_local_model
+
+    big = LOCAL_MODELS["1.5b"]
+    monkeypatch.setenv("AUTOFEEDBACK_CACHE_DIR", str(tmp_path))
+    cache = tmp_path / "models"
+    cache.mkdir()
+    path = cache / big.filename
+    with path.open("wb") as f:
+        f.truncate(big.size)  # sparse: no disk, and its stamp spares the hashing
+    st = path.stat()
+    stamp = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": big.sha256}
+    (cache / (big.filename + ".sha256-ok")).write_text(json.dumps(stamp))
+    with pytest.raises(ConfigurationError, match=r"installed: 1\.5b \(autofeedback cache\)"):
+        ensure_local_model("0.5b")

