@@ -322,18 +322,19 @@ examples:
         action=on_off,
         default=None,
         dest="skeleton",
-        help="end static feedback with the request every named fix applied",
+        help="end static feedback with the request every named fix applied (default off)",
     )
     r.add_argument(
         "--focus-docs",
         action=on_off,
         default=None,
-        help="document only the APIs in question in a retry's prompt",
+        help="document only the APIs in question in a retry's prompt (default on)",
     )
     r.add_argument(
         "--repeat-retries",
         type=int,
-        help="times a repeated failed request gets its feedback restated before stopping",
+        help="times a repeated failed request gets its feedback restated before stopping "
+        "(default: 0)",
     )
     r.add_argument(
         "--constrain",
