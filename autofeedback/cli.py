@@ -652,6 +652,7 @@ class _JsonFormatter(_Formatter):
                     "clean": summary.clean,
                     "bad_lines": summary.bad_lines,
                     "by_code": dict(summary.by_code),
+                    "warnings_by_code": dict(summary.warnings_by_code),
                     "by_operation": dict(summary.by_operation),
                 },
             },

@@ -325,3 +325,14 @@ def test_a_missing_local_model_names_the_installed_one(
     (cache / (big.filename + ".sha256-ok")).write_text(json.dumps(stamp))
     with pytest.raises(ConfigurationError, match=r"installed: 1\.5b \(autofeedback cache\)"):
         ensure_local_model("0.5b")
+
+
+def test_json_and_html_summaries_count_warnings_apart(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(f"{CLEAN}\n{TYPO}\n")
+    _, out, _ = cli("audit", str(log), "--spec", TOOLS, "--no-semantic", "--format", "json")
+    summary = json.loads(out)["summary"]
+    assert summary["by_code"] == {"E4.1": 1} and summary["warnings_by_code"] == {}
+    html = tmp_path / "r.html"
+    cli("audit", str(log), "--spec", TOOLS, "--no-semantic", "--format", "html", "-o", str(html))
+    assert "<th>errors</th><th>warnings</th>" in html.read_text()

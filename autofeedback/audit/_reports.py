@@ -374,8 +374,8 @@ class HtmlReport(_Report):
                 f"{self._total_rows} rows; use --format jsonl or sarif for all of them.</p>"
             )
         code_rows = "".join(
-            f"<tr><td><b>{_e(c)}</b></td><td>{_e(t)}</td><td>{n}</td></tr>"
-            for c, t, n in summary.code_rows()
+            f"<tr><td><b>{_e(c)}</b></td><td>{_e(t)}</td><td>{n}</td><td>{w}</td></tr>"
+            for c, t, n, w in summary.severity_rows()
         )
         op_rows = summary.operation_rows()
         w = self.out.write
@@ -395,7 +395,8 @@ class HtmlReport(_Report):
         w('</div><div class="chart"><h2>Findings per operation</h2>')
         w(operations_chart(op_rows))
         w("</div></div>\n<h2>Error types</h2>")
-        w('<table id="codes"><thead><tr><th>code</th><th>error type</th><th>count</th></tr>')
+        w('<table id="codes"><thead><tr><th>code</th><th>error type</th><th>errors</th>')
+        w("<th>warnings</th></tr>")
         w(f"</thead><tbody>{code_rows}</tbody></table>\n")
         w(f"<h2>Findings</h2>{note}")
         w(
