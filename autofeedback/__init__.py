@@ -17,6 +17,7 @@ from autofeedback._exceptions import (
     ConfigurationError,
     HostNotAllowed,
     SpecError,
+    SpecWarning,
     ToolCallRejected,
 )
 from autofeedback._feedback import render_feedback
@@ -160,6 +161,7 @@ __all__ = [
     "Scanner",
     "Severity",
     "SpecError",
+    "SpecWarning",
     "ToolCallRejected",
     "Usage",
     "audit_lines",

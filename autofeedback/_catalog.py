@@ -62,7 +62,9 @@ class ApiCatalog:
         from autofeedback._specs import load_spec_file
 
         ops, servers = load_spec_file(Path(path), outside_refs=outside_refs)
-        return cls(ops, servers=servers, source=str(path))
+        catalog = cls(ops, servers=servers, source=str(path))
+        _warn_unknown_types(catalog)
+        return catalog
 
     @classmethod
     def from_obj(cls, document: Any, *, source: str = "<spec>") -> ApiCatalog:
@@ -70,7 +72,9 @@ class ApiCatalog:
         from autofeedback._specs import load_spec
 
         ops, servers = load_spec(document, source=source)
-        return cls(ops, servers=servers, source=source)
+        catalog = cls(ops, servers=servers, source=source)
+        _warn_unknown_types(catalog)
+        return catalog
 
     @classmethod
     def from_tools(cls, tools: Any, *, source: str = "<tools>") -> ApiCatalog:
@@ -333,3 +337,70 @@ def _compile_segment(segment: str) -> tuple[re.Pattern[str], list[str], int]:
         pos = m.end()
     pattern += re.escape(segment[pos:])
     return re.compile(pattern), names, len(_TEMPLATE_VAR.sub("", segment))
+
+
+#: JSON Schema's types, Swagger 2.0's ``file``; anything else checks nothing
+_SCHEMA_TYPES = frozenset(
+    {"string", "integer", "number", "boolean", "array", "object", "null", "file"}
+)
+_SUBSCHEMAS = ("items", "additionalProperties", "not", "contains", "propertyNames")
+_SCHEMA_LISTS = ("allOf", "oneOf", "anyOf", "prefixItems")
+
+
+def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
+    """``(type, where)`` for every schema type of the catalog's parameters that JSON
+    Schema does not know (``integr``), in document order.
+
+    >>> from autofeedback._model import Parameter
+    >>> op = Operation("getA", parameters=(Parameter("n", "query", {"type": "integr"}),))
+    >>> unknown_types(ApiCatalog([op]))
+    [('integr', 'getA query.n')]
+    """
+    found: list[tuple[str, str]] = []
+    seen: set[int] = set()
+
+    def walk(schema: Any, where: str, depth: int) -> None:
+        if not isinstance(schema, Mapping) or depth > 12 or id(schema) in seen:
+            return
+        seen.add(id(schema))  # $refs are shared objects: each is walked once
+        kind = schema.get("type")
+        kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+        found.extend((str(k), where) for k in kinds if k not in _SCHEMA_TYPES)
+        props = schema.get("properties")
+        if isinstance(props, Mapping):
+            for name, sub in props.items():
+                walk(sub, f"{where}.{name}", depth + 1)
+        for key in _SUBSCHEMAS:
+            walk(schema.get(key), f"{where}[]" if key == "items" else where, depth + 1)
+        for key in _SCHEMA_LISTS:
+            subs = schema.get(key)
+            if isinstance(subs, list):
+                for sub in subs:
+                    walk(sub, where, depth + 1)
+
+    for op in catalog.operations:
+        for p in op.parameters:
+            walk(p.schema, f"{op.name} {p.location}.{p.name}", 0)
+    return found
+
+
+def _warn_unknown_types(catalog: ApiCatalog) -> None:
+    """One :class:`SpecWarning` per load naming the unknown types (a typo such as
+    ``integr`` would otherwise leave those values unchecked without a word)."""
+    found = unknown_types(catalog)
+    if not found:
+        return
+    import warnings
+
+    from autofeedback._exceptions import SpecWarning
+
+    kind, where = found[0]
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    known = ", ".join(sorted(_SCHEMA_TYPES - {"file"}))
+    warnings.warn(
+        SpecWarning(
+            f"{catalog.source}: unknown schema type {kind!r} at {where}{more}; values there "
+            f"are not type-checked (JSON Schema types: {known})"
+        ),
+        stacklevel=3,
+    )

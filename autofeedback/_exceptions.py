@@ -9,6 +9,12 @@ exceptions. Exceptions are reserved for a bad spec, bad configuration or misuse:
     ├── HostNotAllowed       a request would leave for an origin the spec does not declare
     ├── RequestFormatError   a structured call/request record is malformed (also a ValueError)
     └── ToolCallRejected     a guarded tool call was rejected (carries the findings)
+
+Warnings (:mod:`warnings`), for a spec that loads but is probably not what its author
+meant::
+
+    UserWarning
+    └── SpecWarning          e.g. ``type: integr``: a schema type JSON Schema does not have
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ __all__ = [
     "ConfigurationError",
     "HostNotAllowed",
     "SpecError",
+    "SpecWarning",
     "ToolCallRejected",
 ]
 
@@ -47,6 +54,11 @@ class SpecError(AutoFeedbackError):
         super().__init__(f"{location}: {message}")
 
 
+class SpecWarning(UserWarning):
+    """A spec loads, but part of it means nothing to a validator (an unknown schema
+    ``type`` such as ``integr``): those values are not checked. Issued once per load."""
+
+
 class ConfigurationError(AutoFeedbackError):
     """A bad option, unknown backend name, or a missing optional dependency."""
 
@@ -62,7 +74,36 @@ class HostNotAllowed(AutoFeedbackError):
         shown = ", ".join(self.allowed) or "(none)"
         super().__init__(
             f"{host!r} is not a server the spec declares or an allowed host; allowed: {shown}"
+            + _loopback_hint(host, self.allowed)
         )
+
+
+_LOOPBACK = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+def _loopback_hint(host: str, allowed: Sequence[str]) -> str:
+    """Origins compare by name, so ``localhost`` is not ``127.0.0.1`` (it could resolve
+    elsewhere): say so when that is the only difference."""
+    from urllib.parse import urlsplit
+
+    def parts(origin: str) -> tuple[str, str | None, int | None] | None:
+        try:
+            u = urlsplit(origin if "://" in origin else "http://" + origin)
+            return u.scheme, u.hostname, u.port
+        except ValueError:
+            return None
+
+    mine = parts(host)
+    if mine is None or mine[1] not in _LOOPBACK:
+        return ""
+    for other in allowed:
+        theirs = parts(other)
+        if theirs and theirs[1] in _LOOPBACK and theirs[1] != mine[1] and theirs[2] == mine[2]:
+            return (
+                f" ({mine[1]} and {theirs[1]} are different origins: use {other}, or allow "
+                f"this one with allow_hosts=[{host!r}] / --allow-host {host})"
+            )
+    return ""
 
 
 class ToolCallRejected(AutoFeedbackError):

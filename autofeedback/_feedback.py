@@ -95,6 +95,9 @@ def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | No
     Error E2.2 (literal variant of an API name) at api: API 'user_login' does not exist.
     >>> text.splitlines()[-2].endswith("Correction: Use the documented API 'userLogin'.")
     True
+    >>> doubt = Finding("E2.1", ("api",), "getTodo", severity="warning", message="x")
+    >>> render_feedback(doubt).splitlines()[0]
+    'Your API request may have a problem; check it before sending.'
     >>> e1 = Finding("E1", (), "<tool_call>{...", message="the JSON is cut off",
     ...     suggestion="<API>searchBooks(query='dune')</API>")
     >>> "rewritten in the expected format, is <API>searchBooks(query='dune')</API>" in (
@@ -106,8 +109,15 @@ def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | No
         raise ValueError("render_feedback needs at least one finding")
     first = findings[0]
     where = ".".join(first.location) or "the output"
-    lines = ["There is an error in your API request."]
-    lines.append(f"Error {first.code} ({first.title}) at {where}: {first.message.rstrip('.')}.")
+    if first.severity == "error":
+        lines = ["There is an error in your API request."]
+        label = "Error"
+    else:
+        # a warning is the scanner's doubt (an E2.1 below its confident margin): the words
+        # must not claim more than the severity, the ok flag and the exit code do
+        lines = ["Your API request may have a problem; check it before sending."]
+        label = "Possible error"
+    lines.append(f"{label} {first.code} ({first.title}) at {where}: {first.message.rstrip('.')}.")
     if first.doc:
         lines.append(f"Documentation: {first.doc}")
     passed = _PASSED[_family(first.code)]
@@ -121,5 +131,9 @@ def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | No
         lines.append(f"The request with these corrections: {corrected}")
         if "=<" in corrected:
             lines.append("Replace each <type> placeholder with the value from the user's request.")
-    lines.append("Please regenerate the API request.")
+    lines.append(
+        "Please regenerate the API request."
+        if first.severity == "error"
+        else "If it is wrong, regenerate the API request; if it is right, keep it."
+    )
     return "\n".join(lines)

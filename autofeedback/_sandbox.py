@@ -34,12 +34,13 @@ The server binds to a loopback address only and logs only method, path and statu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import signal
 import socket
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -78,6 +79,7 @@ from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, Spec
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sample_value, sanitize_schema
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
+from autofeedback._redact import auth_names, redact
 
 __all__ = ["DEFAULT_ERROR_CODES", "Sandbox", "SeenRequest", "run_sandbox"]
 
@@ -163,6 +165,8 @@ class SeenRequest:
     status: int
     kind: str = "ok"
     operation: str | None = None
+    #: the query string as received, credentials redacted (the access log shows it)
+    query: str = ""
 
 
 @dataclass(frozen=True)
@@ -272,6 +276,11 @@ class Sandbox:
             _compile_route(path, method, op) for (path, method), op in exported.routes.items()
         ]
         self._doc_codes = {op.name: _documented_codes(op) for op in catalog.operations}
+        # one error key for every answer: the one the spec documents most ("info_code",
+        # "code", "error_code"), also on answers whose code the spec does not document
+        keys = Counter(d.key for docs in self._doc_codes.values() for d in docs)
+        self.error_key = keys.most_common(1)[0][0] if keys else "info_code"
+        self._auth = auth_names(catalog)
         self._prefixes = sorted(
             {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
         )
@@ -347,6 +356,21 @@ class Sandbox:
 
         ``headers`` have lower-case names; ``oversize`` says the body was too large to
         read."""
+        status, extra, payload, seen = self._handle(method, target, headers, body, oversize)
+        query = urlsplit(target).query
+        if query:
+            shown = str(redact("?" + query, names=self._auth))[1:]
+            seen = dataclasses.replace(seen, query=shown)
+        return status, extra, payload, seen
+
+    def _handle(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        oversize: bool,
+    ) -> tuple[int, dict[str, str], Any, SeenRequest]:
         split = urlsplit(target)
         raw_path = split.path or "/"
         route, path_vars, allowed = self._route(method, raw_path)
@@ -452,10 +476,10 @@ class Sandbox:
     ) -> tuple[int, dict[str, str], Any, SeenRequest]:
         first = errors[0]
         status = DEFAULT_ERROR_CODES[first.kind][0]
-        code, key = self._codes[first.kind], "info_code"
+        code, key = self._codes[first.kind], self.error_key
         documented = self._pick_code(op, first)
         if documented is not None:
-            code, key = documented.code, documented.key
+            code = documented.code
             if 400 <= documented.status < 500 and status == 400:
                 status = documented.status
         name = op.name if op else None
@@ -497,7 +521,8 @@ class Sandbox:
         with self._lock:
             self.requests_seen.append(seen)
         if self._log is not None:
-            self._log.write(f"{seen.method} {seen.path} {seen.status}\n")
+            target = f"{seen.path}?{seen.query}" if seen.query else seen.path
+            self._log.write(f"{seen.method} {target} {seen.status}\n")
             self._log.flush()
 
 
@@ -772,7 +797,7 @@ class _Handler(BaseHTTPRequestHandler):
                 400,
                 {},
                 {
-                    "info_code": DEFAULT_ERROR_CODES["invalid_body"][1],
+                    self.sandbox.error_key: DEFAULT_ERROR_CODES["invalid_body"][1],
                     "error": "invalid_body",
                     "message": "bad Content-Length header",
                 },
@@ -844,10 +869,11 @@ def run_sandbox(
         sandbox = Sandbox(catalog, host=host, port=port, terse=terse, log=stdout)
         sandbox._bind()
     except AutoFeedbackError as exc:
-        stderr.write(f"error: {exc}\n")
+        stderr.write(f"autofeedback: error: {exc}\n")
         return 2
     except OSError as exc:
-        stderr.write(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}\n")
+        reason = exc.strerror or exc
+        stderr.write(f"autofeedback: error: cannot listen on {host}:{port}: {reason}\n")
         return 2
     mode = "terse" if terse else "verbose"
     stdout.write(

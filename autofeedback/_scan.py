@@ -20,7 +20,13 @@ from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, redact_finding, request_secrets
 from autofeedback._resolve import request_args
-from autofeedback.checks._check_name import ApiRanker, check_name, check_selection
+from autofeedback.checks._check_name import (
+    CONFIDENT_MARGIN,
+    WARN_MARGIN,
+    ApiRanker,
+    check_name,
+    check_selection,
+)
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
 from autofeedback.checks._names import NameMatcher
@@ -66,7 +72,8 @@ class Scanner:
         retriever: Any = "auto",
         threshold: float = 0.5,
         top_k: int = 1,
-        confident_margin: float = 0.25,
+        confident_margin: float = CONFIDENT_MARGIN,
+        warn_margin: float = WARN_MARGIN,
     ) -> None:
         self.catalog = catalog
         self._retriever = retriever
@@ -74,6 +81,7 @@ class Scanner:
         self.threshold = threshold
         self.top_k = top_k
         self.confident_margin = confident_margin
+        self.warn_margin = warn_margin
         self._auth_names = auth_names(catalog)
 
     @property
@@ -156,6 +164,7 @@ class Scanner:
                 self.retriever,
                 top_k=max(self.top_k, calls),
                 confident_margin=self.confident_margin,
+                warn_margin=self.warn_margin,
             )
             if found is not None:
                 yield found

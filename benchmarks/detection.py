@@ -13,6 +13,7 @@ request validator (ToolAlpaca, the OpenAPI-based part) and BFCL's AST checker (B
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import sys
@@ -25,6 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Finding, Scanner
+from autofeedback.checks._check_name import WARN_MARGIN, destructive
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, garble, render
 from benchmarks._peers import OpenApiCorePeer, load_bfcl_checker
@@ -96,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     oac: dict[str, OpenApiCorePeer] = {}
 
     ours: dict[tuple[str, str], list[list[Finding]]] = defaultdict(list)
-    margins: dict[str, list[float]] = defaultdict(list)  # subtype -> retriever margin
+    # subtype -> (retriever margin, whether the called API is destructive)
+    margins: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     peer_hits: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
     started = time.perf_counter()
     for rec in records:
@@ -104,8 +107,13 @@ def main(argv: list[str] | None = None) -> int:
         findings = list(scanner.iter_findings(rec.text, instruction=_instruction(rec.task)))
         ours[(rec.dataset, rec.subtype)].append(findings)
         if rec.subtype in ("clean", "E2.1") and rec.calls and len(catalogs[rec.task.spec_key]) > 1:
+            catalog = catalogs[rec.task.spec_key]
+            called = catalog.get(rec.calls[0][0])
             margins[rec.subtype].append(
-                _margin(retriever, _instruction(rec.task), catalogs[rec.task.spec_key], rec.calls)
+                (
+                    _margin(retriever, _instruction(rec.task), catalog, rec.calls),
+                    called is not None and destructive(called),
+                )
             )
         if args.no_peers:
             continue
@@ -158,11 +166,13 @@ def _margin(retriever: Any, instruction: str, catalog: ApiCatalog, calls: list[C
     return ranked[0].score - scores.get(calls[0][0], 0.0)
 
 
-def _sweep(margins: dict[str, list[float]]) -> str:
-    """E2.1 as an error only when the margin reaches m: the trade-off, measured."""
-    clean, wrong = margins.get("clean", []), margins.get("E2.1", [])
-    if not clean or not wrong:
+def _sweep(margins: dict[str, list[tuple[float, bool]]]) -> str:
+    """E2.1 as an error only when the margin reaches m, shown at all only from w: the
+    trade-offs, measured."""
+    clean_d, wrong_d = margins.get("clean", []), margins.get("E2.1", [])
+    if not clean_d or not wrong_d:
         return ""
+    clean, wrong = [m for m, _ in clean_d], [m for m, _ in wrong_d]
     lines = [
         "E2.1 severity threshold (`confident_margin`): an E2.1 finding is an error only when "
         "the retriever's best API beats the called one by at least m "
@@ -176,6 +186,38 @@ def _sweep(margins: dict[str, list[float]]) -> str:
         fp = sum(x > 0 and x >= m for x in clean) / len(clean)
         tp = sum(x > 0 and x >= m for x in wrong) / len(wrong)
         lines.append(f"| {m:.2f} | {fp:.3f} ({len(clean)}) | {tp:.3f} ({len(wrong)}) |")
+    lines += [
+        "",
+        "Where an E2.1 warning pays (issue 19): the E2.1 findings per band of margin, and how "
+        "many of them are right (the call really is the wrong API). Below the band where "
+        "they are right more often than wrong, a warning is noise, and it is not shown "
+        f"(`WARN_MARGIN` = {WARN_MARGIN}):",
+        "",
+        "| margin | on correct calls | on wrong-API calls | right |",
+        "|---|---|---|---|",
+    ]
+    bands = (0.0, 0.02, 0.05, 0.1, 0.25, float("inf"))
+    for lo, hi in itertools.pairwise(bands):
+        c = sum(x > 0 and lo <= x < hi for x in clean)
+        w = sum(x > 0 and lo <= x < hi for x in wrong)
+        shown = f"[{lo:.2f}, {hi:.2f})" if hi != float("inf") else f">= {lo:.2f}"
+        lines.append(f"| {shown} | {c} | {w} | {w / max(c + w, 1):.2f} |")
+    kept_c = sum(x > 0 and x >= WARN_MARGIN for x in clean)
+    kept_w = sum(x > 0 and x >= WARN_MARGIN for x in wrong)
+    all_c, all_w = sum(x > 0 for x in clean), sum(x > 0 for x in wrong)
+    lines += [
+        "",
+        f"Hiding E2.1 below {WARN_MARGIN}: correct calls with any E2.1 finding "
+        f"{all_c / len(clean):.3f} -> {kept_c / len(clean):.3f}, wrong-API calls with one "
+        f"{all_w / len(wrong):.3f} -> {kept_w / len(wrong):.3f}.",
+    ]
+    dc = sum(d and x >= WARN_MARGIN for x, d in clean_d)
+    dw = sum(d and x >= WARN_MARGIN for x, d in wrong_d)
+    lines.append(
+        f"A destructive call (DELETE, or a name starting with delete/remove/cancel/...) "
+        f"that does not fit is an error from {WARN_MARGIN} on: {dc} correct call(s) of "
+        f"{len(clean)} and {dw} wrong-API call(s) of {len(wrong)} get that error."
+    )
     return "\n".join(lines)
 
 

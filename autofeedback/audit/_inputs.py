@@ -365,8 +365,7 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         if not text.strip():
-            yield Unit(number, error="empty line")
-            continue
+            continue  # a blank line is no record (jq and pandas skip it too)
         try:
             value = json.loads(text)
         except Exception as exc:

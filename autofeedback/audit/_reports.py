@@ -197,7 +197,42 @@ th,td{border-bottom:1px solid #e5e8e8;padding:4px 6px;text-align:left;vertical-a
 th{background:#f4f6f6;position:sticky;top:0}td.msg{word-break:break-word}
 .sev-error{color:#c0392b}.sev-warning{color:#b9770e}.note{color:#566573;font-style:italic}
 code{font-size:12px}
+th.sortable{cursor:pointer}th.sortable:after{content:" \\2195";color:#aab7b8}
+.tools{display:flex;gap:8px;margin:0 0 8px}.tools input{flex:1;padding:4px 6px}
 """
+
+# Sorting and filtering, inline (the page loads nothing): click a header to sort by it,
+# type to keep the rows holding that text, pick a severity to keep only those.
+_JS = """
+(function(){
+var t=document.getElementById('findings'),b=t.tBodies[0],q=document.getElementById('q'),
+s=document.getElementById('sev');
+function f(){var w=q.value.toLowerCase(),v=s.value;
+for(var r of b.rows){var ok=(!w||r.textContent.toLowerCase().indexOf(w)>=0)&&
+(!v||r.dataset.severity===v);r.style.display=ok?'':'none';}}
+q.addEventListener('input',f);s.addEventListener('change',f);
+t.tHead.querySelectorAll('th').forEach(function(h,i){h.className='sortable';
+h.addEventListener('click',function(){var up=h.dataset.dir!=='up';h.dataset.dir=up?'up':'down';
+var rows=Array.from(b.rows);rows.sort(function(x,y){var a=x.cells[i].textContent,
+c=y.cells[i].textContent,n=parseFloat(a)-parseFloat(c);
+var d=isNaN(n)?a.localeCompare(c):n;return up?d:-d;});
+rows.forEach(function(r){b.appendChild(r);});});});
+})();
+"""
+
+
+def _generated() -> str:
+    """When the report was written, in UTC; ``SOURCE_DATE_EPOCH`` fixes it (reproducible
+    builds' convention), so two runs can still be byte-identical."""
+    import os
+    from datetime import datetime, timezone
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    utc = timezone.utc  # noqa: UP017 - setup.cfg still allows 3.10, which lacks datetime.UTC
+    when = (
+        datetime.fromtimestamp(int(epoch), utc) if epoch and epoch.isdigit() else datetime.now(utc)
+    )
+    return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _e(value: Any) -> str:
@@ -279,6 +314,8 @@ class HtmlReport(_Report):
     """
 
     max_rows = 5000
+    #: the spec files the records were checked against, named in the page's header
+    specs: tuple[str, ...] = ()
 
     def __init__(self, out: IO[str], source: str = "-", max_rows: int | None = None) -> None:
         super().__init__(out, source)
@@ -287,17 +324,18 @@ class HtmlReport(_Report):
         self._rows: list[str] = []
         self._total_rows = 0
 
-    def _row(self, cells: str) -> None:
+    def _row(self, cells: str, severity: str) -> None:
         self._total_rows += 1
         if len(self._rows) < self.max_rows:
-            self._rows.append(f"<tr>{cells}</tr>")
+            self._rows.append(f'<tr data-severity="{_e(severity)}">{cells}</tr>')
 
     def record(self, result: AuditResult) -> None:
         head = f"<td>{_e(result.id)}</td><td>{result.line}</td>"
         if result.error is not None:
             self._row(
                 f'{head}<td class="sev-error">bad input</td><td></td><td></td><td></td>'
-                f'<td class="msg">{_e(result.error)}</td>'
+                f'<td class="msg">{_e(result.error)}</td>',
+                "bad input",
             )
             return
         for f in result.findings:
@@ -305,7 +343,8 @@ class HtmlReport(_Report):
                 f'{head}<td class="sev-{_e(f.severity)}"><b>{_e(f.code)}</b> '
                 f"{_e(f.severity)}</td><td>{_e(f.operation or '')}</td>"
                 f"<td><code>{_e('.'.join(f.location))}</code></td>"
-                f'<td>{_e(f.title)}</td><td class="msg">{_e(f)}</td>'
+                f'<td>{_e(f.title)}</td><td class="msg">{_e(f)}</td>',
+                f.severity,
             )
 
     def finish(self, summary: AuditSummary) -> None:
@@ -335,8 +374,8 @@ class HtmlReport(_Report):
                 f"{self._total_rows} rows; use --format jsonl or sarif for all of them.</p>"
             )
         code_rows = "".join(
-            f"<tr><td><b>{_e(c)}</b></td><td>{_e(t)}</td><td>{n}</td></tr>"
-            for c, t, n in summary.code_rows()
+            f"<tr><td><b>{_e(c)}</b></td><td>{_e(t)}</td><td>{n}</td><td>{w}</td></tr>"
+            for c, t, n, w in summary.severity_rows()
         )
         op_rows = summary.operation_rows()
         w = self.out.write
@@ -344,18 +383,31 @@ class HtmlReport(_Report):
         w('<meta name="viewport" content="width=device-width, initial-scale=1">')
         w(f"<title>AutoFeedback audit: {_e(self.source)}</title><style>{_CSS}</style>")
         w("</head><body>\n<h1>AutoFeedback audit report</h1>")
-        w(f'<p class="src">Log: <code>{_e(self.source)}</code> · records not clean: {rate}</p>')
+        specs = ", ".join(self.specs) or "the records' own tools"
+        w(
+            f'<p class="src">Log: <code>{_e(self.source)}</code> · Spec: <code id="specs">'
+            f'{_e(specs)}</code> · <span id="generated">generated {_generated()}</span> · '
+            f"records not clean: {rate}</p>"
+        )
         w(f'<div class="cards">{cards_html}</div>\n')
         w('<div class="charts"><div class="chart"><h2>Findings per error type</h2>')
         w(codes_chart(dict(summary.by_code)))
         w('</div><div class="chart"><h2>Findings per operation</h2>')
         w(operations_chart(op_rows))
         w("</div></div>\n<h2>Error types</h2>")
-        w('<table id="codes"><thead><tr><th>code</th><th>error type</th><th>count</th></tr>')
+        w('<table id="codes"><thead><tr><th>code</th><th>error type</th><th>errors</th>')
+        w("<th>warnings</th></tr>")
         w(f"</thead><tbody>{code_rows}</tbody></table>\n")
-        w(f'<h2>Findings</h2>{note}<table id="findings"><thead><tr><th>record</th>')
+        w(f"<h2>Findings</h2>{note}")
+        w(
+            '<div class="tools"><input id="q" type="search" placeholder="filter: code, '
+            'operation, text" aria-label="filter rows"><select id="sev" aria-label="severity">'
+            '<option value="">every severity</option><option>error</option>'
+            '<option>warning</option><option value="bad input">bad input</option></select></div>'
+        )
+        w('<table id="findings"><thead><tr><th>record</th>')
         w("<th>line</th><th>code</th><th>operation</th><th>location</th><th>error type</th>")
         w("<th>message</th></tr></thead><tbody>\n")
         for row in self._rows:
             w(row + "\n")
-        w("</tbody></table>\n</body></html>\n")
+        w(f"</tbody></table>\n<script>{_JS}</script>\n</body></html>\n")

@@ -24,7 +24,19 @@ from autofeedback.checks._names import (
     literal_key,
 )
 
-__all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection"]
+__all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection", "destructive"]
+
+#: What an E2.1 margin must reach to be shown at all, and to be an error. Measured in
+#: benchmarks/detection.py (RESULTS.md, "Detection"): below 0.05 a shown E2.1 is wrong
+#: more often than right (precision 0.45 and 0.39 in the bins below 0.02 and 0.05), from
+#: 0.05 on it pays (0.66 and up); at 0.25 it is right 88% of the time.
+WARN_MARGIN = 0.05
+CONFIDENT_MARGIN = 0.25
+
+_DESTRUCTIVE = frozenset(
+    {"delete", "remove", "destroy", "drop", "purge", "erase", "cancel", "revoke"}
+)
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 
 
 class ApiRanker(Protocol):
@@ -236,6 +248,19 @@ def _check_http(
     )
 
 
+def destructive(op: Operation) -> bool:
+    """Whether calling ``op`` destroys something: an HTTP ``DELETE``, or a function whose
+    name starts with delete, remove, cancel, revoke, ... (``DeleteAlarm``, ``cancel_order``).
+
+    >>> destructive(Operation("deleteTodo")), destructive(Operation("getTodo"))
+    (True, False)
+    """
+    if (op.method or "").upper() == "DELETE":
+        return True
+    words = _WORD.findall(op.name)
+    return bool(words) and words[0].lower() in _DESTRUCTIVE
+
+
 def check_selection(
     op: Operation,
     instruction: str,
@@ -243,11 +268,18 @@ def check_selection(
     ranker: ApiRanker,
     *,
     top_k: int = 1,
-    confident_margin: float = 0.25,
+    confident_margin: float = CONFIDENT_MARGIN,
+    warn_margin: float = WARN_MARGIN,
 ) -> Finding | None:
     """E2.1: ``op`` is real but the retriever does not rank it in the top ``k`` for the
-    instruction. The retriever can be wrong, so this is a warning unless the best API
-    beats the chosen one by ``confident_margin`` in cosine similarity."""
+    instruction. The retriever can be wrong, so it is reported only when the best API
+    beats the chosen one by ``warn_margin`` in cosine similarity (below that it is
+    noise), as a warning, and as an error from ``confident_margin`` on, or at once when
+    the chosen API is :func:`destructive` (a wrong delete cannot be undone).
+
+    >>> WARN_MARGIN, CONFIDENT_MARGIN
+    (0.05, 0.25)
+    """
     if len(catalog) <= top_k or not instruction.strip():
         return None
     ranked = list(ranker.rank(instruction, catalog))
@@ -256,7 +288,10 @@ def check_selection(
         return None
     scores = {r.name: float(r.score) for r in ranked}
     margin = scores[ranked[0].name] - scores.get(op.name, 0.0)
-    severity: Severity = "error" if margin >= confident_margin else "warning"
+    if margin < warn_margin:
+        return None
+    sure = margin >= confident_margin or destructive(op)
+    severity: Severity = "error" if sure else "warning"
     best = ranked[0].name
     return Finding(
         "E2.1",

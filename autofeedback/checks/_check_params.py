@@ -70,8 +70,6 @@ def check_parameters(
     params = list(op.parameters)
     auth = {(p.location, p.name.lower()) for p in op.auth_parameters}
     used: set[str] = set()
-    # a parameter an unknown name probably meant is not also reported missing
-    meant: set[str] = set()
     body_open = _body_allows_extra(op)
 
     # findings in argument order; an unknown name is judged once every known one is
@@ -121,14 +119,6 @@ def check_parameters(
             # (a renamed parameter); else the closest among those not sent yet
             sole = missing[0] if len(unknown) == 1 and len(missing) == 1 else None
             finding = _unknown(op, item, params, free, catalog, matcher, threshold, owner, sole)
-            if finding.suggestion is not None and (
-                sole is None
-                or finding.code in _VARIANT
-                or finding.suggestion == closest_spelling(item.name, [sole.name])
-            ):
-                # a variant or a spelling names what was meant; a pairing by elimination
-                # alone stays a guess, so the missing parameter is still reported
-                meant.add(finding.suggestion)
             findings.append(finding)
     else:
         findings.extend(f for f in ordered if isinstance(f, Finding))
@@ -137,7 +127,9 @@ def check_parameters(
     body_sent = body_sent or any(p.location == "body" for _, p in matched)
     unsent_body: list[Parameter] = []
     for p in params:
-        if p.required and p.name not in used and p.name not in meant:
+        # reported even when an unknown name probably meant it (E3.2/E3.3 above): one
+        # finding never hides another, and the model must still send this name
+        if p.required and p.name not in used:
             if p.location == "header" and any(
                 a.location == "header" and a.name.lower() == p.name.lower() for a in args
             ):

@@ -230,7 +230,7 @@ class HttpGuard:
         base_url: str | None = None,
         allow_hosts: Iterable[str] = (),
         doc_index: DocIndex | None = None,
-        retriever: Any = None,
+        retriever: Any = "auto",
     ) -> None:
         catalog = as_catalog(spec_or_catalog)
         if base_url:
@@ -398,7 +398,7 @@ class GuardAdapter(HTTPAdapter):
         doc_index: DocIndex | None = None,
         allow_hosts: Iterable[str] = (),
         base_url: str | None = None,
-        retriever: Any = None,
+        retriever: Any = "auto",
         **adapter_kwargs: Any,
     ) -> None:
         if mode not in _MODES:

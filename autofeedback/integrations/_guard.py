@@ -131,7 +131,7 @@ def guard(
     operation: str | None = None,
     *,
     on_error: Literal["raise"] = "raise",
-    retriever: Any = None,
+    retriever: Any = "auto",
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 
 
@@ -141,7 +141,7 @@ def guard(
     operation: str | None = None,
     *,
     on_error: Literal["return"],
-    retriever: Any = None,
+    retriever: Any = "auto",
 ) -> Callable[[Callable[P, R]], Callable[P, R | str]]: ...
 
 
@@ -150,7 +150,7 @@ def guard(
     operation: str | None = None,
     *,
     on_error: OnError = "raise",
-    retriever: Any = None,
+    retriever: Any = "auto",
 ) -> Callable[[Callable[P, R]], Callable[P, Any]]:
     """Decorate a tool function so each call is checked against the docs first.
 
@@ -219,7 +219,7 @@ def guard_tool(
     operation: str | None = None,
     *,
     on_error: OnError = "raise",
-    retriever: Any = None,
+    retriever: Any = "auto",
 ) -> Callable[P, Any]:
     """:func:`guard` without the decorator syntax, for a function you do not own.
 
@@ -302,7 +302,7 @@ def _findings_per_call(
     return [(call, list(_call_findings(call, scanner))) for call in _tool_calls(message)]
 
 
-def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = None) -> list[Finding]:
+def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = "auto") -> list[Finding]:
     """Every finding for the ``tool_calls`` of an OpenAI assistant message (a dict or the
     SDK's message object) against the tool list the model was given.
 
@@ -326,7 +326,7 @@ def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = None) ->
 
 
 def tool_messages(
-    message: Any, tools: SpecLike, *, retriever: Any = None, include_ok: bool = False
+    message: Any, tools: SpecLike, *, retriever: Any = "auto", include_ok: bool = False
 ) -> list[dict[str, str]]:
     """The ``{"role": "tool", "tool_call_id", "content"}`` messages answering the
     rejected calls of an assistant message, each carrying the static feedback.

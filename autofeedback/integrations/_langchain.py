@@ -47,7 +47,7 @@ def _is_tool_call(value: Any) -> bool:
 
 
 def guard_langchain_tool(
-    tool: Any, spec_or_catalog: SpecLike | None = None, *, retriever: Any = None
+    tool: Any, spec_or_catalog: SpecLike | None = None, *, retriever: Any = "auto"
 ) -> Any:
     """A LangChain tool that behaves like ``tool`` for valid calls and answers an invalid
     one with the static feedback, without running ``tool``.

@@ -568,6 +568,6 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
             if isinstance(exc, (MCPError, OSError, TimeoutError))
             else type(exc).__name__
         )
-        options.stderr.write(f"autofeedback mcp-proxy: error: {what}: {one_line(exc)}\n")
+        options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {one_line(exc)}\n")
         return 2
     return 0

@@ -13,6 +13,14 @@ Off unless asked, per run or per test::
         autofeedback_guard.use("specs/bookshop.yaml")
         ...
 
+    @pytest.mark.autofeedback(spec="specs/bookshop.yaml", expect="E4.1")
+    def test_server_rejects_a_bad_type(): ...   # a negative test: the bad call is sent
+
+In fail mode a malformed call is still sent, so the test runs as it would without the
+plugin; the test fails afterwards with the report. ``expect`` (codes or code families,
+``"E4"`` covers ``"E4.1"``) marks the calls a test makes wrong on purpose: they are sent
+and not reported, and the test fails if no call had them.
+
 A URL is covered when its host is one of the spec's servers; every other URL passes
 through untouched. The terminal summary counts the findings per error code over the
 session (also under pytest-xdist: workers send their counts to the controller).
@@ -83,6 +91,11 @@ class _Test:
     specs: tuple[str, ...] = ()
     violations: list[tuple[Violation, str]] = field(default_factory=list)
     patch: pytest.MonkeyPatch | None = None
+    #: codes (or families: "E4") this test sends on purpose, and those it did send
+    expect: tuple[str, ...] = ()
+    expected_seen: set[str] = field(default_factory=set)
+    used_fixture: bool = False
+    ever_active: bool = False
 
     def activate(self, specs: Iterable[str], mode: str | None = None) -> None:
         self.specs = tuple(dict.fromkeys([*self.specs, *specs]))
@@ -90,6 +103,7 @@ class _Test:
             self.mode = _check_mode(mode)
         if not self.specs:
             return
+        self.ever_active = True
         self.session.guard(self.specs)  # load now: a bad spec fails where it was named
         if self.patch is None:
             self.patch = pytest.MonkeyPatch()
@@ -111,6 +125,11 @@ class _Test:
         violation = guard.violation(request)
         if violation is None:
             return
+        if self.expect:
+            wanted = [f for f in violation.errors if self.expects(f.code)]
+            self.expected_seen.update(e for e in self.expect for f in wanted if _covers(e, f.code))
+            if len(wanted) == len(violation.errors):
+                return  # made wrong on purpose: sent, not reported
         where, level = _caller(self.item)
         self.violations.append((violation, where))
         self.session.counts.update(f.code for f in violation.errors)
@@ -119,7 +138,14 @@ class _Test:
             # attributed to the test's line, where a person looks first
             warnings.warn(AutoFeedbackWarning(problem.report), stacklevel=level)
             return
-        raise problem  # not sent: the malformed request never reaches the server
+        # fail mode still sends it: the test runs as it would without the plugin, and
+        # fails afterwards with the report (pytest_runtest_call)
+
+    def expects(self, code: str) -> bool:
+        return any(_covers(e, code) for e in self.expect)
+
+    def missing_expected(self) -> list[str]:
+        return [e for e in self.expect if e not in self.expected_seen]
 
     def failure(self) -> str:
         parts = [f"autofeedback: {len(self.violations)} request(s) broke the API docs"]
@@ -148,6 +174,27 @@ def _caller(item: pytest.Item) -> tuple[str, int]:
         frame = frame.f_back
         level += 1
     return "", 4
+
+
+def _covers(expected: str, code: str) -> bool:
+    """``"E4"`` covers ``"E4.1"`` and ``"E4.2"``; ``"E4.1"`` only itself."""
+    return code == expected or code.startswith(expected + ".")
+
+
+def _codes(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = (
+        [value] if isinstance(value, str) else list(value) if isinstance(value, Sequence) else None
+    )
+    if items is None or not all(isinstance(c, str) and c.split(".")[0] in _FAMILIES for c in items):
+        raise _SpecProblem(
+            f"@pytest.mark.autofeedback: expect must be error codes such as 'E4.1', not {value!r}"
+        )
+    return tuple(items)
+
+
+_FAMILIES = frozenset(code.split(".")[0] for code in CODES)
 
 
 def _check_mode(mode: str) -> str:
@@ -201,8 +248,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "autofeedback(spec=None, mode=None): check this test's requests calls against the "
-        "given spec(s) (a path or a list of paths); mode is 'fail' or 'warn'",
+        "autofeedback(spec=None, mode=None, expect=None): check this test's requests calls "
+        "against the given spec(s) (a path or a list of paths); mode is 'fail' or 'warn'; "
+        "expect names codes the test sends on purpose ('E4.1', or a family 'E4')",
     )
     cli: list[str] = config.getoption("autofeedback_spec") or []
     ini: list[str] = config.getini("autofeedback_spec") or []
@@ -218,10 +266,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_SESSION] = state
 
 
-def _marked(item: pytest.Item) -> tuple[bool, list[str], str | None]:
-    """Whether the item has the marker, the specs it names, and its mode."""
+def _marked(item: pytest.Item) -> tuple[bool, list[str], str | None, tuple[str, ...]]:
+    """Whether the item has the marker, the specs it names, its mode and the codes it
+    expects."""
     specs: list[str] = []
     mode: str | None = None
+    expect: tuple[str, ...] = ()
     markers = list(item.iter_markers("autofeedback"))
     base = Path(str(getattr(item, "path", "."))).parent
     # closest marker last, so a test's own mode wins over its class' or module's
@@ -234,7 +284,8 @@ def _marked(item: pytest.Item) -> tuple[bool, list[str], str | None]:
         elif spec is not None:
             raise _SpecProblem(f"@pytest.mark.autofeedback: spec must be a path, not {spec!r}")
         mode = marker.kwargs.get("mode", mode)
-    return bool(markers), specs, mode
+        expect = _codes(marker.kwargs["expect"]) if "expect" in marker.kwargs else expect
+    return bool(markers), specs, mode, expect
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -244,7 +295,7 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, object, object]:
     if session is not None:
         test = item.stash[_TEST] = _Test(session, item, session.mode)
         try:
-            marked, specs, mode = _marked(item)
+            marked, specs, mode, test.expect = _marked(item)
             if marked and not specs and not session.specs:
                 raise _SpecProblem(
                     "@pytest.mark.autofeedback needs spec=... "
@@ -271,8 +322,22 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
             raise pytest.fail.Exception(test.failure(), pytrace=False) from None
         raise
     if test is not None and test.violations and test.mode == "fail":
-        # the test caught the RequestRejected (a requests.RequestException): still fail
+        # the test passed with a malformed call (or caught the error it caused): still fail
         pytest.fail(test.failure(), pytrace=False)
+    if test is not None and test.missing_expected():
+        codes = ", ".join(test.missing_expected())
+        pytest.fail(
+            f"autofeedback: the test expects a call with {codes} (expect=...), "
+            "but no call it made had one",
+            pytrace=False,
+        )
+    if test is not None and test.used_fixture and not test.ever_active:
+        pytest.fail(
+            "autofeedback: the autofeedback_guard fixture checked nothing: call "
+            "autofeedback_guard.use(SPEC), or name a spec with --autofeedback-spec, the "
+            "autofeedback_spec ini line or @pytest.mark.autofeedback(spec=...)",
+            pytrace=False,
+        )
     return result
 
 
@@ -300,6 +365,7 @@ def autofeedback_guard(request: pytest.FixtureRequest) -> GuardFixture:
         session = request.config.stash[_SESSION]
         test = request.node.stash[_TEST] = _Test(session, request.node, session.mode)
         request.addfinalizer(test.deactivate)
+    test.used_fixture = True
     return GuardFixture(test)
 
 
@@ -317,6 +383,15 @@ class GuardFixture:
             self._test.activate(paths, mode)
         except _SpecProblem as exc:
             pytest.fail(str(exc), pytrace=False)
+
+    def expect(self, *codes: str) -> None:
+        """This test makes calls with these findings on purpose (a negative test of the
+        API's 4xx handling): they are sent and not reported, and the test fails if no
+        call had them. ``"E4"`` covers every E4 subtype."""
+        try:
+            self._test.expect = tuple(dict.fromkeys([*self._test.expect, *_codes(list(codes))]))
+        except _SpecProblem as exc:
+            pytest.fail(str(exc).replace("@pytest.mark.autofeedback", "expect()"), pytrace=False)
 
     @property
     def violations(self) -> list[Violation]:

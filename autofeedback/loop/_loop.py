@@ -92,6 +92,7 @@ StopReason = Literal[
     "token-budget",
     "host-not-allowed",
     "blocked",
+    "unreachable",
 ]
 HOOKS = ("attempt", "finding", "response", "exhausted")
 _BLOCKING = ("E1", "E2", "E3")
@@ -151,7 +152,7 @@ class FeedbackLoop:
 
     def __init__(
         self,
-        llm: LLMClient,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
         catalog: ApiCatalog,
         *,
         base_url: str | None = None,
@@ -178,6 +179,7 @@ class FeedbackLoop:
     ) -> None:
         if max_static < 0 or max_dynamic < 0 or repeat_retries < 0:
             raise ConfigurationError("max_static, max_dynamic and repeat_retries must be >= 0")
+        llm = _as_client(llm)
         if constrain and not _takes_schema(llm):
             raise ConfigurationError(
                 f"constrain=True needs an LLM client whose complete() takes schema= "
@@ -186,7 +188,7 @@ class FeedbackLoop:
         unknown = set(hooks or {}) - set(HOOKS)
         if unknown:
             raise ConfigurationError(f"unknown hooks {sorted(unknown)}; known: {list(HOOKS)}")
-        self.llm = llm
+        self.llm = _as_client(llm)
         self.catalog = catalog
         self.base_url = base_url or (catalog.servers[0] if catalog.servers else None)
         if self.base_url is None:
@@ -358,6 +360,8 @@ class FeedbackLoop:
                     final = (True, "success", request, attempt.status, attempt.response_excerpt)
                 elif outcome == "host":
                     final = (False, "host-not-allowed", request, None, None)
+                elif outcome == "unreachable":
+                    final = (False, "unreachable", request, None, None)
                 elif attempt.feedback is None:
                     final = (
                         False,
@@ -415,6 +419,9 @@ class FeedbackLoop:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
         except HostNotAllowed as exc:
             return _done(base, started, sent=sent, error=str(exc)), "host"
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            # the infrastructure's failure, not the model's: no feedback, no retry
+            return _done(base, started, sent=sent, error=_unreachable(call.url, exc)), "unreachable"
         except requests.RequestException as exc:
             status, body, ok = None, f"{type(exc).__name__}: {exc}"[:300], False
         else:
@@ -476,12 +483,36 @@ class FeedbackLoop:
             )
 
 
+def _as_client(llm: Any) -> LLMClient:
+    """A client as given, or a plain callable ``fn(messages) -> str`` wrapped in
+    :class:`~autofeedback.loop._llm.CallableLLM` (the adapter the README promises)."""
+    if callable(getattr(llm, "complete", None)):
+        return llm  # type: ignore[no-any-return]
+    if callable(llm):
+        from autofeedback.loop._llm import CallableLLM
+
+        return CallableLLM(llm)
+    raise ConfigurationError(
+        f"an LLM client has complete(messages) -> str or is a callable; got {type(llm).__name__}"
+    )
+
+
 def _takes_schema(llm: Any) -> bool:
     try:
         params = inspect.signature(llm.complete).parameters
     except (TypeError, ValueError, AttributeError):
         return False
     return "schema" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _unreachable(url: str, exc: Exception) -> str:
+    """One line for a server that did not answer: its origin, what happened, a hint."""
+    from autofeedback._origins import shown_origin
+
+    origin = shown_origin(url)
+    if isinstance(exc, requests.Timeout) and not isinstance(exc, requests.ConnectTimeout):
+        return f"{origin} did not answer in time (read timeout): is the server overloaded?"
+    return f"cannot reach {origin}: is the server running?"
 
 
 def _done(base: Attempt, started: float, **changes: Any) -> Attempt:

@@ -129,7 +129,8 @@ def test_sarif_with_no_results_is_valid(tmp_path: Path) -> None:
 def test_html_is_self_contained_and_escaped(log: str) -> None:
     _, page = report(log, "html")
     assert page.startswith("<!DOCTYPE html>")
-    assert "<script" not in page  # the record id "<script>..." is escaped
+    # the record id "<script>..." is escaped: the one script is the page's own, inline
+    assert page.count("<script") == 1 and "<script>(function(){" in page.replace("\n", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # no external resources: the only URL is the SVG namespace
     assert set(re.findall(r"https?://[^\s\"'<>]+", page)) <= {"http://www.w3.org/2000/svg"}
@@ -145,12 +146,26 @@ def test_html_is_self_contained_and_escaped(log: str) -> None:
     assert {k: int(v) for k, v in ops.items()} == dict(summary.by_operation)
 
 
+def test_html_names_spec_and_time_and_can_sort_and_filter(
+    log: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    page = tmp_path / "r.html"
+    cli("audit", log, "--spec", TOOLS, "--no-semantic", "--format", "html", "-o", str(page))
+    html = page.read_text()
+    assert f'<code id="specs">{TOOLS}</code>' in html
+    assert "generated 2023-11-14 22:13 UTC" in html
+    assert 'id="q" type="search"' in html and '<select id="sev"' in html
+    assert 'data-severity="error"' in html and 'data-severity="bad input"' in html
+    assert "localeCompare" in html  # the header click sorts
+
+
 def test_html_table_is_capped(log: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_reports.HtmlReport, "max_rows", 2)
     _, page = report(log, "html")
     assert "Showing the first 2 of" in page
     body = page.split('<table id="findings">')[1]
-    assert body.count("<tr>") == 3  # header + 2 rows
+    assert body.count("<tr") == 3  # header + 2 rows
 
 
 def _chromium(args: list[str], tmp: Path) -> subprocess.CompletedProcess[bytes]:
@@ -208,11 +223,11 @@ def test_html_renders_in_headless_chromium(tmp_path: Path) -> None:
 
 def test_text_has_code_and_operation_tables(log: str) -> None:
     _, out = report(log, "text")
-    assert "5 records: 1 clean, 3 with findings, 1 bad input lines" in out
+    assert "5 records: 1 clean, 3 with findings, 1 bad input line\n" in out
     code_table = out.split("error type")[1].split("operation")[0]
     assert "E3.2" in code_table and "E4.1" in code_table
     ops = out.split("\noperation")[1]
-    assert re.search(r"get_weather\s+2\s+E3\.2×1, E4\.1×1", ops)
+    assert re.search(r"get_weather\s+3\s+E3\.2×1, E3\.4×1, E4\.1×1", ops)
     assert re.search(r"send_email\s+3\s+E3\.4×2, E4\.2×1", ops)
 
 
@@ -240,14 +255,14 @@ def test_progress_always_keeps_the_report_unchanged(log: str) -> None:
 
 def test_audit_streams_in_constant_memory() -> None:
     # 200k lines through the engine and the JSONL report; 2% are real calls (clean
-    # and faulty), 1% broken JSON, the rest blank lines, which keeps the run short under
-    # tracemalloc while every line still yields a result object
+    # and faulty), 1% broken JSON, the rest one-character non-JSON lines, which keeps the
+    # run short under tracemalloc while every line still yields a result object
     catalog = ApiCatalog.from_file(TOOLS)
     cycle = [
         '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": "Paris"}}}',
         '{"id": %d, "call": {"name": "get_weather", "arguments": {"city": %d}}}',
         '{"id": %d, "call": ',
-    ] + [""] * 97
+    ] + ["x"] * 97
 
     def lines(n: int) -> Iterator[str]:
         for i in range(n):

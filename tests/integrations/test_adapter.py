@@ -46,7 +46,7 @@ def test_an_invalid_request_is_rejected_before_it_is_sent(
     assert isinstance(exc, AutoFeedbackError) and isinstance(exc, requests.RequestException)
     assert exc.request is not None and exc.request.method == "GET"
     [f] = exc.findings
-    assert (f.code, f.location, f.suggestion) == ("E3", ("query", "limt"), "limit")
+    assert (f.code, f.location, f.suggestion) == ("E3.3", ("query", "limt"), "limit")
     assert exc.feedback.startswith("There is an error in your API request.")
     report = str(exc)
     assert report.splitlines()[0].startswith(f"GET {terse_bookshop.url}/books?query=dune&limt=5")

@@ -84,7 +84,8 @@ def test_kwargs_tools_report_misspelled_and_missing_parameters(catalog: ApiCatal
 
     with pytest.raises(ToolCallRejected) as info:
         login(userName="ann", password="x")
-    [renamed] = info.value.findings
+    renamed, missing = info.value.findings  # the variant never hides the missing name
+    assert (missing.code, missing.suggestion) == ("E3.4", "user_name")
     assert (renamed.code, renamed.suggestion) == ("E3.2", "user_name")
     with pytest.raises(ToolCallRejected) as info:
         login(password="x")
@@ -99,9 +100,23 @@ def test_an_argument_the_function_does_not_take_is_still_reported(catalog: ApiCa
 
     with pytest.raises(ToolCallRejected) as info:
         get_weather(city="Paris", units="celsius")  # type: ignore[call-arg]
-    # structural checks only: a plain E3 with the spelling suggestion
-    assert info.value.findings[0].code == "E3"
+    # the semantic checks are on by default, as in the CLI: E3.3 with the suggestion
+    assert info.value.findings[0].code == "E3.3"
     assert info.value.findings[0].suggestion == "unit"
+
+
+def test_library_and_cli_give_the_same_codes(catalog: ApiCatalog) -> None:
+    # issue 19: check_tool_calls and the CLI default to the same retriever
+    import io
+
+    from autofeedback.cli import run
+
+    message = _message(("c1", "get_weather", '{"city": "Paris", "units": "celsius"}'))
+    library = [f.code for f in check_tool_calls(message, catalog)]
+    out = io.StringIO()
+    argv = ["scan", "--spec", str(TOOLS_JSON), "--format", "json"]
+    run([*argv, "get_weather(city='Paris', units='celsius')"], out, out)
+    assert library == [f["code"] for f in json.loads(out.getvalue())["findings"]] == ["E3.3"]
 
 
 def test_on_error_return_hands_back_the_feedback(catalog: ApiCatalog) -> None:

@@ -320,7 +320,7 @@ def test_cli_names_the_extra_when_the_sdk_is_missing(monkeypatch: pytest.MonkeyP
     err = StringIO()
     assert run(["mcp-proxy", "--", "python", "s.py"], stdout=StringIO(), stderr=err) == 2
     assert err.getvalue() == (
-        "autofeedback mcp-proxy: the MCP SDK is not installed: pip install 'autofeedback[mcp]'\n"
+        "autofeedback: error: mcp-proxy needs the MCP SDK: pip install 'autofeedback[mcp]'\n"
     )
 
 
@@ -332,7 +332,7 @@ def test_cli_reports_an_unreachable_server_in_one_line(tmp_path: Path) -> None:
         stderr=err,
     )
     assert code == 2
-    assert err.getvalue().startswith("autofeedback mcp-proxy: error: cannot reach the server")
+    assert err.getvalue().startswith("autofeedback: error: mcp-proxy: cannot reach the server")
     assert len(err.getvalue().splitlines()) == 1
 
 

@@ -93,13 +93,14 @@ def test_cli_spec_fails_malformed_calls_with_a_report(project: pytest.Pytester) 
             "*autofeedback: 1 request(s) broke the API docs",
             "GET http://127.0.0.1:*/books?query=dune&limt=5&api_key=*REDACTED* (searchBooks)"
             " breaks the API docs:",
-            "  E3 unknown parameter at query.limt: unknown query parameter 'limt'*",
+            "  E3.3 semantic variant of a parameter name at query.limt: unknown query "
+            "parameter 'limt'*",
             "    suggestion: limit",
             "  called at test_calls.py:8",
         ]
     )
     assert "s3cr3t-value" not in out
-    # the test that caught the RequestRejected fails all the same, with the doc line
+    # the test that swallowed the server's error fails all the same, with the doc line
     result.stdout.fnmatch_lines(
         [
             "POST http://127.0.0.1:*/orders (createOrder) breaks the API docs:",
@@ -111,7 +112,8 @@ def test_cli_spec_fails_malformed_calls_with_a_report(project: pytest.Pytester) 
         [
             "*= autofeedback =*",
             "3 request(s) checked against the API docs, 3 finding(s)",
-            "E3    unknown parameter: 2",
+            "E3.3  semantic variant of a parameter name: 1",
+            "E3    unknown parameter: 1",
             "E4.1  value type mismatch: 1",
         ]
     )
@@ -200,7 +202,66 @@ def test_xdist_workers_report_their_counts(project: pytest.Pytester) -> None:
         [
             "*= autofeedback =*",
             "3 request(s) checked against the API docs, 3 finding(s)",
-            "E3    unknown parameter: 2",
+            "E3.3  semantic variant of a parameter name: 1",
+            "E3    unknown parameter: 1",
             "E4.1  value type mismatch: 1",
         ]
     )
+
+
+def test_fail_mode_sends_the_call_and_fails_after(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        import requests
+        from conftest import SERVER
+
+        def test_bad_type_reaches_the_server():
+            r = requests.post(SERVER + "/orders", json={"book_id": "seven", "quantity": 1})
+            print("SERVER ANSWERED", r.status_code)
+        """
+    )
+    result = project.runpytest(*PLUGIN, "--autofeedback-spec", "api.yaml", "-s")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*SERVER ANSWERED 4*", "*E4.1 value type mismatch*"])
+
+
+def test_expect_marks_a_negative_test(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        import pytest, requests
+        from conftest import SERVER
+
+        @pytest.mark.autofeedback(spec="api.yaml", expect="E4.1")
+        def test_server_rejects_a_bad_type():
+            r = requests.post(SERVER + "/orders", json={"book_id": "seven", "quantity": 1})
+            assert 400 <= r.status_code < 500
+
+        @pytest.mark.autofeedback(spec="api.yaml", expect="E4")
+        def test_expectation_goes_stale():
+            requests.get(SERVER + "/books", params={"query": "dune"})
+
+        def test_fixture_expect(autofeedback_guard):
+            autofeedback_guard.use("api.yaml")
+            autofeedback_guard.expect("E4.1")
+            r = requests.post(SERVER + "/orders", json={"book_id": "seven", "quantity": 1})
+            assert r.status_code >= 400 and autofeedback_guard.violations == []
+        """
+    )
+    result = project.runpytest(*PLUGIN, "--strict-markers")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*expects a call with E4 (expect=...), but no call*"])
+
+
+def test_a_fixture_that_checks_nothing_says_so(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        """
+        import requests
+        from conftest import SERVER
+
+        def test_forgot_use(autofeedback_guard):
+            requests.get(SERVER + "/books", params={"limit": 5})
+        """
+    )
+    result = project.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*autofeedback_guard fixture checked nothing*use(SPEC)*"])

@@ -1,0 +1,157 @@
+"""The README's examples run, so they cannot drift (issue 19).
+
+Only blocks marked with an HTML comment right before their fence are run; other
+sections (and the ones other people add) are left alone:
+
+* ``<!-- tested -->``: run it (``sh`` with bash, ``python`` with this interpreter) in a
+  folder holding a copy of ``specs/``; it must exit 0 without a traceback;
+* ``exit=N``: it must exit with N; ``contains="..."``: its stdout must hold that text;
+* ``sandbox="SPEC"``: the sandbox serves SPEC on its declared port while it runs;
+* ``skip="reason"``: shown as skipped with the reason (network, builds software);
+* a ``text`` fence marked ``<!-- output -->`` right after a tested block is what it
+  must print, exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+_FENCE = re.compile(
+    r"<!--\s*tested(?P<attrs>[^>]*?)\s*-->\s*\n```(?P<lang>\w+)\n(?P<code>.*?)\n```"
+    r"(?:\s*\n<!--\s*output\s*-->\s*\n```text\n(?P<output>.*?)\n```)?",
+    re.DOTALL,
+)
+_ATTR = re.compile(r'(\w+)=(?:"([^"]*)"|(\S+))')
+
+
+@dataclass
+class Example:
+    section: str
+    lang: str
+    code: str
+    attrs: dict[str, str]
+    output: str | None
+
+    @property
+    def id(self) -> str:
+        return re.sub(r"\W+", "-", self.section.lower()).strip("-")
+
+
+def examples(text: str) -> list[Example]:
+    found = []
+    for m in _FENCE.finditer(text):
+        heading = re.findall(r"^#+ (.+)$", text[: m.start()], re.MULTILINE)
+        attrs = {k: a or b for k, a, b in _ATTR.findall(m.group("attrs"))}
+        found.append(
+            Example(
+                heading[-1] if heading else "top",
+                m.group("lang"),
+                m.group("code"),
+                attrs,
+                m.group("output"),
+            )
+        )
+    return found
+
+
+EXAMPLES = examples(README.read_text(encoding="utf-8"))
+
+
+def test_the_readme_marks_examples() -> None:
+    # the convention is in use: the set-up, scan, specs, guards, run demo and CLI sections
+    assert len(EXAMPLES) >= 8
+    assert sum("skip" not in e.attrs for e in EXAMPLES) >= 6
+
+
+def test_the_marker_grammar() -> None:
+    text = (
+        '# A\n<!-- tested exit=1 contains="x y" -->\n```sh\necho hi\n```\n\n'
+        "<!-- output -->\n```text\nhi\n```\n# B\n```sh\nnot marked\n```\n"
+    )
+    [one] = examples(text)
+    assert (one.section, one.lang, one.code, one.output) == ("A", "sh", "echo hi", "hi")
+    assert one.attrs == {"exit": "1", "contains": "x y"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _copy_specs(target: Path, port: int) -> None:
+    """``specs/`` as the README's commands see it, with the bundled spec's port 8080
+    swapped for a free one: engineers and CI jobs run this suite side by side."""
+    shutil.copytree(ROOT / "specs", target)
+    for path in target.rglob("*"):
+        if path.is_file() and path.suffix in (".yaml", ".jsonl", ".txt"):
+            text = path.read_text(encoding="utf-8")
+            path.write_text(text.replace("127.0.0.1:8080", f"127.0.0.1:{port}"), encoding="utf-8")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"{e.id}-{i}" for i, e in enumerate(EXAMPLES)])
+def test_readme_example(example: Example, tmp_path: Path) -> None:
+    if "skip" in example.attrs:
+        pytest.skip(example.attrs["skip"])
+    port = _free_port()
+    _copy_specs(tmp_path / "specs", port)
+    code = example.code.replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "NO_COLOR": "1",
+    }
+    if example.lang == "sh":
+        argv = ["bash", "-c", code]
+    elif example.lang == "python":
+        argv = [sys.executable, "-c", code]
+    else:  # pragma: no cover - a marked block in a language this test cannot run
+        pytest.fail(f"cannot run a {example.lang!r} block")
+    sandbox = None
+    if "sandbox" in example.attrs:
+        from autofeedback import ApiCatalog, Sandbox
+
+        spec = tmp_path / example.attrs["sandbox"]
+        sandbox = Sandbox(ApiCatalog.from_file(spec), port=port)
+        sandbox.start()
+    # files, not pipes: a server the block leaves in the background keeps a pipe open
+    out_path, err_path = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with out_path.open("w") as out_f, err_path.open("w") as err_f:
+        proc = subprocess.Popen(
+            argv, cwd=tmp_path, env=env, stdout=out_f, stderr=err_f, start_new_session=True
+        )
+        try:
+            proc.wait(timeout=600)
+        finally:
+            # whatever the block started in the background (the sandbox) ends with it
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            if sandbox is not None:
+                sandbox.stop()
+    out = out_path.read_text(encoding="utf-8", errors="replace")
+    err = err_path.read_text(encoding="utf-8", errors="replace")
+    shown = f"$ {shlex.join(argv[:2])} ...\n--- stdout\n{out}\n--- stderr\n{err}"
+    assert proc.returncode == int(example.attrs.get("exit", "0")), shown
+    assert "Traceback" not in out + err and "Broken pipe" not in err, shown
+    if "contains" in example.attrs:
+        assert example.attrs["contains"] in out, shown
+    if example.output is not None:
+        assert out.rstrip("\n") == example.output.rstrip("\n"), shown
+    if "--trace" in code:  # the run demo: the dynamic component really answered
+        assert "dynamic feedback" in out and "success" in out, shown
