@@ -1,0 +1,428 @@
+"""The data-flow checks (E5) and the per-step E1-E4 checks of a sequence.
+
+Per step, in order:
+
+1. the step's own E1-E4 findings, exactly as :class:`~autofeedback._scan.Scanner` gives them
+   for one call, with the values that come from earlier responses left out of the value
+   checks (their documented type is judged by E5.4 instead) and never reported missing;
+2. E5.1 for a value read from a variable nothing earlier assigned;
+3. E5.2 for a reference path the producer's documented response lacks (closest path as
+   the suggestion), E5.4 for a referenced field whose documented type does not fit;
+4. E5.3 for a literal identifier-, key- or credential-like value grounded nowhere
+   (instruction, dialogue, earlier responses, enum/default/example), or a placeholder.
+
+E2.1 is asked of the sequence, not of each step: a search that feeds a detail call is a
+prerequisite, not a wrong API, so only the step that ranks best for the instruction is
+compared with the retriever's choice. Tools that an earlier response documents (a
+tool-search result, an MCP ``tools/list`` answer) join the catalog for the later steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest, Operation, Parameter
+from autofeedback._redact import redact_finding, request_secrets
+from autofeedback._scan import Scanner
+from autofeedback.checks._check_name import check_selection
+from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind, response_values
+from autofeedback.flow._program import Derived, Ref, Unbound, path_text
+from autofeedback.flow._sequence import Sequence, Step
+
+__all__ = ["SequenceChecker", "check_sequence", "ground_call"]
+
+
+class _Producer(Protocol):
+    operation: str
+    path: str
+
+
+class _Graph(Protocol):
+    def producers(self, operation: str, parameter: str) -> list[Any]: ...
+
+    def response_schema(self, operation: str) -> Mapping[str, Any] | None: ...
+
+
+_SCALARS = frozenset({"string", "integer", "number", "boolean"})
+
+
+class SequenceChecker:
+    """Checks sequences against one catalog (and its data-flow graph).
+
+    ``graph`` answers which operations produce a parameter and what each operation
+    returns (:class:`autofeedback.flow.FlowGraph`); ``responses`` adds or overrides
+    response schemas by operation name (a GraphQL-RestBench sample's own schema).
+    """
+
+    def __init__(
+        self,
+        scanner: Scanner,
+        *,
+        graph: _Graph | None = None,
+        responses: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.scanner = scanner
+        self.graph = graph
+        self.responses = dict(responses or {})
+
+    # -- look-ups ------------------------------------------------------------------
+
+    def response_schema(self, operation: str) -> Mapping[str, Any] | None:
+        hit = self.responses.get(operation)
+        if hit is not None:
+            return hit
+        return self.graph.response_schema(operation) if self.graph is not None else None
+
+    def producers(self, operation: str, parameter: str) -> list[Any]:
+        if self.graph is None:
+            return []
+        try:
+            return list(self.graph.producers(operation, parameter))
+        except KeyError:
+            return []
+
+    # -- entry point ---------------------------------------------------------------
+
+    def iter_findings(self, seq: Sequence) -> Iterator[Finding]:
+        """Every finding of every step, each located under ``step[i]``."""
+        yield from seq.problems
+        scanner = self.scanner
+        texts = [t for t in (seq.instruction, seq.dialogue) if t]
+        seen: set[str] = set()
+        names = {step.index: step.name for step in seq.steps}
+        consumed = {ref.step for step in seq.steps if step.call is not None for ref in _refs(step)}
+        for step in seq.steps:
+            where = (f"step[{step.index}]",)
+            if step.problem is not None:
+                yield _under(step.problem, where)
+            elif step.request is not None:
+                auth = scanner._auth_names
+                secrets = request_secrets(step.request, auth)
+                for f in self._step_findings(scanner, step, texts, seen, names):
+                    yield redact_finding(_under(f, where), names=auth, secrets=secrets)
+            if step.response is not None:
+                seen.update(response_values(step.response.body))
+                found = _documented_tools(step.response.body)
+                if found is not None:
+                    merged = ApiCatalog.merge(scanner.catalog, found)
+                    scanner = Scanner(merged, retriever=self.scanner._retriever)
+        selection = self._selection(scanner, seq, consumed)
+        if selection is not None:
+            yield selection
+
+    def check(self, seq: Sequence) -> list[Finding]:
+        """:meth:`iter_findings` as a list."""
+        return list(self.iter_findings(seq))
+
+    # -- one step ------------------------------------------------------------------
+
+    def _step_findings(
+        self,
+        scanner: Scanner,
+        step: Step,
+        texts: list[str],
+        seen: set[str],
+        names: Mapping[int, str | None],
+    ) -> Iterator[Finding]:
+        request = step.request
+        assert request is not None
+        call = step.call
+        op = _operation(scanner.catalog, request)
+        from_refs: set[str] = set()
+        positional: dict[str, Any] = {}
+        if call is not None:
+            from_refs = {k for k, v in call.arguments.items() if not _literal(v)}
+            if call.positional and op is not None:
+                free = [p for p in op.parameters if p.name not in call.arguments]
+                positional = {p.name: v for p, v in zip(free, call.positional, strict=False)}
+                from_refs |= set(positional)
+        for f in scanner.check_request(request, instruction=None):
+            if f.code == "E3.4" and f.suggestion in from_refs:
+                continue  # given by reference or by position: present, judged below
+            yield f
+        if op is None:
+            return
+        if call is not None:
+            for name, value in {**positional, **call.arguments}.items():
+                if not _literal(value):
+                    yield from self._reference(op, name, value, names)
+        for name, value in _literal_args(request, op):
+            param = op.parameter(name)
+            if param is not None:
+                yield from self._grounding(op, param, value, texts, seen)
+
+    def _reference(
+        self, op: Operation, name: str, value: Any, names: Mapping[int, str | None]
+    ) -> Iterator[Finding]:
+        param = op.parameter(name)
+        loc = ("arguments", name)
+        parts = value.parts if isinstance(value, Derived) else (value,)
+        for part in parts:
+            if isinstance(part, Unbound):
+                producers = self.producers(op.name, name) if param is not None else []
+                hint = producers[0].operation if producers else None
+                yield Finding(
+                    "E5.1",
+                    loc,
+                    part.text or part.name,
+                    suggestion=hint,
+                    message=f"{part.name!r} is not the result of an earlier call",
+                    operation=op.name,
+                )
+                continue
+            yield from self._path(
+                op, name, param, part, whole=not isinstance(value, Derived), names=names
+            )
+
+    def _path(
+        self,
+        op: Operation,
+        name: str,
+        param: Parameter | None,
+        ref: Ref,
+        *,
+        whole: bool,
+        names: Mapping[int, str | None],
+    ) -> Iterator[Finding]:
+        loc = ("arguments", name)
+        producer = names.get(ref.step)
+        schema = self.response_schema(producer) if producer else None
+        if schema is None:
+            return  # nothing documents what the producer returns: nothing to judge
+        from autofeedback.flow._paths import closest_path, schema_at, schema_types
+
+        shown = path_text(ref.path)
+        at = schema_at(schema, list(ref.path))
+        if at is None:
+            best = closest_path(schema, list(ref.path))
+            yield Finding(
+                "E5.2",
+                loc,
+                ref.text or f"{ref.var}.{shown}",
+                expected=best,
+                suggestion=best,
+                message=f"{producer}'s documented response has no {shown!r}",
+                operation=op.name,
+            )
+            return
+        if not whole or param is None:
+            return
+        got = set(schema_types(at)) - {"null"}
+        if ref.many:
+            got = {"array"}
+        want = set(schema_types(param.schema)) - {"null"}
+        if not got or not want:
+            return
+        if got & {"array", "object"} and not (want & got) and want <= _SCALARS:
+            yield Finding(
+                "E5.4",
+                loc,
+                ref.text or f"{ref.var}.{shown}",
+                expected=sorted(want),
+                message=f"{shown or ref.var!r} of {producer} is "
+                f"{'/'.join(sorted(got))}, but {name!r} takes {'/'.join(sorted(want))}",
+                operation=op.name,
+            )
+
+    def _grounding(
+        self, op: Operation, param: Parameter, value: Any, texts: list[str], seen: set[str]
+    ) -> Iterator[Finding]:
+        f = ground_value(op, param, value, texts, seen, self.producers)
+        if f is not None:
+            yield f
+
+    # -- the sequence as a whole ---------------------------------------------------
+
+    def _selection(self, scanner: Scanner, seq: Sequence, consumed: set[int]) -> Finding | None:
+        """E2.1 of the sequence: the steps nothing later consumes are its goal; the one
+        the retriever ranks best is judged, located at that step."""
+        if not seq.instruction or scanner.retriever is None:
+            return None
+        goals: list[tuple[Step, Operation]] = []
+        for step in seq.steps:
+            if step.request is None or step.index in consumed:
+                continue
+            op = _operation(scanner.catalog, step.request)
+            if op is not None:
+                goals.append((step, op))
+        if not goals:
+            return None
+        k = max(scanner.top_k, len(seq.steps))
+        found = []
+        for step, op in goals:
+            f = check_selection(
+                op,
+                seq.instruction,
+                scanner.catalog,
+                scanner.retriever,
+                top_k=k,
+                confident_margin=scanner.confident_margin,
+            )
+            if f is None:
+                return None  # one goal step fits the instruction: the sequence does
+            found.append((step, f))
+        step, f = found[-1]
+        return _under(f, (f"step[{step.index}]",))
+
+
+def _refs(step: Step) -> Iterator[Ref]:
+    if step.call is None:
+        return
+    for value in (*step.call.arguments.values(), *step.call.positional):
+        parts = value.parts if isinstance(value, Derived) else (value,)
+        for part in parts:
+            if isinstance(part, Ref):
+                yield part
+
+
+def _literal(value: Any) -> bool:
+    return not isinstance(value, (Ref, Unbound, Derived))
+
+
+def _under(f: Finding, where: tuple[str, ...]) -> Finding:
+    return dataclasses.replace(f, location=where + f.location)
+
+
+def _operation(catalog: ApiCatalog, request: ApiRequest) -> Operation | None:
+    if request.is_http:
+        assert request.method is not None and request.url is not None
+        hit = catalog.match_http(request.method, request.url)
+        return hit[0] if hit else None
+    return catalog.get(request.name or "")
+
+
+def _literal_args(request: ApiRequest, op: Operation) -> Iterator[tuple[str, Any]]:
+    if not request.is_http:
+        yield from request.arguments.items()
+        return
+    from autofeedback._resolve import request_args
+
+    hit = None
+    if request.method is not None and request.url is not None:
+        from autofeedback._catalog import ApiCatalog as _C
+
+        hit = _C([op]).match_http(request.method, request.url)
+    for arg in request_args(request, hit[1] if hit else None):
+        if arg.location != "header":
+            yield arg.name, arg.value
+
+
+def _documented_tools(body: Any) -> ApiCatalog | None:
+    """The tools a response documents: a tool-search result (``{"name", "parameters"}``
+    items) or an MCP ``tools/list`` answer (``{"tools": [{"name", "inputSchema"}]}``)."""
+    if isinstance(body, Mapping) and isinstance(body.get("result"), Mapping):
+        body = body["result"]  # a JSON-RPC envelope
+    if isinstance(body, Mapping) and isinstance(body.get("tools"), list):
+        body = body["tools"]
+    items = body if isinstance(body, list) else [body]
+    tools = [
+        t
+        for t in items
+        if isinstance(t, Mapping)
+        and isinstance(t.get("name"), str)
+        and isinstance(t.get("parameters", t.get("inputSchema")), Mapping)
+    ]
+    if not tools:
+        return None
+    tools = [{**t, "parameters": t.get("parameters", t.get("inputSchema"))} for t in tools]
+    try:
+        return ApiCatalog.from_tools(tools, source="<documented by a response>")
+    except Exception:
+        return None  # a response that only looks like tool docs is just a response
+
+
+def ground_value(
+    op: Operation,
+    param: Parameter,
+    value: Any,
+    texts: list[str],
+    seen: set[str],
+    producers: Any,
+) -> Finding | None:
+    """E5.3 for one literal ``value`` of ``param``, or ``None``.
+
+    Placeholders are reported always; an ungrounded identifier-, key- or credential-like
+    value only where the catalog has an operation that produces it (else the user is the
+    only possible source, and the instruction may simply not repeat it).
+    """
+    id_like = is_id_like(param)
+    values = value if isinstance(value, (list, tuple)) else [value]
+    loc = ("arguments", param.name)
+    for item in values:
+        kind = placeholder_kind(item, id_like=id_like)
+        if kind is None and not id_like:
+            continue
+        if grounded(item, param, texts, seen) and kind is None:
+            continue
+        if kind is not None and any(str(item).lower() in t.lower() for t in texts):
+            continue  # the user wrote it: theirs to mean
+        found = list(producers(op.name, param.name))
+        if kind is None and not found:
+            continue
+        hint = None
+        if found:
+            hint = f"call {found[0].operation} first: its response has `{found[0].path}`"
+        what = "a placeholder" if kind else "not given by the user or an earlier response"
+        return Finding(
+            "E5.3",
+            loc,
+            item,
+            suggestion=hint,
+            message=f"{param.name!r} = {item!r} is {what}",
+            operation=op.name,
+        )
+    return None
+
+
+def ground_call(
+    op: Operation,
+    arguments: Mapping[str, Any],
+    *,
+    instruction: str | None,
+    graph: _Graph | None = None,
+) -> Iterator[Finding]:
+    """E5.3 for the literal arguments of one call (the single-call path)."""
+    texts = [instruction] if instruction else []
+
+    def producers(operation: str, parameter: str) -> list[Any]:
+        if graph is None:
+            return []
+        try:
+            return list(graph.producers(operation, parameter))
+        except KeyError:
+            return []
+
+    for name, value in arguments.items():
+        param = op.parameter(name)
+        if param is None:
+            continue
+        f = ground_value(op, param, value, texts, set(), producers)
+        if f is not None:
+            yield f
+
+
+def check_sequence(
+    seq: Sequence,
+    catalog: ApiCatalog,
+    *,
+    graph: _Graph | None = None,
+    responses: Mapping[str, Mapping[str, Any]] | None = None,
+    retriever: Any = "auto",
+) -> list[Finding]:
+    """Every finding of a sequence against ``catalog``.
+
+    >>> from autofeedback.flow._sequence import sequence_from_program
+    >>> catalog = ApiCatalog.from_tools([{"name": "get", "parameters": {"type": "object",
+    ...     "properties": {"id": {"type": "string"}}}}])
+    >>> [f.code for f in check_sequence(sequence_from_program("get(id=r.id)"), catalog,
+    ...                                 retriever=None)]
+    ['E5.1']
+    """
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=retriever), graph=graph, responses=responses
+    )
+    return checker.check(seq)
