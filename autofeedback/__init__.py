@@ -37,6 +37,9 @@ if _TYPE_CHECKING:
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._sandbox import Sandbox
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.flow._graph import FlowGraph, Producer
+    from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
+    from autofeedback.flow._paths import closest_path, schema_at
     from autofeedback.integrations._adapter import (
         AutoFeedbackWarning,
         GuardAdapter,
@@ -90,6 +93,12 @@ _LAZY: dict[str, str] = {
     "function_path": "autofeedback._openapi",
     "to_openapi": "autofeedback._openapi",
     "Sandbox": "autofeedback._sandbox",
+    "FlowGraph": "autofeedback.flow._graph",
+    "Producer": "autofeedback.flow._graph",
+    "response_schemas_from_graphql": "autofeedback.flow._graphql",
+    "with_responses": "autofeedback.flow._graphql",
+    "closest_path": "autofeedback.flow._paths",
+    "schema_at": "autofeedback.flow._paths",
 }
 
 
@@ -121,6 +130,7 @@ __all__ = [
     "Explanation",
     "FeedbackLoop",
     "Finding",
+    "FlowGraph",
     "GuardAdapter",
     "HostNotAllowed",
     "LLMClient",
@@ -132,6 +142,7 @@ __all__ = [
     "Operation",
     "Parameter",
     "ParseResult",
+    "Producer",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -146,6 +157,7 @@ __all__ = [
     "Usage",
     "audit_lines",
     "check_tool_calls",
+    "closest_path",
     "explain_response",
     "function_path",
     "guard",
@@ -158,7 +170,10 @@ __all__ = [
     "render_feedback",
     "request_from_call",
     "request_from_http",
+    "response_schemas_from_graphql",
     "scan",
+    "schema_at",
     "to_openapi",
     "tool_messages",
+    "with_responses",
 ]

@@ -38,12 +38,18 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Response:
-    """One documented response: ``status`` is ``"200"``, ``"4XX"`` or ``"default"``."""
+    """One documented response: ``status`` is ``"200"``, ``"4XX"`` or ``"default"``.
+
+    ``links`` are OpenAPI 3 link objects by name (``$ref``s resolved): which later
+    operation takes which value of this response (``{"operationId": "getUser",
+    "parameters": {"userId": "$response.body#/id"}}``).
+    """
 
     status: str
     description: str = ""
     schema: Mapping[str, Any] | None = None
     example: Any = None
+    links: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

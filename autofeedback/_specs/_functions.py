@@ -1,7 +1,13 @@
 """Function-style specs: OpenAI tools (``[{"type": "function", "function": {...}}]``),
-bare function lists, one function, and BFCL functions, whose type names (``dict``,
-``float``, ``tuple``, ``any``) are mapped to JSON Schema. API-Bank docs are read by
-:mod:`autofeedback._specs._apibank`."""
+bare function lists, one function, MCP tools (``{"name", "inputSchema",
+"outputSchema"}``), and BFCL functions, whose type names (``dict``, ``float``,
+``tuple``, ``any``) are mapped to JSON Schema. API-Bank docs are read by
+:mod:`autofeedback._specs._apibank`.
+
+What a function returns may sit beside its parameters, as a JSON Schema under the
+first of :data:`OUTPUT_KEYS` that holds an object (MCP's ``outputSchema``; ``response``
+as BFCL writes it; ``output_schema``, ``returns``); it becomes the operation's ``"200"``
+response."""
 
 from __future__ import annotations
 
@@ -14,7 +20,10 @@ from autofeedback._specs._apibank import load_api_bank
 from autofeedback._specs._common import join, name_of, required_names, text
 from autofeedback._specs._refs import Resolver
 
-__all__ = ["load_callables"]
+__all__ = ["OUTPUT_KEYS", "load_callables"]
+
+#: Keys beside ``parameters`` that may hold the function's output schema, first wins.
+OUTPUT_KEYS = ("outputSchema", "output_schema", "response", "returns")
 
 
 def load_callables(
@@ -33,6 +42,11 @@ def load_callables(
             ops.append(_load_function(item["function"], source, join(where, "function")))
         elif "input_parameters" in item or "output_parameters" in item:
             ops.append(load_api_bank(item, source, where))
+        elif "inputSchema" in item and "parameters" not in item:
+            # an MCP tool (tools/list): inputSchema is the parameters' JSON Schema
+            fn = {k: v for k, v in item.items() if k != "inputSchema"}
+            fn["parameters"] = item["inputSchema"]
+            ops.append(_load_function(fn, source, where))
         elif "parameters" in item or ("name" in item and ("description" in item or len(item) == 1)):
             ops.append(_load_function(item, source, where))
         else:
@@ -82,16 +96,25 @@ def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
                 description=text(pschema.get("description")),
             )
         )
-    responses: tuple[Response, ...] = ()
-    if isinstance(fn.get("response"), dict):
-        responses = (Response("200", schema=_bfcl_schema(fn["response"])),)
     return Operation(
         name=name,
         description=text(fn.get("description")),
         parameters=tuple(parameters),
-        responses=responses,
+        responses=_output(fn, source, where),
         source=source,
     )
+
+
+def _output(fn: Mapping[str, Any], source: str, where: str) -> tuple[Response, ...]:
+    """The documented output under the first of :data:`OUTPUT_KEYS` holding an object,
+    its local ``$ref``s (Pydantic's ``$defs``) resolved."""
+    for key in OUTPUT_KEYS:
+        schema = fn.get(key)
+        if isinstance(schema, dict):
+            resolver = Resolver(schema, source, None)
+            resolved = resolver.schema(schema, join(where, key), fold_nullable=False)
+            return (Response("200", schema=_bfcl_schema(resolved)),)
+    return ()
 
 
 #: BFCL / Python type names -> JSON Schema type (``None``: no type constraint).

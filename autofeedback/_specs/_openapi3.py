@@ -326,7 +326,20 @@ class OpenApi3Loader:
                 description=text(resp.get("description")),
                 schema=schema,
                 example=example,
+                links=self._links(resp.get("links"), join(r_where, "links"), r_file),
             )
+
+    def _links(self, links: Any, where: str, doc_file: str) -> dict[str, dict[str, Any]]:
+        """A response's ``links``, each ``$ref`` resolved; a link that is not an object
+        is skipped (it could only ever be ignored)."""
+        if not isinstance(links, dict):
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for name, link in links.items():
+            link, _ = self.resolver.deref(link, join(where, str(name)), doc_file)
+            if isinstance(link, dict):
+                out[str(name)] = link
+        return out
 
     def response_content(
         self, resp: Mapping[str, Any], where: str, doc_file: str

@@ -1,0 +1,30 @@
+"""Data flow: which operation's response produces each parameter, and paths into responses.
+
+May import the core and ``checks``; never ``loop``, ``audit``, ``integrations`` or ``cli``.
+"""
+
+from autofeedback.flow._graph import FlowGraph, Producer, load_overrides, success_response
+from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
+from autofeedback.flow._paths import (
+    closest_path,
+    format_path,
+    iter_paths,
+    parse_path,
+    schema_at,
+    schema_types,
+)
+
+__all__ = [
+    "FlowGraph",
+    "Producer",
+    "closest_path",
+    "format_path",
+    "iter_paths",
+    "load_overrides",
+    "parse_path",
+    "response_schemas_from_graphql",
+    "schema_at",
+    "schema_types",
+    "success_response",
+    "with_responses",
+]

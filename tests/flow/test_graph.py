@@ -1,0 +1,187 @@
+"""The data-flow graph: producers inferred by names and types, links, overrides."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, ConfigurationError, FlowGraph, Producer
+from autofeedback.flow import load_overrides
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+STR = {"type": "string"}
+INT = {"type": "integer"}
+
+TOOLS = [
+    {
+        "name": "GetUserToken",
+        "description": "Log in",
+        "parameters": _obj(username=STR, password=STR),
+        "outputSchema": _obj(token=STR),
+    },
+    {
+        "name": "DeleteAccount",
+        "parameters": {**_obj(token=STR), "required": ["token"]},
+    },
+    {
+        "name": "SearchPerson",
+        "parameters": _obj(query=STR, page=INT),
+        "outputSchema": _obj(
+            page=INT,
+            results={
+                "type": "array",
+                "items": _obj(id=INT, known_for={"type": "array", "items": _obj(id=INT)}),
+            },
+        ),
+    },
+    {
+        "name": "GetPerson",
+        "parameters": {**_obj(person_id=INT), "required": ["person_id"]},
+        "outputSchema": _obj(id=INT, name=STR, tags={"type": "array", "items": STR}),
+    },
+    {"name": "FollowPeople", "parameters": _obj(person_ids={"type": "array", "items": INT})},
+    {"name": "Tag", "parameters": _obj(tags=STR, page=INT)},
+]
+
+
+@pytest.fixture(scope="module")
+def graph() -> FlowGraph:
+    return FlowGraph.from_catalog(ApiCatalog.from_tools(TOOLS))
+
+
+def test_same_name_field_produces(graph: FlowGraph) -> None:
+    top = graph.producers("DeleteAccount", "token")[0]
+    assert top == Producer("GetUserToken", "token", via="name", score=top.score)
+    assert top.schema == STR
+
+
+def test_resource_id_from_a_list_of_that_resource(graph: FlowGraph) -> None:
+    found = graph.producers("GetPerson", "person_id")
+    assert (found[0].operation, found[0].path, found[0].via) == (
+        "SearchPerson",
+        "results[].id",
+        "resource",
+    )
+    # an id inside another container is a weak guess at best
+    weak = [p for p in found if p.path == "results[].known_for[].id"]
+    assert weak and weak[0].via == "weak" and weak[0].score < found[0].score
+
+
+def test_an_operation_that_takes_the_value_only_echoes_it(graph: FlowGraph) -> None:
+    assert all(p.operation != "GetPerson" for p in graph.producers("GetPerson", "person_id"))
+    # SearchPerson takes `page` itself: its response's `page` is an echo, not a producer
+    assert graph.producers("Tag", "page") == []
+
+
+def test_types_are_checked(graph: FlowGraph) -> None:
+    # `tags` of GetPerson is a list: not the value of a string parameter
+    assert graph.producers("Tag", "tags") == []
+    # a list parameter takes element paths
+    top = graph.producers("FollowPeople", "person_ids")[0]
+    assert (top.operation, top.path) == ("SearchPerson", "results[].id")
+
+
+def test_unknown_operation_or_parameter_has_no_producers(graph: FlowGraph) -> None:
+    assert graph.producers("Nope", "token") == []
+    assert graph.producers("DeleteAccount", "nope") == []
+
+
+def test_consumers(graph: FlowGraph) -> None:
+    fed = {(c, p) for c, p, _ in graph.consumers("SearchPerson")}
+    assert ("GetPerson", "person_id") in fed and ("FollowPeople", "person_ids") in fed
+    assert graph.consumers("GetUserToken")[0][:2] == ("DeleteAccount", "token")
+
+
+def test_response_schema(graph: FlowGraph) -> None:
+    assert graph.response_schema("GetUserToken") == _obj(token=STR)
+    assert graph.response_schema("DeleteAccount") is None
+
+
+def test_overrides_replace_what_was_inferred() -> None:
+    catalog = ApiCatalog.from_tools(TOOLS)
+    graph = FlowGraph.from_catalog(
+        catalog,
+        {
+            "GetPerson": {"person_id": "GetPerson:id"},
+            "DeleteAccount": {"token": None},
+        },
+    )
+    assert graph.producers("GetPerson", "person_id") == [
+        Producer("GetPerson", "id", INT, "override", 2.0)
+    ]
+    assert graph.producers("DeleteAccount", "token") == []
+    assert graph.user_supplied("DeleteAccount", "token")
+    assert not graph.user_supplied("GetPerson", "person_id")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"Nope": {}}, "unknown operation 'Nope'"),
+        ({"GetPerson": {"nope": None}}, "has no parameter 'nope'"),
+        ({"GetPerson": {"person_id": "Nope:id"}}, "unknown producer operation 'Nope'"),
+        ({"GetPerson": {"person_id": "id"}}, "must be 'PRODUCER_OP:path' or null"),
+        ({"GetPerson": ["person_id"]}, "must map parameters"),
+    ],
+)
+def test_bad_overrides_are_clear_errors(overrides: Any, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        FlowGraph.from_catalog(ApiCatalog.from_tools(TOOLS), overrides)
+
+
+def test_load_overrides_json_and_yaml(tmp_path: Path) -> None:
+    (tmp_path / "o.yaml").write_text(
+        "GetPerson:\n  person_id: SearchPerson:results[].id\nDeleteAccount:\n  token: null\n"
+    )
+    assert load_overrides(tmp_path / "o.yaml") == {
+        "GetPerson": {"person_id": "SearchPerson:results[].id"},
+        "DeleteAccount": {"token": None},
+    }
+    (tmp_path / "o.json").write_text(json.dumps({"GetPerson": {"person_id": 3}}))
+    with pytest.raises(ConfigurationError, match="must be 'PRODUCER_OP:path' or null"):
+        load_overrides(tmp_path / "o.json")
+    (tmp_path / "bad.json").write_text("[1, 2")
+    with pytest.raises(ConfigurationError, match="not JSON or YAML"):
+        load_overrides(tmp_path / "bad.json")
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        load_overrides(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("spec", "consumer", "param", "producer", "path"),
+    [
+        ("tmdb", "GET_person-person_id", "person_id", "GET_search-person", "results[].id"),
+        ("tmdb", "GET_movie-movie_id-credits", "movie_id", "GET_search-movie", "results[].id"),
+        ("spotify", "create-playlist", "user_id", "get-current-users-profile", "id"),
+        ("spotify", "add-tracks-to-playlist", "playlist_id", "create-playlist", "id"),
+    ],
+)
+def test_restbench_producers_in_top_three(
+    shared_data_dir: Path, spec: str, consumer: str, param: str, producer: str, path: str
+) -> None:
+    catalog = ApiCatalog.from_file(shared_data_dir / "restbench" / f"{spec}_oas.json")
+    found = FlowGraph.from_catalog(catalog).producers(consumer, param)
+    assert (producer, path) in [(p.operation, p.path) for p in found[:3]], found[:5]
+
+
+def test_operations_by_method_and_path(shared_data_dir: Path) -> None:
+    catalog = ApiCatalog.from_file(shared_data_dir / "restbench" / "tmdb_oas.json")
+    graph = FlowGraph.from_catalog(catalog)
+    assert graph.producers("GET /person/{person_id}", "person_id") == graph.producers(
+        "GET_person-person_id", "person_id"
+    )
+
+
+def test_box_graph_builds(shared_data_dir: Path) -> None:
+    catalog = ApiCatalog.from_file(shared_data_dir / "specs" / "box.json")
+    graph = FlowGraph.from_catalog(catalog)
+    top = graph.producers("get_files_id", "file_id")
+    assert top and top[0].via in ("name", "resource")
+    assert graph.as_dict(["get_files_id"])["get_files_id"]["file_id"]["producers"]
