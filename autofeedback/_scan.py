@@ -75,6 +75,7 @@ class Scanner:
         self.top_k = top_k
         self.confident_margin = confident_margin
         self._auth_names = auth_names(catalog)
+        self._graph = _LazyGraph(catalog)
 
     @property
     def retriever(self) -> _Retriever | None:
@@ -168,8 +169,10 @@ class Scanner:
                 for t in twins
             ]
             yield from min(judged, key=lambda fs: sum(f.severity == "error" for f in fs))
-            return
-        yield from self.check_operation(op, request, named.path_params, instruction=instruction)
+        else:
+            yield from self.check_operation(op, request, named.path_params, instruction=instruction)
+        if instruction:
+            yield from self.check_grounding(op, request, named.path_params, instruction)
 
     def check_operation(
         self,
@@ -203,11 +206,59 @@ class Scanner:
         for arg, param in matched:
             yield from check_value(op, arg, param)
 
+    def check_grounding(
+        self,
+        op: Operation,
+        request: ApiRequest,
+        path_params: Mapping[str, str] | None,
+        instruction: str,
+    ) -> Iterator[Finding]:
+        """E5.3 for one call: a placeholder (``your_token_here``, ``<tv_id>``), or an
+        identifier-, key- or credential-like value that the instruction does not give
+        although an operation of the catalog produces it (the data-flow graph says which:
+        the feedback names it)."""
+        from autofeedback.flow._checks import ground_call
+
+        if request.is_http:
+            args = {
+                a.name: a.value
+                for a in request_args(request, path_params)
+                if a.location != "header"
+            }
+        else:
+            args = dict(request.arguments)
+        if args:
+            yield from ground_call(op, args, instruction=instruction, graph=self._graph)
+
     def _semantic_needed(self, request: ApiRequest) -> bool:
         if request.is_http:
             assert request.method is not None and request.url is not None
             return self.catalog.match_http(request.method, request.url) is None
         return (request.name or "") not in self.catalog
+
+
+class _LazyGraph:
+    """The catalog's data-flow graph (:class:`autofeedback.flow.FlowGraph`), built on the
+    first look-up: most calls never need it."""
+
+    def __init__(self, catalog: ApiCatalog) -> None:
+        self._catalog = catalog
+        self._graph: Any = None
+
+    def _build(self) -> Any:
+        from autofeedback.flow._graph import FlowGraph
+
+        return FlowGraph.from_catalog(self._catalog)
+
+    def producers(self, operation: str, parameter: str) -> list[Any]:
+        if self._graph is None:
+            self._graph = self._build()
+        return list(self._graph.producers(operation, parameter))
+
+    def response_schema(self, operation: str) -> Any:
+        if self._graph is None:
+            self._graph = self._build()
+        return self._graph.response_schema(operation)
 
 
 def first_finding(findings: Sequence[Finding]) -> Finding | None:

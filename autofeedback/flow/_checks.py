@@ -159,18 +159,27 @@ class SequenceChecker:
         self, op: Operation, name: str, value: Any, names: Mapping[int, str | None]
     ) -> Iterator[Finding]:
         param = op.parameter(name)
-        loc = ("arguments", name)
+        loc = (param.location if param is not None else "argument", name)
         parts = value.parts if isinstance(value, Derived) else (value,)
         for part in parts:
             if isinstance(part, Unbound):
-                producers = self.producers(op.name, name) if param is not None else []
+                # a producer is named for identifiers only: a made-up `type` or `query`
+                # comes from the user, not from another call
+                producers = (
+                    self.producers(op.name, name)
+                    if param is not None and is_id_like(param)
+                    else []
+                )
                 hint = producers[0].operation if producers else None
+                message = f"{part.name!r} is not the result of an earlier call"
+                if hint:
+                    message += f"; {hint} produces {name!r}"
                 yield Finding(
                     "E5.1",
                     loc,
                     part.text or part.name,
                     suggestion=hint,
-                    message=f"{part.name!r} is not the result of an earlier call",
+                    message=message,
                     operation=op.name,
                 )
                 continue
@@ -188,7 +197,7 @@ class SequenceChecker:
         whole: bool,
         names: Mapping[int, str | None],
     ) -> Iterator[Finding]:
-        loc = ("arguments", name)
+        loc = (param.location if param is not None else "argument", name)
         producer = names.get(ref.step)
         schema = self.response_schema(producer) if producer else None
         if schema is None:
@@ -198,7 +207,7 @@ class SequenceChecker:
         shown = path_text(ref.path)
         at = schema_at(schema, list(ref.path))
         if at is None:
-            best = closest_path(schema, list(ref.path))
+            best = closest_path(schema, list(ref.path)) or _same_leaf(schema, ref.path)
             yield Finding(
                 "E5.2",
                 loc,
@@ -267,6 +276,21 @@ class SequenceChecker:
             found.append((step, f))
         step, f = found[-1]
         return _under(f, (f"step[{step.index}]",))
+
+
+def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
+    """The shortest documented path that ends in the same field, starting the same way
+    where one does (``items[].id`` -> ``items[].album.id``): a level the reference skipped."""
+    from autofeedback.flow._paths import format_path, iter_paths
+
+    names = [p for p in path if p != "[]"]
+    if not names:
+        return None
+    found = [steps for steps, _ in iter_paths(schema) if steps and steps[-1] == names[-1]]
+    # the same first field if any path keeps it, else the shortest anywhere
+    same = [steps for steps in found if steps[0] == path[0]]
+    pool = same or found
+    return format_path(min(pool, key=len)) if pool else None
 
 
 def _refs(step: Step) -> Iterator[Ref]:
@@ -351,7 +375,7 @@ def ground_value(
     """
     id_like = is_id_like(param)
     values = value if isinstance(value, (list, tuple)) else [value]
-    loc = ("arguments", param.name)
+    loc = (param.location, param.name)
     for item in values:
         kind = placeholder_kind(item, id_like=id_like)
         if kind is None and not id_like:
@@ -367,12 +391,15 @@ def ground_value(
         if found:
             hint = f"call {found[0].operation} first: its response has `{found[0].path}`"
         what = "a placeholder" if kind else "not given by the user or an earlier response"
+        message = f"{param.name!r} = {item!r} is {what}"
+        if hint:
+            message += f"; {hint}"
         return Finding(
             "E5.3",
             loc,
             item,
             suggestion=hint,
-            message=f"{param.name!r} = {item!r} is {what}",
+            message=message,
             operation=op.name,
         )
     return None
@@ -426,3 +453,31 @@ def check_sequence(
         Scanner(catalog, retriever=retriever), graph=graph, responses=responses
     )
     return checker.check(seq)
+
+
+def response_schemas(responses: Any) -> dict[str, Mapping[str, Any]]:
+    """A record's ``responses``: GraphQL SDL text (GraphQL-RestBench's ``GraphQL_schema``)
+    or a mapping from tool name to JSON Schema. Raises ``ValueError`` on anything else."""
+    if responses is None:
+        return {}
+    if isinstance(responses, str):
+        from autofeedback.flow._graphql import response_schemas_from_graphql
+
+        return dict(response_schemas_from_graphql(responses, source="<record responses>"))
+    if isinstance(responses, Mapping) and all(
+        isinstance(k, str) and isinstance(v, Mapping) for k, v in responses.items()
+    ):
+        return dict(responses)
+    raise ValueError("'responses' must be GraphQL schema text or a mapping of tool name to schema")
+
+
+def sequence_checker(scanner: Scanner, responses: Any = None) -> SequenceChecker:
+    """A :class:`SequenceChecker` for ``scanner``'s catalog, with the data-flow graph built
+    from the catalog and the record's own response schemas (``responses``)."""
+    from autofeedback.flow._graph import FlowGraph
+    from autofeedback.flow._graphql import with_responses
+
+    schemas = response_schemas(responses)
+    catalog = with_responses(scanner.catalog, schemas) if schemas else scanner.catalog
+    graph = FlowGraph.from_catalog(catalog)
+    return SequenceChecker(scanner, graph=graph, responses=schemas)
