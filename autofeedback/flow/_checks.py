@@ -48,6 +48,8 @@ class _Graph(Protocol):
 
 
 _SCALARS = frozenset({"string", "integer", "number", "boolean"})
+#: what a value read from an earlier response is, to the E1-E4 checks of its call
+_FROM_RESPONSE = "<from an earlier response>"
 
 
 class SequenceChecker:
@@ -68,6 +70,8 @@ class SequenceChecker:
         self.scanner = scanner
         self.graph = graph
         self.responses = dict(responses or {})
+        # (producer, path) -> the documented schema there: programs repeat their paths
+        self._paths: dict[tuple[str, tuple[str, ...]], Mapping[str, Any] | None] = {}
 
     # -- look-ups ------------------------------------------------------------------
 
@@ -101,8 +105,10 @@ class SequenceChecker:
                 yield _under(step.problem, where)
             elif step.request is not None:
                 auth = scanner._auth_names
-                secrets = request_secrets(step.request, auth)
+                secrets: list[str] | None = None  # found once the step has a finding
                 for f in self._step_findings(scanner, step, texts, seen, names):
+                    if secrets is None:
+                        secrets = request_secrets(step.request, auth)
                     yield redact_finding(_under(f, where), names=auth, secrets=secrets)
             if step.response is not None:
                 seen.update(response_values(step.response.body))
@@ -135,14 +141,34 @@ class SequenceChecker:
         from_refs: set[str] = set()
         positional: dict[str, Any] = {}
         if call is not None:
-            from_refs = {k for k, v in call.arguments.items() if not _literal(v)}
             if call.positional and op is not None:
                 free = [p for p in op.parameters if p.name not in call.arguments]
                 positional = {p.name: v for p, v in zip(free, call.positional, strict=False)}
-                from_refs |= set(positional)
+            every = {**positional, **call.arguments}
+            from_refs = {k for k, v in every.items() if not _literal(v)}
+            literal = {k: v for k, v in every.items() if _literal(v)}
+            if op is not None and all(op.parameter(k) is not None for k in from_refs):
+                # documented names: only the literal values need the E1-E4 checks (and
+                # the call's fast path usually takes them)
+                request = ApiRequest(name=call.name, arguments=literal, format="python")
+            else:
+                # every name goes to the name checks (E3); a value read from a response
+                # goes in as a stand-in whose value findings are dropped (E5.2/E5.4 judge it)
+                request = ApiRequest(
+                    name=call.name,
+                    arguments={
+                        k: (v if k in literal else _FROM_RESPONSE) for k, v in every.items()
+                    },
+                    format="python",
+                    raw=call.text,
+                )
         for f in scanner.check_request(request, instruction=None):
+            loc = f.location[1] if f.code.startswith("E4") and len(f.location) > 1 else None
+            if loc is not None and (loc in from_refs or _placeholder(op, loc, request)):
+                # a placeholder is no value: its E5.3 ("call X first") says more than E4
+                continue
             if f.code == "E3.4" and f.suggestion in from_refs:
-                continue  # given by reference or by position: present, judged below
+                continue  # given by reference: present, judged below
             yield f
         if op is None:
             return
@@ -152,7 +178,7 @@ class SequenceChecker:
                     yield from self._reference(op, name, value, names)
         for name, value in _literal_args(request, op):
             param = op.parameter(name)
-            if param is not None:
+            if param is not None and name not in from_refs:
                 yield from self._grounding(op, param, value, texts, seen)
 
     def _reference(
@@ -166,9 +192,7 @@ class SequenceChecker:
                 # a producer is named for identifiers only: a made-up `type` or `query`
                 # comes from the user, not from another call
                 producers = (
-                    self.producers(op.name, name)
-                    if param is not None and is_id_like(param)
-                    else []
+                    self.producers(op.name, name) if param is not None and is_id_like(param) else []
                 )
                 hint = producers[0].operation if producers else None
                 message = f"{part.name!r} is not the result of an earlier call"
@@ -205,7 +229,11 @@ class SequenceChecker:
         from autofeedback.flow._paths import closest_path, schema_at, schema_types
 
         shown = path_text(ref.path)
-        at = schema_at(schema, list(ref.path))
+        key = (producer or "", ref.path)
+        if key in self._paths:
+            at = self._paths[key]
+        else:
+            at = self._paths[key] = schema_at(schema, list(ref.path))
         if at is None:
             best = closest_path(schema, list(ref.path)) or _same_leaf(schema, ref.path)
             yield Finding(
@@ -240,7 +268,8 @@ class SequenceChecker:
     def _grounding(
         self, op: Operation, param: Parameter, value: Any, texts: list[str], seen: set[str]
     ) -> Iterator[Finding]:
-        f = ground_value(op, param, value, texts, seen, self.producers)
+        # in a sequence every identifier has a source to name: an earlier step, or the user
+        f = ground_value(op, param, value, texts, seen, self.producers, need_producer=False)
         if f is not None:
             yield f
 
@@ -291,6 +320,14 @@ def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
     same = [steps for steps in found if steps[0] == path[0]]
     pool = same or found
     return format_path(min(pool, key=len)) if pool else None
+
+
+def _placeholder(op: Operation | None, name: str, request: ApiRequest) -> bool:
+    param = op.parameter(name) if op is not None else None
+    if op is None or param is None:
+        return False
+    value = dict(_literal_args(request, op)).get(name)
+    return placeholder_kind(value, id_like=is_id_like(param)) is not None
 
 
 def _refs(step: Step) -> Iterator[Ref]:
@@ -366,12 +403,17 @@ def ground_value(
     texts: list[str],
     seen: set[str],
     producers: Any,
+    *,
+    need_producer: bool = True,
 ) -> Finding | None:
     """E5.3 for one literal ``value`` of ``param``, or ``None``.
 
-    Placeholders are reported always; an ungrounded identifier-, key- or credential-like
-    value only where the catalog has an operation that produces it (else the user is the
-    only possible source, and the instruction may simply not repeat it).
+    Placeholders (``<tv_id>``, ``your_token_here``) are reported always, as errors. An
+    ungrounded identifier-, key- or credential-like value, or a weak placeholder
+    (``12345`` as an id), is reported where the catalog has an operation that produces
+    it, as a warning, unless ``need_producer`` is false (a trace or program, whose earlier
+    steps and dialogue are the whole context: then always, as an error). For a single
+    call the dialogue before it is a source the instruction may not repeat.
     """
     id_like = is_id_like(param)
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -385,15 +427,22 @@ def ground_value(
         if kind is not None and any(str(item).lower() in t.lower() for t in texts):
             continue  # the user wrote it: theirs to mean
         found = list(producers(op.name, param.name))
-        if kind is None and not found:
+        if kind is None and not found and need_producer:
             continue
         hint = None
         if found:
             hint = f"call {found[0].operation} first: its response has `{found[0].path}`"
-        what = "a placeholder" if kind else "not given by the user or an earlier response"
+        what = (
+            "a placeholder"
+            if kind == "placeholder"
+            else "not given by the user or an earlier response"
+        )
         message = f"{param.name!r} = {item!r} is {what}"
         if hint:
             message += f"; {hint}"
+        # one call alone does not show the dialogue its value may come from: only a
+        # placeholder is sure to be wrong there
+        sure = kind == "placeholder" or not need_producer
         return Finding(
             "E5.3",
             loc,
@@ -401,6 +450,7 @@ def ground_value(
             suggestion=hint,
             message=message,
             operation=op.name,
+            severity="error" if sure else "warning",
         )
     return None
 

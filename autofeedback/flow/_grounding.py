@@ -59,22 +59,24 @@ def is_id_like(param: Parameter) -> bool:
 
 
 def placeholder_kind(value: Any, *, id_like: bool) -> str | None:
-    """``"placeholder"`` when ``value`` is a stand-in rather than a value, else ``None``.
+    """``"placeholder"`` when ``value`` is a stand-in rather than a value (``<tv_id>``),
+    ``"weak"`` when it is one only where an identifier goes (``string``, ``12345``: a
+    model's stand-in, or a test account's real value), else ``None``.
 
     >>> placeholder_kind("your_token_here", id_like=False)
     'placeholder'
     >>> placeholder_kind("string", id_like=False), placeholder_kind("string", id_like=True)
-    (None, 'placeholder')
+    (None, 'weak')
     """
     if not isinstance(value, str):
         return None
     text = value.strip()
     if not text:
-        return "placeholder" if id_like else None
+        return "weak" if id_like else None
     if _STRONG.match(text) or _STRONG_UPPER.match(text):
         return "placeholder"
     if id_like and _WEAK.match(text):
-        return "placeholder"
+        return "weak"  # `12345`, `password`: a stand-in, or a test account's real value
     return None
 
 

@@ -34,7 +34,7 @@ def test_placeholders_anywhere(value: str) -> None:
 @pytest.mark.parametrize("value", ["string", "abc123", "12345", "example_id", "null"])
 def test_weak_placeholders_only_for_ids(value: str) -> None:
     assert placeholder_kind(value, id_like=False) is None
-    assert placeholder_kind(value, id_like=True) == "placeholder"
+    assert placeholder_kind(value, id_like=True) == "weak"
 
 
 @pytest.mark.parametrize("value", ["Titanic", "Lana Del Rey", 550, "3h8qCZ2V9", "en-US"])

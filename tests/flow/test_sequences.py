@@ -173,6 +173,9 @@ def test_single_call_gets_e5_3_only_with_an_instruction() -> None:
     assert f is not None and f.code == "E5.3"
     assert "call GetUserToken first: its response has `token`" in render_feedback(f)
     assert scanner.scan("DeleteAccount(token='your_token_here')") is None
+    # a real-looking token may come from the dialogue before this one call: a warning
+    (made_up,) = scanner.iter_findings("DeleteAccount(token='a81kd9')", instruction="Delete it")
+    assert (made_up.code, made_up.severity) == ("E5.3", "warning")
     # the user's own credentials in a call that needs them are fine
     assert (
         scanner.scan(
