@@ -116,6 +116,16 @@ def _parser() -> argparse.ArgumentParser:
     ib.add_argument("-o", "--output", required=True, help="index directory")
     ib.add_argument("--embedder", help="embedding model name or local model directory")
 
+    fl = sub.add_parser("flow", help="where each parameter's value comes from (the data flow)")
+    fl.add_argument("--spec", required=True, action="append", help="spec file (repeatable)")
+    fl.add_argument("operation", nargs="?", help="show only this operation (name or 'GET /path')")
+    fl.add_argument("--format", choices=["text", "json"], default="text")
+    fl.add_argument("--links", help="overrides, JSON/YAML: {OPERATION: {param: 'OP:path' | null}}")
+    fl.add_argument(
+        "--responses", help="response schemas: GraphQL SDL or JSON {function: JSON Schema}"
+    )
+    fl.add_argument("--top", type=int, default=3, help="producers shown per parameter")
+
     r = sub.add_parser("run", help="ask an LLM, check, send, explain, retry (the loop)")
     r.add_argument("--spec", required=True)
     r.add_argument("--instruction", required=True)
@@ -232,6 +242,8 @@ def run(
             return _index(args, out)
         if args.command == "run":
             return _run_loop(args, out)
+        if args.command == "flow":
+            return _flow(args, out)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{exc}\n")
@@ -701,3 +713,27 @@ def _print_attempt(console: Any, attempt: Any) -> None:
         body.append(f"{attempt.feedback_kind} feedback:\n", style="bold magenta")
         body.append(attempt.feedback)
     console.print(Panel(body, title=f"attempt {attempt.number}", expand=False))
+
+
+# -- flow ---------------------------------------------------------------------------
+
+
+def _flow(args: argparse.Namespace, out: IO[str]) -> int:
+    from autofeedback.flow import FlowGraph, load_overrides, read_response_schemas, with_responses
+    from autofeedback.flow._view import JsonFlowView, TextFlowView
+
+    catalog = _load_specs(args.spec)
+    assert catalog is not None
+    if args.responses:
+        catalog = with_responses(catalog, read_response_schemas(Path(args.responses)))
+    overrides = load_overrides(args.links) if args.links else None
+    graph = FlowGraph.from_catalog(catalog, overrides)
+    names = list(catalog.names)
+    if args.operation:
+        op = graph.operation(args.operation)
+        if op is None:
+            raise _Usage(f"autofeedback flow: unknown operation {args.operation!r}")
+        names = [op.name]
+    view = JsonFlowView if args.format == "json" else TextFlowView
+    view(out, top=max(args.top, 1)).show(graph, names)
+    return 0

@@ -4,7 +4,11 @@ May import the core and ``checks``; never ``loop``, ``audit``, ``integrations`` 
 """
 
 from autofeedback.flow._graph import FlowGraph, Producer, load_overrides, success_response
-from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
+from autofeedback.flow._graphql import (
+    read_response_schemas,
+    response_schemas_from_graphql,
+    with_responses,
+)
 from autofeedback.flow._paths import (
     closest_path,
     format_path,
@@ -22,6 +26,7 @@ __all__ = [
     "iter_paths",
     "load_overrides",
     "parse_path",
+    "read_response_schemas",
     "response_schemas_from_graphql",
     "schema_at",
     "schema_types",

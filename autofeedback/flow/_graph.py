@@ -11,13 +11,15 @@ An operation that itself takes the parameter only echoes it (``GET /movie/{movie
 -> ``id``) and is never its producer. Where a spec declares OpenAPI ``links``, those
 win. A user's overrides (:func:`load_overrides`) replace what was inferred.
 
-Ranking, best first: override (2.0) > link (1.0) > same field name (0.8) >
-``<resource>_id`` <- ``id`` of that resource (0.7 container or path, 0.6 path mentions
-it, 0.5 tags or description do) > an ``id`` of some other container (0.2); small
-deductions for a deeper path, a scalar type that differs (a string id for an integer
-parameter) and a producer that needs ids itself. Types are checked: a list or an object
-never produces a scalar; a list parameter takes an element path (``ids`` <-
-``albums[].id``).
+Ranking, best first: override (2.0) > link (1.0) > same field name (0.8 for an
+identifier: ``*_id``, ``token``, ``uri``, ``key``...; 0.5 for a description such as
+``name``) > ``<resource>_id`` <- ``id`` of that resource (0.7 container or path, 0.6
+path mentions it, 0.5 tags or description do) > ``context_uri`` <- ``uri`` (0.3) > an
+``id`` of some other container (0.2, listed only when little else is); small deductions
+for a deeper path, a scalar type that differs (a string id for an integer parameter) and
+a producer that needs ids itself, small bonuses for a search, a list to pick from and a
+field inside the consumer's own resource. Types are checked: a list or an object never
+produces a scalar; a list parameter takes an element path (``ids`` <- ``albums[].id``).
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ SCORES: Mapping[str, float] = {
     "link": 1.0,
     "name": 0.8,
     "resource": 0.7,
+    "suffix": 0.3,
     "weak": 0.2,
 }
 #: containers that hold a list of the operation's own items, not another resource
 _GENERIC = frozenset(
     {
+        "item",
         "items",
         "results",
         "result",
@@ -70,6 +74,27 @@ _GENERIC = frozenset(
         "value",
         "objects",
         "elements",
+    }
+)
+#: words that make a parameter an identifier (a value one operation hands to another)
+_IDENTIFYING = frozenset(
+    {
+        "id",
+        "ids",
+        "key",
+        "token",
+        "uri",
+        "url",
+        "href",
+        "uuid",
+        "guid",
+        "slug",
+        "number",
+        "code",
+        "cursor",
+        "etag",
+        "hash",
+        "handle",
     }
 )
 _METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
@@ -117,7 +142,7 @@ def _singular(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("sses", "xes", "ches", "shes")):
         return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "sis")):
         return word[:-1]
     return word
 
@@ -147,16 +172,23 @@ def success_response(op: Operation) -> Mapping[str, Any] | None:
 
 @dataclass
 class _Field:
-    """One documented response position of a producer."""
+    """One documented response position of a producer, with what ranking reads of it
+    worked out once (a big spec has thousands of ``id`` fields)."""
 
     op: Operation
     steps: tuple[Step, ...]
     schema: Mapping[str, Any]
     container: str | None  # the resource of the nearest non-generic enclosing name
+    path: str = ""
+    types: frozenset[str] = frozenset()
+    depth: int = 0  # named steps
+    in_list: bool = False
 
-    @property
-    def path(self) -> str:
-        return format_path(self.steps)
+    def __post_init__(self) -> None:
+        self.path = format_path(self.steps)
+        self.types = schema_types(self.schema)
+        self.depth = sum(1 for s in self.steps if s != "[]" and not isinstance(s, int))
+        self.in_list = "[]" in self.steps
 
 
 @dataclass
@@ -230,6 +262,8 @@ class FlowGraph:
         self.catalog = catalog
         self._facts = {op.name: _facts(op) for op in catalog.operations}
         self._by_leaf: dict[str, list[_Field]] = {}
+        #: ``id`` fields by the resource their container names (None: the response's own)
+        self._ids: dict[str | None, list[_Field]] = {}
         for facts in self._facts.values():
             if facts.schema is None:
                 continue
@@ -239,6 +273,8 @@ class FlowGraph:
                     continue
                 entry = _Field(facts.op, steps, sub, _container(steps))
                 self._by_leaf.setdefault(_norm(leaf), []).append(entry)
+                if _norm(leaf) == "id":
+                    self._ids.setdefault(entry.container, []).append(entry)
         self._links = self._read_links()
         self._overrides = self._read_overrides(overrides or {})
         self._cache: dict[tuple[str, str], list[Producer]] = {}
@@ -358,20 +394,31 @@ class FlowGraph:
         elif words in (["id"], ["ids"]):
             resource = self._resource_of_bare_id(op, param.name)
         bare_id = words in (["id"], ["ids"])
+        # a same-named field is a sure source of an identifier, a guess for a description
+        name_score = SCORES["name"] if _IDENTIFYING & set(words) else 0.5
         for name in sorted(names) if not bare_id else ():
             for f in self._by_leaf.get(name, ()):
-                prod = self._candidate(op, param, norm, p_types, f, "name", SCORES["name"])
+                prod = self._candidate(op, param, norm, p_types, f, "name", name_score)
+                if prod is not None:
+                    yield prod
+        last = _resource(words[-1:])
+        if len(words) > 1 and last in _IDENTIFYING and last != "id":
+            # ``context_uri`` <- ``uri``: a field named like the parameter's last word
+            for f in self._by_leaf.get(last, ()):
+                prod = self._candidate(op, param, norm, p_types, f, "suffix", SCORES["suffix"])
                 if prod is not None:
                     yield prod
         if resource is None:
             return
-        for f in self._by_leaf.get("id", ()):
+        found = 0
+        for f in self._ids.get(resource, ()):
+            prod = self._candidate(op, param, norm, p_types, f, "resource", SCORES["resource"])
+            if prod is not None:
+                found += 1
+                yield prod
+        for f in self._ids.get(None, ()):
             facts = self._facts[f.op.name]
-            if f.container == resource:
-                via, score = "resource", SCORES["resource"]
-            elif f.container is not None:
-                via, score = "weak", SCORES["weak"]
-            elif facts.last == resource:
+            if facts.last == resource:
                 via, score = "resource", SCORES["resource"]
             elif resource in facts.literals:
                 via, score = "resource", 0.6
@@ -381,7 +428,17 @@ class FlowGraph:
                 via, score = "weak", SCORES["weak"]
             prod = self._candidate(op, param, norm, p_types, f, via, score)
             if prod is not None:
+                found += via != "weak"
                 yield prod
+        if found >= 3:
+            return  # ids of other things are only worth listing when little else is
+        for container, fields in self._ids.items():
+            if container is None or container == resource:
+                continue
+            for f in fields:
+                prod = self._candidate(op, param, norm, p_types, f, "weak", SCORES["weak"])
+                if prod is not None:
+                    yield prod
 
     def _resource_of_bare_id(self, op: Operation, name: str) -> str | None:
         """``id`` in ``/albums/{id}`` (or ``GET_albums__id_``) is an album's id."""
@@ -390,14 +447,14 @@ class FlowGraph:
             for i, seg in enumerate(segments):
                 if seg == "{" + name + "}" and i > 0 and "{" not in segments[i - 1]:
                     return _resource(_words(segments[i - 1]))
-            # ``ids`` in the query of ``PUT /me/albums``: the ids of the path's resource
-            return self._facts[op.name].last or None
-        words = [w for w in _words(op.name) if w not in _METHODS]
-        if "id" in words:
-            i = words.index("id")
-            if i > 0:
-                return _resource(words[i - 1 : i])
-        return None
+        else:
+            words = [w for w in _words(op.name) if w not in _METHODS]
+            if "id" in words:
+                i = words.index("id")
+                if i > 0:
+                    return _resource(words[i - 1 : i])
+        # ``ids`` in the query of ``PUT /me/albums``: the ids of the path's resource
+        return self._facts[op.name].last or None
 
     def _candidate(
         self,
@@ -412,10 +469,10 @@ class FlowGraph:
         facts = self._facts[f.op.name]
         if f.op.name == op.name or norm in facts.param_names:
             return None  # itself, or an operation that takes the value only echoes it
-        f_types = schema_types(f.schema)
+        f_types = f.types
         if _is_container(f_types) and not (p_types & _CONTAINERS):
             return None  # a list or an object is not a scalar's value
-        if "array" in p_types and "[]" not in f.steps and f_types and "array" not in f_types:
+        if "array" in p_types and not f.in_list and f_types and "array" not in f_types:
             score -= 0.1  # a list parameter is best fed from a list's elements
         scalar_p = p_types - _CONTAINERS - {"null"}
         scalar_f = f_types - _CONTAINERS - {"null"}
@@ -423,10 +480,14 @@ class FlowGraph:
             numeric = {"integer", "number"}
             if not (scalar_p <= numeric and scalar_f <= numeric):
                 score -= 0.05
-        score -= 0.01 * sum(1 for s in f.steps if s != "[]")
-        if via == "resource" and "[]" in f.steps:
+        score -= 0.01 * f.depth
+        if via == "resource" and f.in_list:
             score += 0.01  # a list of them (a search, a listing) is where one picks one
         score -= 0.03 * facts.needs_ids
+        if "search" in facts.literals:
+            score += 0.02  # a search is how a name the user gave becomes an id
+        if via in ("name", "suffix") and f.container == self._facts[op.name].last:
+            score += 0.05  # `uris` of POST /playlists/{id}/tracks: a track's uri
         return Producer(f.op.name, f.path, f.schema, via, round(score, 4))
 
     # -- links and overrides --------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autofeedback._catalog import ApiCatalog
@@ -22,7 +23,7 @@ from autofeedback._model import Response
 if TYPE_CHECKING:
     from graphql import GraphQLOutputType
 
-__all__ = ["response_schemas_from_graphql", "with_responses"]
+__all__ = ["read_response_schemas", "response_schemas_from_graphql", "with_responses"]
 
 #: GraphQL's built-in scalars as JSON Schema; any other scalar (``JSON``) is ``{}``
 _SCALARS: Mapping[str, Mapping[str, Any]] = {
@@ -156,3 +157,44 @@ def with_responses(catalog: ApiCatalog, schemas: Mapping[str, Mapping[str, Any]]
             op = dataclasses.replace(op, responses=(Response("200", schema=dict(schema)), *kept))
         ops.append(op)
     return ApiCatalog(ops, servers=catalog.servers, source=catalog.source)
+
+
+def read_response_schemas(
+    value: str | Path | Mapping[str, Any], *, source: str = "<responses>"
+) -> dict[str, dict[str, Any]]:
+    """Response schemas by function name from what a user or a record gives: GraphQL SDL
+    text, a mapping ``{function: JSON Schema}``, or a file (``Path``) holding either
+    (``.json``/``.yaml``/``.yml`` are mappings, anything else SDL). Raises
+    :class:`SpecError` naming the source when it is neither.
+
+    >>> read_response_schemas({"GetUserToken": {"type": "object"}})
+    {'GetUserToken': {'type': 'object'}}
+    >>> list(read_response_schemas("type Query { GET_me: JSON }"))
+    ['GET_me']
+    """
+    if isinstance(value, Path):
+        source = str(value)
+        try:
+            text = value.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(f"cannot read the response schemas: {exc}", source=source) from exc
+        if value.suffix.lower() in (".json", ".yaml", ".yml"):
+            from autofeedback._specs._text import parse_text
+
+            return read_response_schemas(parse_text(text, source), source=source)
+        return response_schemas_from_graphql(text, source=source)
+    if isinstance(value, str):
+        return response_schemas_from_graphql(value, source=source)
+    if not isinstance(value, Mapping):
+        raise SpecError(
+            f"response schemas must be GraphQL SDL or a mapping, got {type(value).__name__}",
+            source=source,
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for name, schema in value.items():
+        if not isinstance(schema, Mapping):
+            raise SpecError(
+                "a response schema must be a JSON Schema object", source=source, where=str(name)
+            )
+        out[str(name)] = dict(schema)
+    return out

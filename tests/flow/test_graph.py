@@ -185,3 +185,24 @@ def test_box_graph_builds(shared_data_dir: Path) -> None:
     top = graph.producers("get_files_id", "file_id")
     assert top and top[0].via in ("name", "resource")
     assert graph.as_dict(["get_files_id"])["get_files_id"]["file_id"]["producers"]
+
+
+def test_descriptive_names_rank_below_identifiers() -> None:
+    tools = [
+        {"name": "Login", "parameters": {}, "outputSchema": _obj(token=STR, name=STR, type=STR)},
+        {"name": "Rename", "parameters": _obj(token=STR, name=STR, response_type=STR)},
+        {"name": "Play", "parameters": _obj(context_uri=STR)},
+        {
+            "name": "Tracks",
+            "parameters": {},
+            "outputSchema": _obj(items={"type": "array", "items": _obj(uri=STR)}),
+        },
+    ]
+    graph = FlowGraph.from_catalog(ApiCatalog.from_tools(tools))
+    token, name = graph.producers("Rename", "token")[0], graph.producers("Rename", "name")[0]
+    assert (token.via, name.via) == ("name", "name") and token.score > name.score + 0.2
+    # a parameter ending in an identifying word takes a field named by that word...
+    top = graph.producers("Play", "context_uri")[0]
+    assert (top.operation, top.path, top.via) == ("Tracks", "items[].uri", "suffix")
+    # ...but `response_type` is not fed by any `type`
+    assert graph.producers("Rename", "response_type") == []
