@@ -11,7 +11,7 @@ import dataclasses
 import json
 import reprlib
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
@@ -168,11 +168,23 @@ class Scanner:
                 list(self.check_operation(t, request, named.path_params, instruction=instruction))
                 for t in twins
             ]
-            yield from min(judged, key=lambda fs: sum(f.severity == "error" for f in fs))
+            found: Iterable[Finding] = min(
+                judged, key=lambda fs: sum(f.severity == "error" for f in fs)
+            )
         else:
-            yield from self.check_operation(op, request, named.path_params, instruction=instruction)
-        if instruction:
-            yield from self.check_grounding(op, request, named.path_params, instruction)
+            found = self.check_operation(op, request, named.path_params, instruction=instruction)
+        if not instruction:
+            yield from found
+            return
+        grounding = list(self.check_grounding(op, request, named.path_params, instruction))
+        # a placeholder (`<order_id>`) is no value: "call createOrder first" says more
+        # than its type or pattern error, which is left out
+        stand_ins = {f.location[1] for f in grounding if f.severity == "error"}
+        for f in found:
+            if f.code.startswith("E4") and len(f.location) > 1 and f.location[1] in stand_ins:
+                continue
+            yield f
+        yield from grounding
 
     def check_operation(
         self,
@@ -228,7 +240,9 @@ class Scanner:
         else:
             args = dict(request.arguments)
         if args:
-            yield from ground_call(op, args, instruction=instruction, graph=self._graph)
+            yield from ground_call(
+                op, args, instruction=instruction, graph=self._graph, catalog=self.catalog
+            )
 
     def _semantic_needed(self, request: ApiRequest) -> bool:
         if request.is_http:

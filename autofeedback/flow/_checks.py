@@ -269,7 +269,16 @@ class SequenceChecker:
         self, op: Operation, param: Parameter, value: Any, texts: list[str], seen: set[str]
     ) -> Iterator[Finding]:
         # in a sequence every identifier has a source to name: an earlier step, or the user
-        f = ground_value(op, param, value, texts, seen, self.producers, need_producer=False)
+        f = ground_value(
+            op,
+            param,
+            value,
+            texts,
+            seen,
+            self.producers,
+            need_producer=False,
+            catalog=self.scanner.catalog,
+        )
         if f is not None:
             yield f
 
@@ -405,6 +414,7 @@ def ground_value(
     producers: Any,
     *,
     need_producer: bool = True,
+    catalog: ApiCatalog | None = None,
 ) -> Finding | None:
     """E5.3 for one literal ``value`` of ``param``, or ``None``.
 
@@ -431,7 +441,8 @@ def ground_value(
             continue
         hint = None
         if found:
-            hint = f"call {found[0].operation} first: its response has `{found[0].path}`"
+            best = _reachable(found, catalog)
+            hint = f"call {best.operation} first: its response has `{best.path}`"
         what = (
             "a placeholder"
             if kind == "placeholder"
@@ -455,14 +466,31 @@ def ground_value(
     return None
 
 
+def _reachable(found: list[Any], catalog: ApiCatalog | None) -> Any:
+    """The producer to name in "call X first": among the surer ones, the best ranked one
+    that needs no identifier itself (a search or a list the user can call now), else the
+    best."""
+    # a weak guess is never named over a surer producer, whatever it needs
+    found = [p for p in found if getattr(p, "via", "") != "weak"] or found
+    if catalog is None:
+        return found[0]
+    for producer in found:
+        op = catalog.get(producer.operation)
+        if op is not None and not any(p.required and is_id_like(p) for p in op.parameters):
+            return producer
+    return found[0]
+
+
 def ground_call(
     op: Operation,
     arguments: Mapping[str, Any],
     *,
     instruction: str | None,
     graph: _Graph | None = None,
+    catalog: ApiCatalog | None = None,
 ) -> Iterator[Finding]:
-    """E5.3 for the literal arguments of one call (the single-call path)."""
+    """E5.3 for the literal arguments of one call (the single-call path); ``catalog``
+    lets the feedback name a producer the user can call now."""
     texts = [instruction] if instruction else []
 
     def producers(operation: str, parameter: str) -> list[Any]:
@@ -477,7 +505,7 @@ def ground_call(
         param = op.parameter(name)
         if param is None:
             continue
-        f = ground_value(op, param, value, texts, set(), producers)
+        f = ground_value(op, param, value, texts, set(), producers, catalog=catalog)
         if f is not None:
             yield f
 
