@@ -58,6 +58,20 @@ class SequenceChecker:
     ``graph`` answers which operations produce a parameter and what each operation
     returns (:class:`autofeedback.flow.FlowGraph`); ``responses`` adds or overrides
     response schemas by operation name (a GraphQL-RestBench sample's own schema).
+
+    >>> from autofeedback.flow._graph import FlowGraph
+    >>> from autofeedback.flow._sequence import sequence_from_program
+    >>> catalog = ApiCatalog.from_tools([
+    ...     {"name": "find", "parameters": {"type": "object", "properties": {}},
+    ...      "outputSchema": {"type": "object", "properties": {"items": {"type": "array",
+    ...          "items": {"type": "object", "properties": {"id": {"type": "string"}}}}}}},
+    ...     {"name": "get", "parameters": {"type": "object", "properties": {
+    ...         "item_id": {"type": "string"}}}}])
+    >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
+    ...                           graph=FlowGraph.from_catalog(catalog))
+    >>> [f.suggestion for f in checker.check(sequence_from_program(
+    ...     "r = find()\nget(item_id=r.item[0].id)"))]
+    ['items[].id']
     """
 
     def __init__(

@@ -225,3 +225,32 @@ def test_graphqlrestbench_record_through_the_audit(shared_data_dir: Path) -> Non
     record["output"] = row["output"].replace("response_obj.item.id", "response_obj.items.id")
     (f,) = [f for f in audit_record(record, 1, cache).findings if f.code.startswith("E5")]
     assert (f.code, f.suggestion) == ("E5.2", "item.id")
+
+
+def test_e2_1_is_asked_of_the_sequence(bookshop: ApiCatalog, api_retriever: Any) -> None:
+    from autofeedback.checks._check_name import check_selection
+
+    instruction = "Show me the reviews of Dune with at least 4 stars"
+    # alone, the search does not fit the instruction...
+    search = bookshop.get("searchBooks")
+    assert search is not None
+    assert check_selection(search, instruction, bookshop, api_retriever) is not None
+    # ...as the prerequisite of the call that does, it is no E2.1
+    checker = SequenceChecker(
+        Scanner(bookshop, retriever=api_retriever), graph=FlowGraph.from_catalog(bookshop)
+    )
+    program = 'b = searchBooks(query="Dune")\nlistReviews(bookId=b.books[0].id, min_rating=4)'
+    assert checker.check(sequence_from_program(program, instruction=instruction)) == []
+    (f,) = checker.check(sequence_from_program("listGenres()", instruction=instruction))
+    assert (f.code, f.location[0], f.suggestion) == ("E2.1", "step[0]", "listReviews")
+
+
+def test_single_call_placeholder_names_a_producer_the_user_can_call(
+    bookshop: ApiCatalog,
+) -> None:
+    f = Scanner(bookshop, retriever=None).scan(
+        "getOrder(orderId='<order_id>')", instruction="Where is my order?"
+    )
+    # its E4.2 (pattern) is left out: the placeholder's feedback says more
+    assert f is not None and f.code == "E5.3"
+    assert f.suggestion == "call createOrder first: its response has `id`"
