@@ -70,7 +70,7 @@ class SequenceChecker:
     >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
     ...                           graph=FlowGraph.from_catalog(catalog))
     >>> [f.suggestion for f in checker.check(sequence_from_program(
-    ...     "r = find()\nget(item_id=r.item[0].id)"))]
+    ...     "r = find()\\nget(item_id=r.item[0].id)"))]
     ['items[].id']
     """
 
