@@ -168,19 +168,19 @@ class Scanner:
                 list(self.check_operation(t, request, named.path_params, instruction=instruction))
                 for t in twins
             ]
-            found: Iterable[Finding] = min(
+            checked: Iterable[Finding] = min(
                 judged, key=lambda fs: sum(f.severity == "error" for f in fs)
             )
         else:
-            found = self.check_operation(op, request, named.path_params, instruction=instruction)
+            checked = self.check_operation(op, request, named.path_params, instruction=instruction)
         if not instruction:
-            yield from found
+            yield from checked
             return
         grounding = list(self.check_grounding(op, request, named.path_params, instruction))
         # a placeholder (`<order_id>`) is no value: "call createOrder first" says more
         # than its type or pattern error, which is left out
         stand_ins = {f.location[1] for f in grounding if f.severity == "error"}
-        for f in found:
+        for f in checked:
             if f.code.startswith("E4") and len(f.location) > 1 and f.location[1] in stand_ins:
                 continue
             yield f
