@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation, Parameter
 from autofeedback._redact import redact_finding, request_secrets
 from autofeedback._scan import Scanner
@@ -299,35 +299,46 @@ class SequenceChecker:
     # -- the sequence as a whole ---------------------------------------------------
 
     def _selection(self, scanner: Scanner, seq: Sequence, consumed: set[int]) -> Finding | None:
-        """E2.1 of the sequence: the steps nothing later consumes are its goal; the one
-        the retriever ranks best is judged, located at that step."""
+        """E2.1 of the sequence: it fits the instruction when any of its operations ranks
+        among the retriever's top k (k: the number of steps), since an instruction names
+        the goal ("the reviews of ...") or the way in ("the most popular show's ..."), and
+        the search before a detail call is a prerequisite, not a wrong API. Otherwise the
+        last step nothing consumes (the goal) is judged, as a single call would be."""
         if not seq.instruction or scanner.retriever is None:
             return None
-        goals: list[tuple[Step, Operation]] = []
+        ops: list[tuple[Step, Operation]] = []
         for step in seq.steps:
-            if step.request is None or step.index in consumed:
-                continue
-            op = _operation(scanner.catalog, step.request)
+            op = _operation(scanner.catalog, step.request) if step.request is not None else None
             if op is not None:
-                goals.append((step, op))
-        if not goals:
+                ops.append((step, op))
+        if not ops:
             return None
         k = max(scanner.top_k, len(seq.steps))
-        found = []
-        for step, op in goals:
-            f = check_selection(
-                op,
-                seq.instruction,
-                scanner.catalog,
-                scanner.retriever,
-                top_k=k,
-                confident_margin=scanner.confident_margin,
-            )
-            if f is None:
-                return None  # one goal step fits the instruction: the sequence does
-            found.append((step, f))
-        step, f = found[-1]
-        return _under(f, (f"step[{step.index}]",))
+        if len(scanner.catalog) <= k:
+            return None
+        ranked = list(scanner.retriever.rank(seq.instruction, scanner.catalog))
+        top = {r.name for r in ranked[:k]}
+        if any(op.name in top for _, op in ops):
+            return None
+        goals = [(step, op) for step, op in ops if step.index not in consumed] or ops
+        step, op = goals[-1]
+        f = check_selection(
+            op,
+            seq.instruction,
+            scanner.catalog,
+            scanner.retriever,
+            top_k=k,
+            confident_margin=scanner.confident_margin,
+        )
+        if f is None:
+            return None
+        # the margin that decides the severity is the sequence's: the best API against
+        # the best of its steps, not against the goal step alone
+        scores = {r.name: float(r.score) for r in ranked}
+        closest = max(scores.get(o.name, 0.0) for _, o in ops)
+        margin = scores[ranked[0].name] - closest
+        severity: Severity = "error" if margin >= scanner.confident_margin else "warning"
+        return _under(dataclasses.replace(f, severity=severity), (f"step[{step.index}]",))
 
 
 def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
