@@ -220,6 +220,20 @@ def mutate(program: str, code: str, domain: Domain, rng: random.Random) -> Mutan
             keyword(i, name).value = ast.parse(text, mode="eval").body
             return Mutant(code, ast.unparse(tree), i)
         return None
+    if code == "E2.1":
+        # the goal (the last call) swapped for another real API the sequence does not use
+        names = {ast.unparse(c.func) for c in calls}
+        others = sorted(
+            op.name
+            for op in catalog.operations
+            if op.name not in names and not any(p.required for p in op.parameters)
+        )
+        if not others or not calls:
+            return None
+        calls[-1].func = ast.Name(rng.choice(others))
+        calls[-1].keywords = []
+        calls[-1].args = []
+        return Mutant(code, ast.unparse(tree), len(calls) - 1)
     order = list(range(len(calls)))
     rng.shuffle(order)
     for i in order:
@@ -263,7 +277,7 @@ def mutate(program: str, code: str, domain: Domain, rng: random.Random) -> Mutan
     return None
 
 
-PROGRAM_CODES = ["E5.1", "E5.2", "E5.3", "E5.4", "E2.2", "E2.3", "E3.2", "E3.4", "E4.1"]
+PROGRAM_CODES = ["E5.1", "E5.2", "E5.3", "E5.4", "E2.1", "E2.2", "E2.3", "E3.2", "E3.4", "E4.1"]
 
 
 @dataclass
@@ -271,6 +285,7 @@ class Tally:
     records: int = 0
     caught: int = 0
     exact: int = 0
+    any_severity: int = 0  # the mutation's code at any severity
     misses: list[str] = field(default_factory=list)
 
 
@@ -362,6 +377,8 @@ def graphqlrestbench(rows: list[dict[str, Any]], domains: dict[str, Domain]) -> 
             t.records += 1
             if _errors(findings):
                 t.caught += 1
+            if any(f.code == code for f in findings):
+                t.any_severity += 1
             first = _first_at(findings, mutant.step)
             if first is not None and first.code == code:
                 t.exact += 1
@@ -640,15 +657,44 @@ def main(argv: list[str] | None = None) -> int:
         "in the text via `ast`):"
     )
     lines.append("")
-    lines.append(_row("mutation", "programs", "recall (error)", "exact subtype", "target"))
-    lines.append("|---|---|---|---|---|")
+    lines.append(
+        _row(
+            "mutation",
+            "programs",
+            "recall (error)",
+            "its code reported (any severity)",
+            "exact subtype",
+            "target",
+        )
+    )
+    lines.append("|---|---|---|---|---|---|")
     for code, t in g["tallies"].items():
         if not t.records:
             continue
         ok = t.caught / t.records >= 0.95 and t.exact / t.records >= 0.95
         recall, exact = t.caught / t.records, t.exact / t.records
         mark = "✓" if ok else "✗"
-        lines.append(_row(code, t.records, f"{recall:.3f}", f"{exact:.3f}", f"≥ 0.95 {mark}"))
+        lines.append(
+            _row(
+                code,
+                t.records,
+                f"{recall:.3f}",
+                f"{t.any_severity / t.records:.3f}",
+                f"{exact:.3f}",
+                f"≥ 0.95 {mark}",
+            )
+        )
+    lines.append("")
+    lines.append(
+        "Exact subtype: the first error at the mutated step has the mutation's code. E5.3 "
+        "mutations put a placeholder (`<tv_id>`) or a made-up id of the parameter's type "
+        "where the gold read a response; E5.4 passes the whole array (`r.results`) where "
+        "one id goes; E5.2 misspells one field of a reference; E5.1 renames its variable. "
+        "E2.1 swaps the goal (last) call for another real API that takes no required "
+        "parameter: the sequence is judged as a whole (it fits when any of its steps ranks "
+        "in the retriever's top k), which keeps gold sequences clean (34 per-call E2.1 errors "
+        "-> 0) at the price of this recall; most swaps are reported as warnings only."
+    )
     lines.append("")
     misses = [(c, m) for c, t in g["tallies"].items() for m in t.misses]
     if misses:
