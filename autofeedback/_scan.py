@@ -112,6 +112,10 @@ class Scanner:
         names = self._auth_names
         secrets: list[str] = []
         try:
+            if isinstance(output, str) and _is_program(output):
+                # calls that read each other's results: checked as one sequence (E5)
+                yield from self._program_findings(output, instruction)
+                return
             requests, problem = to_requests(output)
             if problem is not None:
                 yield redact_finding(problem, names=names)
@@ -132,6 +136,15 @@ class Scanner:
             if on_error == "raise":
                 raise
             yield redact_finding(unreadable(output, exc), names=names, secrets=secrets)
+
+    def _program_findings(self, text: str, instruction: str | None) -> Iterator[Finding]:
+        from autofeedback.flow._checks import SequenceChecker
+        from autofeedback.flow._sequence import sequence_from_program
+
+        checker = self.__dict__.get("_sequence_checker")
+        if checker is None:
+            checker = self.__dict__["_sequence_checker"] = SequenceChecker(self, graph=self._graph)
+        yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
 
     def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
         """The finding to feed back first: the first error in the paper's order, else the
@@ -345,6 +358,24 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[:limit] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _is_program(text: str) -> bool:
+    """Whether ``text`` is a program whose calls read each other's results
+    (``r = F(q="x")`` then ``G(id=r.items[0].id)``): a sequence, not one request."""
+    if "=" not in text or "\n" not in text.strip() or "." not in text:
+        return False  # cheap: one line, or no attribute read at all
+    from autofeedback.flow._program import Derived, Ref, parse_program
+
+    try:
+        calls, problems = parse_program(text)
+    except Exception:
+        return False
+    if problems or len(calls) < 2:
+        return False
+    return any(
+        isinstance(v, (Ref, Derived)) for c in calls for v in (*c.arguments.values(), *c.positional)
+    )
 
 
 def _is_message(value: Mapping[str, Any]) -> bool:

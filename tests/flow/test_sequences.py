@@ -254,3 +254,19 @@ def test_single_call_placeholder_names_a_producer_the_user_can_call(
     # its E4.2 (pattern) is left out: the placeholder's feedback says more
     assert f is not None and f.code == "E5.3"
     assert f.suggestion == "call createOrder first: its response has `id`"
+
+
+def test_scan_takes_a_program_as_one_sequence(bookshop: ApiCatalog) -> None:
+    from autofeedback import scan
+
+    f = scan(
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)', bookshop, retriever=None
+    )
+    assert f is not None and (f.code, f.suggestion) == ("E5.2", "books[].id")
+    ok = 'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)'
+    assert scan(ok, bookshop, retriever=None) is None
+    # calls that do not read each other stay separate requests, as before
+    two = 'searchBooks(query="Dune")\ngetBook(bookId="x")'
+    assert [f.location[0] for f in Scanner(bookshop, retriever=None).iter_findings(two)] == [
+        "request[1]"
+    ]
