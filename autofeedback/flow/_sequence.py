@@ -202,6 +202,16 @@ def _decode(body: Any) -> Any:
     return body
 
 
+def _text(content: Any) -> str | None:
+    """A message's text: a string, or the text parts of a content list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
+        return "\n".join(p for p in parts if isinstance(p, str)) or None
+    return None
+
+
 def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequence:
     """An OpenAI chat log (``messages``) as a sequence: each assistant tool call is a step,
     the ``tool`` message answering it (by ``tool_call_id``) its response; user turns are
@@ -223,9 +233,9 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
         if not isinstance(message, Mapping):
             continue
         role = message.get("role")
-        content = message.get("content")
-        if role in ("user", "system") and isinstance(content, str):
-            users.append(content) if role == "user" else None
+        content = _text(message.get("content"))
+        if role == "user" and content:
+            users.append(content)
         elif role == "assistant":
             for call in message.get("tool_calls") or ():
                 cid = call.get("id") if isinstance(call, Mapping) else None
@@ -233,7 +243,7 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
         elif role == "tool":
             cid = message.get("tool_call_id")
             if isinstance(cid, str):
-                answers[cid] = content
+                answers[cid] = content if content is not None else message.get("content")
     steps: list[Step] = []
     for index, (cid, call) in enumerate(pending):
         response = StepResponse(None, _decode(answers[cid])) if cid in answers else None

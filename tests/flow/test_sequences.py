@@ -270,3 +270,29 @@ def test_scan_takes_a_program_as_one_sequence(bookshop: ApiCatalog) -> None:
     assert [f.location[0] for f in Scanner(bookshop, retriever=None).iter_findings(two)] == [
         "request[1]"
     ]
+
+
+def test_chat_content_parts_ground_values() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "my token is tk-77q"}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "DeleteAccount",
+                        "arguments": json.dumps({"token": "tk-77q"}),
+                    },
+                }
+            ],
+        },
+    ]
+    seq = sequence_from_chat(messages)
+    assert seq.instruction == "my token is tk-77q"
+    checker = SequenceChecker(
+        Scanner(ApiCatalog.from_tools(TOKEN_TOOLS), retriever=None),
+        graph=FlowGraph.from_catalog(ApiCatalog.from_tools(TOKEN_TOOLS)),
+    )
+    assert checker.check(seq) == []
