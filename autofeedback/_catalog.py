@@ -74,7 +74,7 @@ class ApiCatalog:
 
     @classmethod
     def from_tools(cls, tools: Any, *, source: str = "<tools>") -> ApiCatalog:
-        """Load an OpenAI tool list, a bare function list or BFCL functions."""
+        """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools."""
         return cls.from_obj(tools, source=source)
 
     @classmethod

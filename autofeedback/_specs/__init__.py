@@ -5,7 +5,7 @@ Formats, auto-detected by :func:`load_spec`, one module each:
 * ``_openapi3``: OpenAPI 3.0 / 3.1 (JSON or YAML), compositions and form bodies included;
 * ``_swagger2``: Swagger 2.0 (the OpenAPI 3 loader with Swagger's places for things);
 * ``_functions``: OpenAI tools, bare function lists, one function, ``{"tools": [...]}`` /
-  ``{"functions": [...]}``, BFCL functions;
+  ``{"functions": [...]}``, BFCL functions, MCP tools (``inputSchema``/``outputSchema``);
 * ``_apibank``: API-Bank docs (``{"name", "description", "input_parameters", ...}``).
 
 Shared parts: ``_text`` (JSON / YAML / JSON Lines text, alias bombs refused), ``_refs``

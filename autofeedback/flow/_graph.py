@@ -8,8 +8,10 @@ produces it (``token`` <- ``GetUserToken`` -> ``token``); a parameter ``<resourc
 resource: inside a container named after it (``artists[].id``) or in the response of an
 operation whose path or name is about it (``GET /search/person`` -> ``results[].id``).
 An operation that itself takes the parameter only echoes it (``GET /movie/{movie_id}``
--> ``id``) and is never its producer. Where a spec declares OpenAPI ``links``, those
-win. A user's overrides (:func:`load_overrides`) replace what was inferred.
+-> ``id``) and is never its producer; the ids an operation on a collection returns
+(``GET /me/playlists`` -> ``items[].id``) are that collection's, not another resource's.
+Where a spec declares OpenAPI ``links``, those win. A user's overrides
+(:func:`load_overrides`) replace what was inferred.
 
 Ranking, best first: override (2.0) > link (1.0) > same field name (0.8 for an
 identifier: ``*_id``, ``token``, ``uri``, ``key``...; 0.5 for a description such as
@@ -197,6 +199,7 @@ class _OpFacts:
     schema: Mapping[str, Any] | None
     param_names: frozenset[str]
     last: str  # last literal path segment / name word, as a resource
+    collection: bool  # that last word is plural: the response lists those (``/me/playlists``)
     literals: frozenset[str]  # every literal segment / name word, as a resource
     mentions: frozenset[str]  # words of tags and description, as resources
     needs_ids: int  # required parameters that are identifiers themselves
@@ -212,6 +215,7 @@ def _facts(op: Operation) -> _OpFacts:
         words_lists = [[w] for w in name_words if w not in params and w != "id"]
     literals = frozenset(_resource(w) for w in words_lists if w)
     last = _resource(words_lists[-1]) if words_lists and words_lists[-1] else ""
+    collection = bool(last) and words_lists[-1][-1] != _singular(words_lists[-1][-1])
     text = " ".join([*op.tags, op.description[:300]]).lower()
     mentions = frozenset(_singular(w) for w in _WORD.findall(text))
     needs = sum(1 for p in op.parameters if p.required and _words(p.name)[-1:] == ["id"])
@@ -220,6 +224,7 @@ def _facts(op: Operation) -> _OpFacts:
         schema=success_response(op),
         param_names=frozenset(_norm(p.name) for p in op.parameters),
         last=last,
+        collection=collection,
         literals=literals,
         mentions=mentions,
         needs_ids=needs,
@@ -420,6 +425,8 @@ class FlowGraph:
             facts = self._facts[f.op.name]
             if facts.last == resource:
                 via, score = "resource", SCORES["resource"]
+            elif facts.collection:
+                via, score = "weak", SCORES["weak"]  # ids of what the path lists, not ours
             elif resource in facts.literals:
                 via, score = "resource", 0.6
             elif resource in facts.mentions or resource.split("_")[-1] in facts.mentions:

@@ -70,10 +70,12 @@ def response_schemas_from_graphql(
     document = _one_query(document)
     try:
         schema = graphql.build_ast_schema(document, assume_valid_sdl=True)
-    except (graphql.GraphQLError, TypeError) as exc:
+    except (graphql.GraphQLError, TypeError, AttributeError, KeyError, ValueError) as exc:
+        # assume_valid_sdl skips validation: a document graphql-core would reject fails
+        # here in its own ways, and is still only a bad spec
         raise SpecError(f"GraphQL SDL does not build: {exc}", source=source) from exc
     query = schema.query_type
-    if query is None:
+    if not isinstance(query, graphql.GraphQLObjectType):
         return {}
     return {name: _json_schema(field.type, ()) for name, field in query.fields.items()}
 

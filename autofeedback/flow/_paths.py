@@ -232,7 +232,10 @@ def iter_paths(
             if len(steps) >= max_depth or id(here) in seen:
                 continue
             inner = seen | {id(here)}
-            children: list[tuple[Step, Mapping[str, Any]]] = list(_properties(here).items())
+            # a property named "[]" cannot be told from an element step: left out
+            children: list[tuple[Step, Mapping[str, Any]]] = [
+                (k, v) for k, v in _properties(here).items() if k != "[]"
+            ]
             items = _items(here)
             if items is not None:
                 children.append(("[]", items))

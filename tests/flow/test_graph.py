@@ -206,3 +206,59 @@ def test_descriptive_names_rank_below_identifiers() -> None:
     assert (top.operation, top.path, top.via) == ("Tracks", "items[].uri", "suffix")
     # ...but `response_type` is not fed by any `type`
     assert graph.producers("Rename", "response_type") == []
+
+
+def test_api_bank_token_comes_from_get_user_token(shared_data_dir: Path) -> None:
+    """API-Bank's 49 level-1 docs: every API taking a `token` is fed by GetUserToken."""
+    import sys
+
+    repo = str(Path(__file__).resolve().parents[2])
+    if repo not in sys.path:  # benchmarks/ is a folder of scripts, not an installed package
+        sys.path.insert(0, repo)
+    from benchmarks._datasets import api_bank_doc_set
+
+    catalog = ApiCatalog.from_tools(api_bank_doc_set())
+    graph = FlowGraph.from_catalog(catalog)
+    takers = [op.name for op in catalog if op.parameter("token") is not None]
+    assert len(takers) >= 15
+    for name in takers:
+        found = graph.producers(name, "token")
+        assert ("GetUserToken", "token") in [(p.operation, p.path) for p in found[:2]], name
+
+
+def test_ids_a_collection_lists_are_that_collections() -> None:
+    item = {"type": "object", "properties": {"id": STR}}
+
+    def get(op_id: str, schema: dict[str, Any], params: tuple[str, ...] = ()) -> dict[str, Any]:
+        return {
+            "get": {
+                "operationId": op_id,
+                "description": "the current user",
+                "parameters": [
+                    {"name": p, "in": "path", "required": True, "schema": STR} for p in params
+                ],
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": schema}},
+                    }
+                },
+            }
+        }
+
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/me": get("getMe", item),
+            "/me/playlists": get(
+                "myPlaylists",
+                {"type": "object", "properties": {"items": {"type": "array", "items": item}}},
+            ),
+            "/users/{user_id}": get("getUser", item, ("user_id",)),
+        },
+    }
+    found = FlowGraph.from_catalog(ApiCatalog.from_obj(doc)).producers("getUser", "user_id")
+    assert (found[0].operation, found[0].via) == ("getMe", "resource")
+    listed = [p for p in found if p.operation == "myPlaylists"]
+    assert listed and listed[0].via == "weak"  # playlist ids, whatever the text mentions

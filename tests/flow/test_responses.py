@@ -82,7 +82,9 @@ OAS3: dict[str, Any] = {
 
 def test_openapi3_response_through_ref_and_compositions() -> None:
     catalog = ApiCatalog.from_obj(OAS3)
-    schema = success_response(catalog.get("getUser"))  # type: ignore[arg-type]
+    op = catalog.get("getUser")
+    assert op is not None
+    schema = success_response(op)
     assert schema is not None
     assert schema_at(schema, "uuid") == {"type": "string"}
     assert schema_at(schema, "teams[0].slug") == {"type": "string"}
