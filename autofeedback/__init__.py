@@ -39,9 +39,16 @@ if _TYPE_CHECKING:
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._sandbox import Sandbox
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.flow._checks import SequenceChecker, check_sequence
     from autofeedback.flow._graph import FlowGraph, Producer
     from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
+    from autofeedback.flow._metrics import ProgramScores, score_programs
     from autofeedback.flow._paths import closest_path, schema_at
+    from autofeedback.flow._sequence import (
+        sequence_from_chat,
+        sequence_from_program,
+        sequence_from_record,
+    )
     from autofeedback.integrations._adapter import (
         AutoFeedbackWarning,
         GuardAdapter,
@@ -104,6 +111,13 @@ _LAZY: dict[str, str] = {
     "with_responses": "autofeedback.flow._graphql",
     "closest_path": "autofeedback.flow._paths",
     "schema_at": "autofeedback.flow._paths",
+    "SequenceChecker": "autofeedback.flow._checks",
+    "check_sequence": "autofeedback.flow._checks",
+    "ProgramScores": "autofeedback.flow._metrics",
+    "score_programs": "autofeedback.flow._metrics",
+    "sequence_from_chat": "autofeedback.flow._sequence",
+    "sequence_from_program": "autofeedback.flow._sequence",
+    "sequence_from_record": "autofeedback.flow._sequence",
 }
 
 
@@ -151,6 +165,7 @@ __all__ = [
     "Parameter",
     "ParseResult",
     "Producer",
+    "ProgramScores",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -159,12 +174,14 @@ __all__ = [
     "ResponseRejected",
     "Sandbox",
     "Scanner",
+    "SequenceChecker",
     "Severity",
     "SpecError",
     "SpecWarning",
     "ToolCallRejected",
     "Usage",
     "audit_lines",
+    "check_sequence",
     "check_tool_calls",
     "closest_path",
     "explain_response",
@@ -182,6 +199,10 @@ __all__ = [
     "response_schemas_from_graphql",
     "scan",
     "schema_at",
+    "score_programs",
+    "sequence_from_chat",
+    "sequence_from_program",
+    "sequence_from_record",
     "to_openapi",
     "tool_messages",
     "with_responses",

@@ -19,6 +19,7 @@ _PASSED = {
     "E3": "The request was parsed successfully and the API name is correct.",
     "E4": "The request was parsed successfully, the API name is correct and the parameter "
     "names are correct.",
+    "E5": "The request was parsed successfully and the API and parameter names are correct.",
 }
 
 _CAUSE = {
@@ -36,6 +37,12 @@ _CAUSE = {
     "E3": "The parameter is not documented for this API, or it is sent in the wrong place.",
     "E4.1": "The value does not have the type the documentation gives for this parameter.",
     "E4.2": "The value breaks a constraint the documentation gives for this parameter.",
+    "E5.1": "The value refers to a variable or step that no earlier call produced.",
+    "E5.2": "The value reads a field that the earlier call's documented response does not have.",
+    "E5.3": "The value is not given by the user, an earlier response or the documentation; "
+    "it looks made up or is a placeholder.",
+    "E5.4": "The referenced field has a documented type that does not fit this parameter.",
+    "E5": "The value does not come from where the documentation says it can come from.",
 }
 
 
@@ -74,7 +81,28 @@ def _correction(f: Finding) -> str:
         return f"Remove {f.got!r}; this API takes no such parameter."
     if f.code == "E4.1":
         return f"Give a value of type {_show(f.expected)}."
+    if _family(f.code) == "E5":
+        return _flow_correction(f)
     return "Give a value that satisfies the documented constraint."
+
+
+def _flow_correction(f: Finding) -> str:
+    if f.code == "E5.1":
+        if f.suggestion:
+            return f"Call {f.suggestion} first and use its result."
+        return "Assign the result of an earlier call to the variable before using it."
+    if f.code == "E5.2":
+        if f.suggestion:
+            return f"Use the documented path {f.suggestion!r}."
+        return "Use a field the earlier call's documented response has."
+    if f.code == "E5.3":
+        # the suggestion names the producer and the field: "call X first: its response has `y`"
+        if f.suggestion:
+            return f"{f.suggestion[0].upper()}{f.suggestion[1:]}, and pass that value."
+        return "Use the value the user gave, or one an earlier response returned."
+    if f.code == "E5.4" and f.expected is not None:
+        return f"Pass a single field of type {_show(f.expected)}, e.g. one item's field."
+    return "Take the value from the earlier response that documents it."
 
 
 def _show(value: object) -> str:

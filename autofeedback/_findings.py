@@ -17,6 +17,12 @@ E3    any other unknown parameter, or one sent in the wrong place
 E4.1  a value whose type does not match the documented type
 E4.2  a value that breaks a documented constraint: enum, format, pattern, range
       (beyond the paper)
+E5.1  a value refers to a variable or step that nothing earlier produced
+      (data flow in a sequence, beyond the paper)
+E5.2  a reference path the producer's documented response does not have
+E5.3  an identifier-, key- or credential-like value grounded nowhere, or a placeholder
+E5.4  a referenced field whose documented type does not fit the parameter
+E5    any other data-flow problem
 ====  ==================================================================
 """
 
@@ -43,6 +49,11 @@ CODES: dict[str, str] = {
     "E3": "unknown parameter",
     "E4.1": "value type mismatch",
     "E4.2": "value constraint violation",
+    "E5.1": "value from nothing produced earlier",
+    "E5.2": "reference path not in the documented response",
+    "E5.3": "ungrounded or placeholder value",
+    "E5.4": "referenced field of the wrong type",
+    "E5": "data-flow problem",
 }
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import json
 import reprlib
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
@@ -83,6 +83,7 @@ class Scanner:
         self.confident_margin = confident_margin
         self.warn_margin = warn_margin
         self._auth_names = auth_names(catalog)
+        self._graph = _LazyGraph(catalog)
 
     @property
     def retriever(self) -> _Retriever | None:
@@ -119,6 +120,10 @@ class Scanner:
         names = self._auth_names
         secrets: list[str] = []
         try:
+            if isinstance(output, str) and _is_program(output):
+                # calls that read each other's results: checked as one sequence (E5)
+                yield from self._program_findings(output, instruction)
+                return
             requests, problem = to_requests(output)
             if problem is not None:
                 yield redact_finding(problem, names=names)
@@ -139,6 +144,15 @@ class Scanner:
             if on_error == "raise":
                 raise
             yield redact_finding(unreadable(output, exc), names=names, secrets=secrets)
+
+    def _program_findings(self, text: str, instruction: str | None) -> Iterator[Finding]:
+        from autofeedback.flow._checks import SequenceChecker
+        from autofeedback.flow._sequence import sequence_from_program
+
+        checker = self.__dict__.get("_sequence_checker")
+        if checker is None:
+            checker = self.__dict__["_sequence_checker"] = SequenceChecker(self, graph=self._graph)
+        yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
 
     def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
         """The finding to feed back first: the first error in the paper's order, else the
@@ -176,9 +190,23 @@ class Scanner:
                 list(self.check_operation(t, request, named.path_params, instruction=instruction))
                 for t in twins
             ]
-            yield from min(judged, key=lambda fs: sum(f.severity == "error" for f in fs))
+            checked: Iterable[Finding] = min(
+                judged, key=lambda fs: sum(f.severity == "error" for f in fs)
+            )
+        else:
+            checked = self.check_operation(op, request, named.path_params, instruction=instruction)
+        if not instruction:
+            yield from checked
             return
-        yield from self.check_operation(op, request, named.path_params, instruction=instruction)
+        grounding = list(self.check_grounding(op, request, named.path_params, instruction))
+        # a placeholder (`<order_id>`) is no value: "call createOrder first" says more
+        # than its type or pattern error, which is left out
+        stand_ins = {f.location[1] for f in grounding if f.severity == "error"}
+        for f in checked:
+            if f.code.startswith("E4") and len(f.location) > 1 and f.location[1] in stand_ins:
+                continue
+            yield f
+        yield from grounding
 
     def check_operation(
         self,
@@ -212,11 +240,61 @@ class Scanner:
         for arg, param in matched:
             yield from check_value(op, arg, param)
 
+    def check_grounding(
+        self,
+        op: Operation,
+        request: ApiRequest,
+        path_params: Mapping[str, str] | None,
+        instruction: str,
+    ) -> Iterator[Finding]:
+        """E5.3 for one call: a placeholder (``your_token_here``, ``<tv_id>``), or an
+        identifier-, key- or credential-like value that the instruction does not give
+        although an operation of the catalog produces it (the data-flow graph says which:
+        the feedback names it)."""
+        from autofeedback.flow._checks import ground_call
+
+        if request.is_http:
+            args = {
+                a.name: a.value
+                for a in request_args(request, path_params)
+                if a.location != "header"
+            }
+        else:
+            args = dict(request.arguments)
+        if args:
+            yield from ground_call(
+                op, args, instruction=instruction, graph=self._graph, catalog=self.catalog
+            )
+
     def _semantic_needed(self, request: ApiRequest) -> bool:
         if request.is_http:
             assert request.method is not None and request.url is not None
             return self.catalog.match_http(request.method, request.url) is None
         return (request.name or "") not in self.catalog
+
+
+class _LazyGraph:
+    """The catalog's data-flow graph (:class:`autofeedback.flow.FlowGraph`), built on the
+    first look-up: most calls never need it."""
+
+    def __init__(self, catalog: ApiCatalog) -> None:
+        self._catalog = catalog
+        self._graph: Any = None
+
+    def _build(self) -> Any:
+        from autofeedback.flow._graph import FlowGraph
+
+        return FlowGraph.from_catalog(self._catalog)
+
+    def producers(self, operation: str, parameter: str) -> list[Any]:
+        if self._graph is None:
+            self._graph = self._build()
+        return list(self._graph.producers(operation, parameter))
+
+    def response_schema(self, operation: str) -> Any:
+        if self._graph is None:
+            self._graph = self._build()
+        return self._graph.response_schema(operation)
 
 
 def first_finding(findings: Sequence[Finding]) -> Finding | None:
@@ -289,6 +367,24 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[:limit] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _is_program(text: str) -> bool:
+    """Whether ``text`` is a program whose calls read each other's results
+    (``r = F(q="x")`` then ``G(id=r.items[0].id)``): a sequence, not one request."""
+    if "=" not in text or "\n" not in text.strip() or "." not in text:
+        return False  # cheap: one line, or no attribute read at all
+    from autofeedback.flow._program import Derived, Ref, parse_program
+
+    try:
+        calls, problems = parse_program(text)
+    except Exception:
+        return False
+    if problems or len(calls) < 2:
+        return False
+    return any(
+        isinstance(v, (Ref, Derived)) for c in calls for v in (*c.arguments.values(), *c.positional)
+    )
 
 
 def _is_message(value: Mapping[str, Any]) -> bool:

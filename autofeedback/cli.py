@@ -149,9 +149,10 @@ examples:
     )
     a.add_argument(
         "--input-format",
-        choices=["auto", "jsonl", "har", "openai"],
+        choices=["auto", "jsonl", "har", "openai", "har-session"],
         default="auto",
-        help="how to read the log (auto: by extension, then by content)",
+        help="how to read the log (auto: by extension, then by content; har-session: a "
+        "HAR capture checked as one sequence, each response grounding later requests)",
     )
     a.add_argument(
         "--format",
@@ -775,6 +776,8 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
 
     catalog = _load_specs(args.spec or ())
     retriever = None if args.no_semantic else "auto"
+    if args.engine == "dask" and args.input_format == "har-session":
+        raise _Usage("autofeedback audit: a HAR session is one sequence; use --engine local")
     if args.engine == "dask" and args.log == "-":
         raise _Usage("audit: --engine dask needs a log file, not stdin")
     if args.workers is not None and args.workers < 1:
@@ -802,7 +805,11 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
             )
             position: Callable[[], int] | None = lambda: done[0]  # noqa: E731
         else:
-            if fmt == "har":
+            if fmt == "har-session":
+                from autofeedback.audit._inputs import read_har_session
+
+                results = audit_units(read_har_session(stream), catalog, retriever=retriever)
+            elif fmt == "har":
                 results = audit_units(read_har(stream), catalog, retriever=retriever)
             elif fmt == "openai":
                 results = audit_units(read_openai(stream), catalog, retriever=retriever)

@@ -5,10 +5,18 @@ Input record (JSONL): optional ``id``, optional ``instruction``, optional ``tool
 OpenAI tool list for this record), and exactly one of ``output`` (raw LLM text),
 ``call`` (``{"name", "arguments"}``) or ``request`` (``{"method", "url", "params",
 "headers", "json", "data"}``).
+
+A record may also hold a sequence (:mod:`autofeedback.flow`): ``steps`` (a trace:
+``[{"call" | "request" | "output": ..., "response": {"status", "body"}}]``), ``messages``
+(an OpenAI chat log with ``tool_calls`` and ``tool`` answers), or an ``output`` program
+with variables (``r = F(q="x")\nG(id=r.results[0].id)``), optionally with ``responses``
+(GraphQL SDL text or a mapping from tool name to JSON Schema): each step is checked as a
+call (E1-E4) and the data flow between them (E5).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -126,6 +134,19 @@ class _CatalogCache:
         self._scanners: dict[str, Scanner] = {}
         self._base_scanner: Scanner | None = None
         self.retriever = retriever
+        self._checkers: dict[tuple[int, str], tuple[Scanner, Any]] = {}
+
+    def sequence_checker(self, scanner: Scanner, responses: Any, build: Any) -> Any:
+        """The sequence checker for ``scanner`` and a record's ``responses`` (built once:
+        the data-flow graph of a catalog is the costly part)."""
+        text = json.dumps(responses, sort_keys=True, default=str)
+        key = (id(scanner), hashlib.sha256(text.encode()).hexdigest())
+        hit = self._checkers.get(key)
+        if hit is None or hit[0] is not scanner:  # an id reused after the cache was cleared
+            if len(self._checkers) > 256:
+                self._checkers.clear()
+            hit = self._checkers[key] = (scanner, build(scanner, responses))
+        return hit[1]
 
     def scanner(self, tools: Any) -> Scanner:
         if tools is None:
@@ -175,6 +196,10 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if not isinstance(record, Mapping):
         return AuditResult(line, False, error="record is not a JSON object", line=line)
     rid = _record_id(record, line)
+    from autofeedback.flow._sequence import is_sequence_record
+
+    if is_sequence_record(record) or "messages" in record:
+        return _audit_sequence(record, rid, line, cache)
     kinds = [k for k in _KINDS if k in record]
     if len(kinds) != 1:
         want = "exactly one of 'output', 'call', 'request'"
@@ -194,6 +219,48 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if kinds[0] != "output" and not isinstance(value, Mapping):
         return AuditResult(rid, False, error=f"'{kinds[0]}' must be a JSON object", line=line)
     findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
+    ok = not any(f.severity == "error" for f in findings)
+    ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
+    return AuditResult(rid, ok, findings, line=line, operations=ops)
+
+
+def _audit_sequence(
+    record: Mapping[str, Any], rid: Any, line: int, cache: _CatalogCache
+) -> AuditResult:
+    from autofeedback.flow._checks import sequence_checker
+    from autofeedback.flow._sequence import sequence_from_chat, sequence_from_record
+
+    instruction = record.get("instruction")
+    if instruction is not None and not isinstance(instruction, str):
+        return AuditResult(rid, False, error="'instruction' must be a string", line=line)
+    tools = record.get("tools")
+    if isinstance(tools, str):  # GraphQL-RestBench keeps its function_specs as JSON text
+        try:
+            tools = json.loads(tools)
+        except (json.JSONDecodeError, RecursionError):
+            return AuditResult(rid, False, error="bad 'tools': not valid JSON", line=line)
+    try:
+        scanner = cache.scanner(tools)
+    except SpecError as exc:
+        reason = str(redact(" ".join(exc.reason.split())[:300]))
+        return AuditResult(rid, False, error=f"bad 'tools': {reason}", line=line)
+    if "steps" not in record and "messages" in record:
+        messages = record["messages"]
+        if not isinstance(messages, list):
+            return AuditResult(rid, False, error="'messages' must be a list", line=line)
+        seq = sequence_from_chat(messages)
+        if instruction is not None:
+            seq = dataclasses.replace(seq, instruction=instruction)
+    else:
+        try:
+            seq = sequence_from_record(record)
+        except ValueError as exc:
+            return AuditResult(rid, False, error=str(exc), line=line)
+    try:
+        checker = cache.sequence_checker(scanner, record.get("responses"), sequence_checker)
+    except ValueError as exc:
+        return AuditResult(rid, False, error=f"bad 'responses': {one_line(exc)}", line=line)
+    findings = tuple(checker.iter_findings(seq))
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     return AuditResult(rid, ok, findings, line=line, operations=ops)

@@ -28,8 +28,10 @@ __all__ = [
     "INPUT_FORMATS",
     "InputFormat",
     "har_request",
+    "har_session_record",
     "openai_records",
     "read_har",
+    "read_har_session",
     "read_openai",
     "sniff_format",
 ]
@@ -386,3 +388,57 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
             continue
         for record in records:
             yield Unit(number, record, id=record["id"])
+
+
+# -- a HAR capture as one session --------------------------------------------------------
+
+
+def har_session_record(har: Any, *, instruction: str | None = None) -> dict[str, Any]:
+    """A HAR capture as one trace record: each entry a ``request`` step, in order, with
+    its ``response`` (status and body, JSON-decoded where it is JSON), so that values a
+    later request reuses are grounded in the earlier responses (E5.3). Credential headers
+    are masked as in :func:`har_request`. Raises ``ValueError`` on a document that is
+    not a HAR capture.
+
+    >>> har = {"log": {"entries": [{"request": {"method": "GET", "url": "/books?query=x"},
+    ...     "response": {"status": 200, "content": {"text": '{"books": [{"id": 7}]}'}}}]}}
+    >>> har_session_record(har)["steps"][0]["response"]
+    {'status': 200, 'body': '{"books": [{"id": 7}]}'}
+    """
+    log = har.get("log") if isinstance(har, Mapping) else None
+    entries = log.get("entries") if isinstance(log, Mapping) else None
+    if not isinstance(entries, list):
+        raise ValueError("not a HAR capture: no log.entries list")
+    steps: list[dict[str, Any]] = []
+    for index, entry in enumerate(entries, 1):
+        try:
+            step: dict[str, Any] = {"request": har_request(entry)}
+        except Exception as exc:  # this entry's own E1, the session goes on
+            step = {"output": f"<HAR entry {index} unreadable: {one_line(exc)}>"}
+        response = entry.get("response") if isinstance(entry, Mapping) else None
+        if isinstance(response, Mapping):
+            content = response.get("content")
+            text = content.get("text") if isinstance(content, Mapping) else None
+            status = response.get("status")
+            step["response"] = {
+                "status": status if isinstance(status, int) else None,
+                "body": text if isinstance(text, str) else None,
+            }
+        steps.append(step)
+    record: dict[str, Any] = {"id": "har-session", "steps": steps}
+    if instruction:
+        record["instruction"] = instruction
+    return record
+
+
+def read_har_session(stream: IO[str]) -> Iterator[Unit]:
+    """The whole capture as one audit unit (see :func:`har_session_record`); the file is
+    read whole, unlike :func:`read_har`, since its steps are checked together."""
+    try:
+        har = json.load(stream)
+        record = har_session_record(har)
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else one_line(exc)
+        yield Unit(1, error=f"HAR session: {reason}", id="har-session")
+        return
+    yield Unit(1, record, id="har-session")

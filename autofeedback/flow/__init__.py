@@ -33,3 +33,29 @@ __all__ = [
     "success_response",
     "with_responses",
 ]
+
+# sequences and their data-flow checks (E5), GraphQL-RestBench's program metrics
+from autofeedback.flow._checks import SequenceChecker, check_sequence
+from autofeedback.flow._metrics import ProgramScores, score_program, score_programs
+from autofeedback.flow._sequence import (
+    Sequence,
+    Step,
+    StepResponse,
+    sequence_from_chat,
+    sequence_from_program,
+    sequence_from_record,
+)
+
+__all__ += [
+    "ProgramScores",
+    "Sequence",
+    "SequenceChecker",
+    "Step",
+    "StepResponse",
+    "check_sequence",
+    "score_program",
+    "score_programs",
+    "sequence_from_chat",
+    "sequence_from_program",
+    "sequence_from_record",
+]

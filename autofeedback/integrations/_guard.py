@@ -302,11 +302,23 @@ def _findings_per_call(
     return [(call, list(_call_findings(call, scanner))) for call in _tool_calls(message)]
 
 
-def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = "auto") -> list[Finding]:
+def check_tool_calls(
+    message: Any,
+    tools: SpecLike,
+    *,
+    retriever: Any = "auto",
+    history: Sequence[Any] | None = None,
+) -> list[Finding]:
     """Every finding for the ``tool_calls`` of an OpenAI assistant message (a dict or the
     SDK's message object) against the tool list the model was given.
 
     With several calls, each finding's location starts with ``tool_calls[i]``.
+
+    ``history``: the chat so far (user turns, earlier assistant ``tool_calls`` and the
+    ``tool`` messages answering them). The calls are then checked as the last steps of
+    that sequence (:mod:`autofeedback.flow`): an identifier, key or credential must come
+    from the user or an earlier tool response (E5.3, naming the operation that produces
+    it), and a tool an earlier response documented (a tool search) is no unknown API.
 
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -315,6 +327,8 @@ def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = "auto") 
     >>> [f.code for f in check_tool_calls(message, tools)]
     ['E3.2']
     """
+    if history is not None:
+        return _findings_in_sequence(message, tools, retriever, history)
     per_call = _findings_per_call(message, tools, retriever)
     if len(per_call) == 1:
         return per_call[0][1]
@@ -322,6 +336,43 @@ def check_tool_calls(message: Any, tools: SpecLike, *, retriever: Any = "auto") 
     for i, (_, findings) in enumerate(per_call):
         prefix = (f"tool_calls[{i}]",)
         out.extend(dataclasses.replace(f, location=prefix + f.location) for f in findings)
+    return out
+
+
+def _as_dict(value: Any) -> Any:
+    """An SDK message or tool call as plain data (``model_dump``), else unchanged."""
+    dump = getattr(value, "model_dump", None)
+    return dump() if callable(dump) else value
+
+
+def _findings_in_sequence(
+    message: Any, tools: SpecLike, retriever: Any, history: Sequence[Any]
+) -> list[Finding]:
+    from autofeedback.flow._checks import SequenceChecker
+    from autofeedback.flow._graph import FlowGraph
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    catalog = as_catalog(tools)
+    calls = [_as_dict(c) for c in _tool_calls(message)]
+    earlier = sequence_from_chat([_as_dict(m) for m in history])
+    seq = sequence_from_chat(
+        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": calls}]
+    )
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=retriever), graph=FlowGraph.from_catalog(catalog)
+    )
+    first = len(earlier.steps)  # the steps of this message come after the history's
+    out: list[Finding] = []
+    for f in checker.iter_findings(seq):
+        head = f.location[0] if f.location else ""
+        if not head.startswith("step["):
+            continue
+        index = int(head[5:-1])
+        if index < first:
+            continue  # the history's own calls were judged when they were made
+        rest = f.location[1:]
+        where = (f"tool_calls[{index - first}]", *rest) if len(calls) > 1 else rest
+        out.append(dataclasses.replace(f, location=where))
     return out
 
 

@@ -1,0 +1,73 @@
+"""GraphQL-RestBench's four metrics: gold against gold is 1.0, each kind of mistake costs
+the metrics that should see it and no other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autofeedback.flow._metrics import score_program, score_programs
+
+GOLD = (
+    'r = GET_search_movie(query="Titanic")\n'
+    "r1 = GET_movie__movie_id__credits(movie_id=r.results[0].id)\n"
+    'r2 = GET_search_person(query="Cameron")\n'
+    "GET_person__person_id_(person_id=r2.results[0].id)\n"
+)
+
+
+def test_renamed_variables_and_reordered_keywords_still_match() -> None:
+    pred = GOLD.replace("r1", "credits").replace("r2", "p").replace("r.", "movies.")
+    pred = pred.replace("r = ", "movies = ")
+    assert set(score_program(pred, GOLD).as_dict().values()) == {1.0}
+    assert score_program("F(b=2, a='x')", 'F(a="x", b=2)').arg_match_full == 1.0
+
+
+def test_wrong_argument_costs_arg_match_only() -> None:
+    pred = GOLD.replace('"Cameron"', '"James Cameron"')
+    s = score_program(pred, GOLD)
+    assert (s.arg_match_full, s.arg_match_per_function) == (0.0, 0.75)
+    assert (s.seq_match_full, s.seq_match_connected) == (1.0, 1.0)
+
+
+def test_wrong_reference_costs_arg_match() -> None:
+    pred = GOLD.replace("person_id=r2.results[0].id", "person_id=r.results[0].id")
+    assert score_program(pred, GOLD).arg_match_per_function == 0.75
+
+
+def test_missing_chain_costs_connected_subsequences() -> None:
+    pred = GOLD.split("r2 = ")[0]  # the person chain is left out
+    s = score_program(pred, GOLD)
+    assert s.seq_match_full == 0.0
+    assert s.seq_match_connected == 0.5  # one of the two connected chains is there
+    assert s.arg_match_per_function == 0.5
+
+
+def test_unreadable_prediction_scores_zero() -> None:
+    assert set(score_program("not a program (", GOLD).as_dict().values()) == {0.0}
+
+
+def test_empty_input_is_misuse() -> None:
+    with pytest.raises(ValueError):
+        score_programs([])
+
+
+def test_gold_against_gold_is_one_on_every_sample(shared_data_dir: Path) -> None:
+    rows = [
+        json.loads(line)
+        for name in ("train", "valid", "test")
+        for line in (shared_data_dir / "graphqlrestbench" / f"{name}.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    scores = score_programs((r["output"], r["output"]) for r in rows)
+    assert scores.samples == 155
+    assert set(scores.as_dict().values()) == {1.0}
+    # and a prediction that drops the last call of every program is scored below 1
+    cut = score_programs(
+        ("\n".join(r["output"].strip().splitlines()[:-1]), r["output"]) for r in rows
+    )
+    # (one gold program's last line does not parse: dropping it changes nothing)
+    assert cut.seq_match_full == pytest.approx(1 / 155)

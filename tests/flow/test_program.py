@@ -1,0 +1,82 @@
+"""Programs are read with ast, never run: references, comprehensions, joins, f-strings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autofeedback.flow._program import Derived, Ref, Unbound, parse_program
+
+
+def test_reference_chain_becomes_a_path_into_the_producer() -> None:
+    calls, problems = parse_program(
+        'r = GET_tv_popular()\nr1 = GET_tv__tv_id_(tv_id=r.results[0].id)\nF(x=r1["name"])'
+    )
+    assert problems == []
+    assert [c.variable for c in calls] == ["r", "r1", None]
+    ref = calls[1].arguments["tv_id"]
+    assert ref == Ref("r", 0, ("results", "[]", "id"), text="r.results[0].id")
+    assert calls[2].arguments["x"].path == ("name",)
+    assert calls[2].arguments["x"].step == 1
+
+
+def test_comprehension_join_and_fstring_are_followed() -> None:
+    calls, _ = parse_program(
+        "r = S(q='x')\n"
+        'P(ids=",".join([i.uri for i in r.tracks.items[:3]]), '
+        "u=[t.id for t in r.tracks.items], n=f'{r.total} items', k=[i.id for i in r.a][0])"
+    )
+    args = calls[1].arguments
+    assert isinstance(args["ids"], Derived) and args["ids"].kind == "string"
+    assert args["ids"].parts[0].path == ("tracks", "items", "[]", "uri")
+    assert args["u"].many and args["u"].path == ("tracks", "items", "[]", "id")
+    assert args["n"].parts[0].path == ("total",)
+    assert not args["k"].many  # the first item of a comprehension is one value
+
+
+def test_unassigned_names_and_literals() -> None:
+    calls, _ = parse_program('G(id=r.results[0].id, q="Dune", n=3, ok=True, tags=["a"])')
+    args = calls[0].arguments
+    assert args["id"] == Unbound("r", "r.results[0].id")
+    assert (args["q"], args["n"], args["ok"], args["tags"]) == ("Dune", 3, True, ["a"])
+
+
+def test_comprehension_variable_does_not_leak() -> None:
+    calls, _ = parse_program("r = S()\nA(x=[i.id for i in r.items])\nB(y=i.id)")
+    assert isinstance(calls[2].arguments["y"], Unbound)
+
+
+def test_nothing_is_executed_and_bad_lines_are_e1() -> None:
+    calls, problems = parse_program('import os\nx = 1\nF(a=__import__("os").system("x"))')
+    assert [c.name for c in calls] == ["F"]
+    assert [p.code for p in problems] == ["E1", "E1"]
+    _, broken = parse_program("F(a=1))")
+    assert broken[0].code == "E1" and "cannot be parsed" in broken[0].message
+
+
+def test_deeply_nested_expression_is_not_a_crash() -> None:
+    _, problems = parse_program("F(a=" + "[" * 5000 + "]" * 5000 + ")")
+    assert problems and problems[0].code == "E1"
+
+
+def test_every_graphqlrestbench_gold_program_reads(shared_data_dir: Path) -> None:
+    rows = [
+        json.loads(line)
+        for name in ("train", "valid", "test")
+        for line in (shared_data_dir / "graphqlrestbench" / f"{name}.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+    assert len(rows) == 155
+    unreadable = [r["output"] for r in rows if parse_program(r["output"])[1]]
+    # the two gold programs with a syntax error (a stray ")" and an "if" without "else")
+    assert len(unreadable) == 2
+    calls = sum(len(parse_program(r["output"])[0]) for r in rows)
+    assert calls > 300
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n"])
+def test_empty_program_has_no_calls(text: str) -> None:
+    assert parse_program(text) == ([], [])

@@ -1,0 +1,298 @@
+"""Sequences checked end to end: programs, traces, chat logs and GraphQL-RestBench records,
+against the bundled bookshop spec and real GraphQL-RestBench samples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog
+from autofeedback._feedback import render_feedback
+from autofeedback._scan import Scanner
+from autofeedback.audit._audit import _CatalogCache, audit_lines, audit_record
+from autofeedback.flow import FlowGraph
+from autofeedback.flow._checks import SequenceChecker
+from autofeedback.flow._sequence import sequence_from_chat, sequence_from_program
+
+INSTRUCTION = "Show me the book Dune"
+
+TOKEN_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "GetUserToken",
+        "description": "Get the user's session token from their username and password",
+        "parameters": {
+            "type": "object",
+            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["username", "password"],
+        },
+        "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
+    },
+    {
+        "name": "DeleteAccount",
+        "description": "Delete the user's account",
+        "parameters": {
+            "type": "object",
+            "properties": {"token": {"type": "string"}},
+            "required": ["token"],
+        },
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def checker(bookshop: ApiCatalog) -> SequenceChecker:
+    return SequenceChecker(
+        Scanner(bookshop, retriever=None), graph=FlowGraph.from_catalog(bookshop)
+    )
+
+
+def codes(checker: SequenceChecker, program: str, instruction: str = INSTRUCTION) -> list[str]:
+    seq = sequence_from_program(program, instruction=instruction)
+    return [f.code for f in checker.check(seq)]
+
+
+def test_search_then_detail_is_clean(checker: SequenceChecker) -> None:
+    assert codes(checker, 'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)') == []
+
+
+def test_e5_1_variable_nothing_produced(checker: SequenceChecker) -> None:
+    assert codes(checker, "getBook(bookId=b.books[0].id)") == ["E5.1"]
+    # assigned later is not produced earlier
+    assert codes(checker, 'getBook(bookId=b.books[0].id)\nb = searchBooks(query="Dune")') == [
+        "E5.1"
+    ]
+
+
+def test_e5_2_path_not_documented_names_the_closest(checker: SequenceChecker) -> None:
+    seq = sequence_from_program(
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)', instruction=INSTRUCTION
+    )
+    (f,) = checker.check(seq)
+    assert (f.code, f.suggestion) == ("E5.2", "books[].id")
+    assert f.location == ("step[1]", "path", "bookId")
+    assert "Use the documented path 'books[].id'" in render_feedback(f)
+
+
+def test_e5_4_array_where_a_scalar_id_goes(checker: SequenceChecker) -> None:
+    assert codes(checker, 'b = searchBooks(query="Dune")\ngetBook(bookId=b.books)') == ["E5.4"]
+    # a list comprehension is an array too
+    assert codes(
+        checker, 'b = searchBooks(query="Dune")\ngetBook(bookId=[x.id for x in b.books])'
+    ) == ["E5.4"]
+
+
+def test_e5_3_placeholder_and_made_up_id(checker: SequenceChecker) -> None:
+    assert "E5.3" in codes(checker, 'getBook(bookId="<book_id>")')
+    seq = sequence_from_program("getBook(bookId=42)", instruction=INSTRUCTION)
+    (f,) = checker.check(seq)
+    assert f.code == "E5.3" and f.suggestion and "first: its response has" in f.suggestion
+    # the same id given by the user is grounded
+    assert codes(checker, "getBook(bookId=42)", "Show me book 42") == []
+
+
+def test_ordinary_values_are_not_questioned(checker: SequenceChecker) -> None:
+    program = 'searchBooks(query="Dune Messiah", genre="fiction", limit=5, sort="newest")'
+    assert codes(checker, program, "find me something to read") == []
+
+
+def test_trace_value_from_an_earlier_response_is_grounded(bookshop: ApiCatalog) -> None:
+    cache = _CatalogCache(bookshop, None)
+    steps: list[dict[str, Any]] = [
+        {
+            "request": {"method": "GET", "url": "/books?query=Dune"},
+            "response": {"status": 200, "body": {"total": 1, "books": [{"id": 7}]}},
+        },
+        {"request": {"method": "GET", "url": "/books/7"}},
+    ]
+    ok = audit_record({"id": "t", "instruction": INSTRUCTION, "steps": steps}, 1, cache)
+    assert ok.error is None and ok.ok, [str(f) for f in ok.findings]
+    steps[1] = {"request": {"method": "GET", "url": "/books/8"}}
+    bad = audit_record({"id": "t", "instruction": INSTRUCTION, "steps": steps}, 1, cache)
+    assert [f.code for f in bad.findings] == ["E5.3"]
+    assert bad.findings[0].location[0] == "step[1]"
+
+
+def test_tools_an_earlier_response_documents_join_the_catalog() -> None:
+    cache = _CatalogCache(None, None)
+    search = {
+        "name": "ToolSearcher",
+        "parameters": {"type": "object", "properties": {"keywords": {"type": "string"}}},
+    }
+    call = {"call": {"name": "GetUserToken", "arguments": {"username": "ann", "password": "pw"}}}
+    record: dict[str, Any] = {
+        "instruction": "Log in as ann with password pw",
+        "tools": [search],
+        "steps": [
+            {
+                "call": {"name": "ToolSearcher", "arguments": {"keywords": "token"}},
+                "response": {"status": 200, "body": TOKEN_TOOLS[0]},
+            },
+            call,
+        ],
+    }
+    assert audit_record(record, 1, cache).ok
+    record["steps"] = [call]  # nobody documented it: an unknown API
+    assert [f.code for f in audit_record(record, 1, cache).findings] == ["E2"]
+
+
+def test_chat_log_with_tool_answers() -> None:
+    messages = [
+        {"role": "user", "content": "Delete my account"},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "DeleteAccount",
+                        "arguments": json.dumps({"token": "your_token_here"}),
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": '{"error": "invalid token"}'},
+    ]
+    seq = sequence_from_chat(messages)
+    assert seq.instruction == "Delete my account"
+    assert seq.steps[0].response is not None
+    result = audit_record(
+        {"id": 1, "tools": TOKEN_TOOLS, "messages": messages}, 1, _CatalogCache(None, None)
+    )
+    (f,) = result.findings
+    assert f.code == "E5.3" and "GetUserToken" in f.message
+    assert "your_token_here" not in json.dumps(result.as_dict())  # a credential's value
+
+
+def test_single_call_gets_e5_3_only_with_an_instruction() -> None:
+    scanner = Scanner(ApiCatalog.from_tools(TOKEN_TOOLS), retriever=None)
+    f = scanner.scan("DeleteAccount(token='your_token_here')", instruction="Delete my account")
+    assert f is not None and f.code == "E5.3"
+    assert "call GetUserToken first: its response has `token`" in render_feedback(f)
+    assert scanner.scan("DeleteAccount(token='your_token_here')") is None
+    # a real-looking token may come from the dialogue before this one call: a warning
+    (made_up,) = scanner.iter_findings("DeleteAccount(token='a81kd9')", instruction="Delete it")
+    assert (made_up.code, made_up.severity) == ("E5.3", "warning")
+    # the user's own credentials in a call that needs them are fine
+    assert (
+        scanner.scan(
+            "GetUserToken(username='ann', password='s3cr3t')",
+            instruction="log in as ann, password s3cr3t",
+        )
+        is None
+    )
+
+
+def test_bad_sequence_records_are_their_own_errors() -> None:
+    tools = json.dumps(TOKEN_TOOLS)
+    lines = [
+        json.dumps({"id": 1, "tools": TOKEN_TOOLS, "steps": "nope"}),
+        json.dumps({"id": 2, "tools": TOKEN_TOOLS, "output": "x = F(", "responses": 3}),
+        json.dumps({"id": 3, "tools": "{not json", "output": "r = F()", "responses": {}}),
+        json.dumps({"id": 4, "tools": tools, "output": "r = GetUserToken()", "responses": "type"}),
+        json.dumps({"id": 5, "tools": TOKEN_TOOLS, "steps": [1, {"call": 2}]}),
+    ]
+    results = list(audit_lines(lines, None, retriever=None))
+    assert [r.error is not None for r in results] == [True, True, True, True, False]
+    assert [f.code for f in results[4].findings] == ["E1", "E1"]
+
+
+def _rows(shared: Path) -> list[dict[str, Any]]:
+    return [
+        json.loads(line)
+        for name in ("train", "valid", "test")
+        for line in (shared / "graphqlrestbench" / f"{name}.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
+
+
+def test_graphqlrestbench_record_through_the_audit(shared_data_dir: Path) -> None:
+    row = _rows(shared_data_dir)[0]
+    record = {
+        "id": "s0",
+        "instruction": row["utterance"],
+        "tools": row["function_specs"],
+        "responses": row["GraphQL_schema"],
+        "output": row["output"],
+    }
+    cache = _CatalogCache(None, None)
+    gold = audit_record(record, 1, cache)
+    assert not [f for f in gold.findings if f.code.startswith("E5")]
+    record["output"] = row["output"].replace("response_obj.item.id", "response_obj.items.id")
+    (f,) = [f for f in audit_record(record, 1, cache).findings if f.code.startswith("E5")]
+    assert (f.code, f.suggestion) == ("E5.2", "item.id")
+
+
+def test_e2_1_is_asked_of_the_sequence(bookshop: ApiCatalog, api_retriever: Any) -> None:
+    from autofeedback.checks._check_name import check_selection
+
+    instruction = "Show me the reviews of Dune with at least 4 stars"
+    # alone, the search does not fit the instruction...
+    search = bookshop.get("searchBooks")
+    assert search is not None
+    assert check_selection(search, instruction, bookshop, api_retriever) is not None
+    # ...as the prerequisite of the call that does, it is no E2.1
+    checker = SequenceChecker(
+        Scanner(bookshop, retriever=api_retriever), graph=FlowGraph.from_catalog(bookshop)
+    )
+    program = 'b = searchBooks(query="Dune")\nlistReviews(bookId=b.books[0].id, min_rating=4)'
+    assert checker.check(sequence_from_program(program, instruction=instruction)) == []
+    (f,) = checker.check(sequence_from_program("listGenres()", instruction=instruction))
+    assert (f.code, f.location[0], f.suggestion) == ("E2.1", "step[0]", "listReviews")
+
+
+def test_single_call_placeholder_names_a_producer_the_user_can_call(
+    bookshop: ApiCatalog,
+) -> None:
+    f = Scanner(bookshop, retriever=None).scan(
+        "getOrder(orderId='<order_id>')", instruction="Where is my order?"
+    )
+    # its E4.2 (pattern) is left out: the placeholder's feedback says more
+    assert f is not None and f.code == "E5.3"
+    assert f.suggestion == "call createOrder first: its response has `id`"
+
+
+def test_scan_takes_a_program_as_one_sequence(bookshop: ApiCatalog) -> None:
+    from autofeedback import scan
+
+    f = scan(
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)', bookshop, retriever=None
+    )
+    assert f is not None and (f.code, f.suggestion) == ("E5.2", "books[].id")
+    ok = 'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)'
+    assert scan(ok, bookshop, retriever=None) is None
+    # calls that do not read each other stay separate requests, as before
+    two = 'searchBooks(query="Dune")\ngetBook(bookId="x")'
+    assert [f.location[0] for f in Scanner(bookshop, retriever=None).iter_findings(two)] == [
+        "request[1]"
+    ]
+
+
+def test_chat_content_parts_ground_values() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "my token is tk-77q"}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {
+                        "name": "DeleteAccount",
+                        "arguments": json.dumps({"token": "tk-77q"}),
+                    },
+                }
+            ],
+        },
+    ]
+    seq = sequence_from_chat(messages)
+    assert seq.instruction == "my token is tk-77q"
+    checker = SequenceChecker(
+        Scanner(ApiCatalog.from_tools(TOKEN_TOOLS), retriever=None),
+        graph=FlowGraph.from_catalog(ApiCatalog.from_tools(TOKEN_TOOLS)),
+    )
+    assert checker.check(seq) == []
