@@ -3,6 +3,7 @@ error prefix, honest failures, audit ergonomics, ``[tool.autofeedback]``."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -285,6 +286,14 @@ def test_local_picks_the_installed_model_and_says_which_are_there(
 ) -> None:
     from autofeedback.loop._llm import LOCAL_MODELS, _pick_local, installed_local_models
 
+    # a machine without the chunk packages, whatever this one has installed
+    chunks = {d.replace("-", "_") for m in LOCAL_MODELS.values() for d in m.distributions}
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name in chunks else find_spec(name, *rest),
+    )
     cache, hub = tmp_path / "models", tmp_path / "hub"
     cache.mkdir()
     hub.mkdir()
