@@ -102,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answer invalid requests with only a status and a machine code",
     )
+    sb.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="varies generated bodies and created ids; same seed, same answers (default 0)",
+    )
 
     ix = sub.add_parser("index", help="the RAG index over a spec's documentation")
     ix_sub = ix.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
@@ -227,7 +233,14 @@ def run(
         if args.command == "sandbox":
             from autofeedback._sandbox import run_sandbox
 
-            return run_sandbox(args.spec, port=args.port, terse=args.terse, stdout=out, stderr=err)
+            return run_sandbox(
+                args.spec,
+                port=args.port,
+                terse=args.terse,
+                seed=args.seed,
+                stdout=out,
+                stderr=err,
+            )
         if args.command == "index":
             return _index(args, out)
         if args.command == "run":
