@@ -36,6 +36,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema.validators import validator_for
+
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _FORMAT_SAMPLES, sanitize_schema
 
@@ -524,14 +526,18 @@ def _gen(
     name: str,
 ) -> Any:
     budget[0] -= 1
+    if budget[0] < -_MAX_NODES:
+        return None  # far past the budget (a required, recursive, wide schema): stop here
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return rng.choice(schema["enum"])
-    for key in ("oneOf", "anyOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options:
-            return _gen(options[0], rng, depth + 1, max_depth, max_items, budget, name)
+    options = schema.get("oneOf")
+    if isinstance(options, list) and options:
+        return _one_of(options, rng, depth, max_depth, max_items, budget, name)
+    options = schema.get("anyOf")
+    if isinstance(options, list) and options:
+        return _gen(options[0], rng, depth + 1, max_depth, max_items, budget, name)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
         for part in schema["allOf"]:
@@ -578,8 +584,10 @@ def _gen(
         high = schema.get("maxItems")
         if isinstance(high, int):
             count = min(count, high)
-        if depth >= max_depth or budget[0] <= 0:
+        if depth >= max_depth:
             count = min(low, _MAX_ITEMS) if isinstance(low, int) else 0
+        if budget[0] <= 0:
+            count = 0
         item = schema.get("items")
         if not isinstance(item, Mapping):
             item = {}
@@ -601,6 +609,31 @@ def _gen(
         if isinstance(prop, str) and prop not in props:
             out[prop] = "string"  # required but undocumented: any value will do
     return out
+
+
+def _one_of(
+    options: list[Any],
+    rng: random.Random,
+    depth: int,
+    max_depth: int,
+    max_items: int,
+    budget: list[int],
+    name: str,
+) -> Any:
+    """A value valid under exactly one option, as ``oneOf`` asks: ``oneOf: [integer,
+    number]`` needs a number with a fraction."""
+    value: Any = None
+    for option in options[:4]:
+        if not isinstance(option, Mapping):
+            continue
+        value = _gen(option, rng, depth + 1, max_depth, max_items, budget, name)
+        others = [o for o in options if o is not option and isinstance(o, Mapping)]
+        try:
+            if not any(validator_for(o)(o).is_valid(value) for o in others):
+                return value
+        except Exception:  # a schema jsonschema cannot read: the value will have to do
+            return value
+    return value
 
 
 def _is_id_name(name: str) -> bool:
@@ -640,6 +673,11 @@ _WORDS = ("alpha", "bravo", "cedar", "delta", "ember", "fjord", "grove", "harbor
 def _gen_string(schema: Mapping[str, Any], rng: random.Random, name: str) -> str:
     fmt = schema.get("format")
     stated = _STATED_VALUE.match(str(schema.get("description", "")))
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        sample = _from_pattern(pattern, rng)
+        if sample is not None:
+            return sample
     if isinstance(fmt, str) and fmt in _FORMAT_SAMPLES:
         text = _FORMAT_SAMPLES[fmt]
     elif isinstance(schema.get("default"), str):
@@ -657,3 +695,84 @@ def _gen_string(schema: Mapping[str, Any], rng: random.Random, name: str) -> str
     if isinstance(max_len, int) and len(text) > max_len:
         text = text[: max(max_len, 0)]
     return text
+
+
+_CLASSES = {
+    "d": "0123456789",
+    "w": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+    "s": " ",
+}
+_QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{0,4}))?\}|[?*+]")
+
+
+def _from_pattern(pattern: str, rng: random.Random) -> str | None:
+    """A string matching ``pattern`` when it is a plain sequence of literals, classes
+    (``[A-Z0-9]``, ``\\d``, ``\\w``) and counts (``{7}``, ``{2,4}``, ``+``): what id and
+    code patterns are (``^tt[0-9]{7}``, ``^ORD-[0-9]{6}$``). ``None`` for anything else
+    (groups, alternation, negated classes), so the caller falls back to the docs."""
+    text = pattern[1:] if pattern.startswith("^") else pattern
+    if text.endswith("$") and not text.endswith("\\$"):
+        text = text[:-1]
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c in "()|^$":
+            return None
+        if c == "\\":
+            if i + 1 >= len(text):
+                return None
+            nxt = text[i + 1]
+            choices = _CLASSES.get(nxt, nxt if not nxt.isalnum() else None)
+            if choices is None:
+                return None
+            i += 2
+        elif c == "[":
+            end = text.find("]", i + 1)
+            if end < 0 or text[i + 1 : i + 2] == "^":
+                return None
+            choices = _class_chars(text[i + 1 : end])
+            if not choices:
+                return None
+            i = end + 1
+        elif c == ".":
+            choices, i = "x", i + 1
+        elif c in "?*+{":
+            return None
+        else:
+            choices, i = c, i + 1
+        low, high = 1, 1
+        m = _QUANTIFIER.match(text, i)
+        if m is not None:
+            if m.group(0) == "?":
+                low, high = 0, 1
+            elif m.group(0) == "*":
+                low, high = 0, 3
+            elif m.group(0) == "+":
+                low, high = 1, 3
+            else:
+                low = int(m.group(1))
+                high = low if m.group(2) is None else int(m.group(3) or low + 3)
+            i = m.end()
+        if high < low or low > 256:
+            return None
+        out.extend(rng.choice(choices) for _ in range(rng.randint(low, min(high, low + 3))))
+    return "".join(out)
+
+
+def _class_chars(body: str) -> str:
+    chars: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            chars.extend(_CLASSES.get(body[i + 1], body[i + 1]))
+            i += 2
+        elif i + 2 < len(body) and body[i + 1] == "-" and ord(body[i]) <= ord(body[i + 2]):
+            chars.extend(
+                chr(x) for x in range(ord(body[i]), min(ord(body[i + 2]), ord(body[i]) + 256) + 1)
+            )
+            i += 3
+        else:
+            chars.append(body[i])
+            i += 1
+    return "".join(dict.fromkeys(chars))
