@@ -280,10 +280,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     if not args.no_write:
         notes = (
-            "\n\nEach query runs in a fresh session (`POST /__sandbox__/reset`); path "
-            "parameters come from the earlier answers as an agent would take them, other "
-            "required inputs from the docs. Spotify documents no response examples, so "
-            "its answers are generated from the schemas (seed 0)."
+            "\n\nEach query runs in a fresh session (`Sandbox.reset()`, the same as "
+            "`POST /__sandbox__/reset`). Path parameters come from the earlier answers as "
+            "an agent would take them (a field named like the parameter, or the `id` of an "
+            "object of the parameter's kind); other required inputs come from the docs. "
+            "TMDB's answers are its documented examples, with the requested id and the "
+            "fields an earlier answer showed for it; Spotify documents no response "
+            "examples, so its answers are generated from the schemas (seed 0). The one "
+            "path whose first id came from the docs is TMDB's \"logo of Paramount "
+            'Pictures", whose gold path starts at `GET /company/{company_id}`. The one '
+            'failure is a gold path that skips a step: "What TV series has the director '
+            'of Mulholland Drive directed?" goes from `GET /search/movie` straight to '
+            "`GET /person/{person_id}/tv_credits`; a movie search holds no person ids, "
+            "and the sandbox refuses a movie's id as a person's, as TMDB would."
         )
         write_section(
             "Sandbox: RestBench gold paths replayed",
