@@ -80,7 +80,7 @@ from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sanitize_schema
 from autofeedback._sandbox_state import NotFound, SessionState, generate
 
-__all__ = ["DEFAULT_ERROR_CODES", "Sandbox", "SeenRequest", "run_sandbox"]
+__all__ = ["DEFAULT_ERROR_CODES", "RESET_PATH", "Sandbox", "SeenRequest", "run_sandbox"]
 
 #: Error kind -> (HTTP status, terse code) when the docs define no code for it.
 DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {

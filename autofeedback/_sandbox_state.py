@@ -282,18 +282,21 @@ class SessionState:
                 f"{self.seed}|{op.name}|{sorted(path_vars.items())}|{sorted(query)}"
             )
             payload = self._body(op, response, rng)
-            target = ids[-1] if ids and ids[-1].last else None
+            detail = bool(ids) and ids[-1].last
+            # POST /orders/{id}/cancel answers the order; POST /playlists/{id}/tracks does not
+            action = bool(ids) and not detail and method != "GET" and not _creates(op, ids)
+            target = ids[-1] if detail or action else None
             if isinstance(payload, dict) and target is not None:
                 self._fill(payload, target, path_vars[target.name])
             if isinstance(payload, dict) and isinstance(body, Mapping) and method != "GET":
                 _overlay(payload, body, only_present=True)
             created = None
-            if method == "POST" and target is None and isinstance(payload, dict):
+            if method == "POST" and _creates(op, ids) and isinstance(payload, dict):
                 created = self._create(op, payload)
             if isinstance(payload, dict) and target is not None and method in ("PUT", "PATCH"):
                 self._remember(target.kind, path_vars[target.name], payload)
-            self._harvest(op, payload, target=target, created=created)
-            if method == "DELETE" and target is not None:
+            self._harvest(op, payload, created=created)
+            if method == "DELETE" and detail and target is not None:
                 self._forget(target.kind, path_vars[target.name])
             if status == 204:
                 return status, None
@@ -345,7 +348,6 @@ class SessionState:
         op: Operation,
         payload: Any,
         *,
-        target: IdParam | None = None,
         created: tuple[str | None, str] | None = None,
     ) -> None:
         ids = self._ids[op.name]
@@ -372,6 +374,17 @@ class SessionState:
         except (TypeError, ValueError):
             return None
         return response.example
+
+
+def _creates(op: Operation, ids: list[IdParam]) -> bool:
+    """Whether a POST to ``op`` creates a resource: it goes to a collection (``/orders``,
+    ``/users/{user_id}/playlists``), not to an action on one (``/orders/{id}/cancel``)."""
+    if op.path is None:
+        return False
+    segments = [s for s in op.path.split("?", 1)[0].strip("/").split("/") if s]
+    if not segments or _VAR.match(segments[-1]):
+        return False
+    return not ids or singular(segments[-1]) != segments[-1].lower().replace("-", "_")
 
 
 def _success_response(op: Operation) -> tuple[int, Response | None]:

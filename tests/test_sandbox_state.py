@@ -135,6 +135,27 @@ NOTES: dict[str, Any] = {
             },
             "delete": {"operationId": "deleteNote", "responses": {"204": {"description": "gone"}}},
         },
+        "/notes/{note_id}/archive": {
+            "post": {
+                "operationId": "archiveNote",
+                "parameters": [
+                    {
+                        "name": "note_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the archived note",
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/Note"}}
+                        },
+                    }
+                },
+            }
+        },
         "/people/{person_id}": {
             "get": {
                 "operationId": "getPerson",
@@ -278,6 +299,9 @@ def test_a_created_resource_is_read_back_edited_and_deleted(
     r = requests.patch(url, json={"text": "buy oat milk"}, timeout=10)
     assert (r.status_code, r.json()["text"]) == (200, "buy oat milk")
     assert requests.get(url, timeout=10).json()["text"] == "buy oat milk"
+    # an action on the note answers that note, and creates nothing
+    r = requests.post(url + "/archive", timeout=10)
+    assert (r.status_code, r.json()["id"], r.json()["text"]) == (200, created["id"], "buy oat milk")
     r = requests.delete(url, timeout=10)
     assert (r.status_code, r.content) == (204, b"")
     assert requests.get(url, timeout=10).status_code == 404
