@@ -38,6 +38,7 @@ from typing import Any
 
 from jsonschema.validators import validator_for
 
+from autofeedback._exceptions import ConfigurationError
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _FORMAT_SAMPLES, sanitize_schema
 
@@ -174,7 +175,7 @@ class SessionState:
         self, operations: tuple[Operation, ...], *, seed: int = 0, max_resources: int = 10_000
     ) -> None:
         if max_resources < 1:
-            raise ValueError("max_resources must be >= 1")
+            raise ConfigurationError("max_resources must be >= 1")
         self.seed = seed
         self.max_resources = max_resources
         self._ops = operations
