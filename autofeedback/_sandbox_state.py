@@ -16,7 +16,9 @@ valid one the way the real API would, consistently across the calls of one sessi
   and those created (a ``POST`` whose answer carries an id); ``DELETE`` forgets one. A
   detail endpoint (``GET /movie/{movie_id}``) answers 200 for a known id, with that id
   and the fields an earlier answer showed for it (a search result's ``title``), and the
-  documented 404 for any other.
+  documented 404 for any other. Only ids of a kind some operation hands out (a search,
+  a list, a create) are checked: an airport code or a year that no operation lists can
+  only come from the caller's own knowledge, so any value is taken as given.
 * **bodies**: the operation's documented example, else generated from its response
   schema by :func:`generate`: deterministic for a seed and the request, types, formats,
   enums and required fields respected, arrays and depth bounded.
@@ -57,13 +59,31 @@ _LIST_KEYS = frozenset({"results", "items", "data", "content", "records", "entri
 _KIND_FIELDS = ("type", "media_type", "object", "kind")
 
 
+_IRREGULAR = {
+    "people": "person",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "alias": "alias",
+    "aliases": "alias",
+    "status": "status",
+    "series": "series",
+    "news": "news",
+    "indices": "index",
+    "analyses": "analysis",
+}
+
+
 def singular(word: str) -> str:
     """``"companies"`` -> ``"company"``, ``"artists"`` -> ``"artist"``; lower-case.
 
-    >>> singular("Categories")
-    'category'
+    >>> singular("Categories"), singular("people"), singular("email_aliases")
+    ('category', 'person', 'email_alias')
     """
     w = word.lower().replace("-", "_")
+    head, _, last = w.rpartition("_")
+    if last in _IRREGULAR:
+        return (head + "_" if head else "") + _IRREGULAR[last]
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
     if w.endswith(("ches", "shes", "sses", "xes")):
@@ -189,6 +209,10 @@ class SessionState:
             if p.kind and p.name.lower() not in ("id", "uuid")
         }
         self._examples = {op.name: self._example(op) for op in operations}
+        #: the kinds whose ids are checked: those some operation hands out (a search, a
+        #: list, a create). An id of another kind can only come from the caller's own
+        #: knowledge (a year, a country code), so any value is accepted for it.
+        self.checked_kinds = self._issued_kinds()
         self._lock = threading.RLock()
         self._known: OrderedDict[tuple[str | None, str], Mapping[str, Any] | None] = OrderedDict()
         self._by_value: dict[str, int] = {}
@@ -276,7 +300,9 @@ class SessionState:
         ids = [p for p in self._ids[op.name] if p.name in path_vars]
         with self._lock:
             for p in ids:
-                if not self.known(p.kind, path_vars[p.name]):
+                if p.kind not in self.checked_kinds:
+                    self._remember(p.kind, path_vars[p.name], None)
+                elif not self.known(p.kind, path_vars[p.name]):
                     return NotFound(p.name, p.kind, path_vars[p.name])
             status, response = _success_response(op)
             rng = random.Random(
@@ -323,13 +349,8 @@ class SessionState:
 
     def _create(self, op: Operation, payload: dict[str, Any]) -> tuple[str | None, str] | None:
         """Give a created resource a fresh id; ``(kind, id)`` or ``None`` if it has none."""
-        kinds = _path_kinds(op, self.kinds)
-        kind = _object_kind(payload, self.kinds) or (kinds[0] if kinds else None)
-        if kind is None and op.path:
-            literal = [s for s in op.path.strip("/").split("/") if s and not _VAR.match(s)]
-            kind = singular(literal[-1]) if literal else None
-        field = "id" if "id" in payload else (f"{kind}_id" if f"{kind}_id" in payload else None)
-        if field is None or not _is_id_value(payload[field]):
+        kind, field = self._created_kind(op, payload)
+        if field is None:
             return None
         template = payload[field]
         for attempt in range(1000):
@@ -342,7 +363,59 @@ class SessionState:
         self._remember(kind, str(fresh), payload)
         return kind, str(fresh)
 
+    def _created_kind(
+        self, op: Operation, payload: dict[str, Any]
+    ) -> tuple[str | None, str | None]:
+        """The kind a POST to ``op`` creates and the field holding the new id, if any."""
+        kinds = _path_kinds(op, self.kinds)
+        kind = _object_kind(payload, self.kinds) or (kinds[0] if kinds else None)
+        if kind is None and op.path:
+            literal = [s for s in op.path.strip("/").split("/") if s and not _VAR.match(s)]
+            kind = singular(literal[-1]) if literal else None
+        field = "id" if "id" in payload else (f"{kind}_id" if f"{kind}_id" in payload else None)
+        if field is None or not _is_id_value(payload[field]):
+            return kind, None
+        return kind, field
+
     # -- issuing ids -------------------------------------------------------------
+
+    def _issued_kinds(self) -> frozenset[str]:
+        """The kinds some operation hands out ids of, besides echoing the id it was asked
+        for: what a search, a list or a create answers (example, else generated)."""
+        out: set[str] = set()
+        for op in self._ops:
+            ids = self._ids[op.name]
+            body = self._examples[op.name]
+            if body is None:
+                _, response = _success_response(op)
+                if response is None or not response.schema:
+                    continue
+                schema = sanitize_schema(response.schema)
+                body = generate(schema, random.Random(self.seed), max_nodes=400)
+            creates = (op.method or "").upper() == "POST" and _creates(op, list(ids))
+            if creates and isinstance(body, dict):
+                kind, field = self._created_kind(op, body)
+                if kind is not None and field is not None:
+                    out.add(kind)
+            own = {p.kind for p in ids}
+            root, items = self._answer_kinds(op)
+            for issued in _walk(body, self.kinds, self._id_fields, root, items):
+                # the `id` of an object of that kind; a field that merely shares the
+                # parameter's name (countryCode) may hold a value the world knows
+                if issued.obj is not None and issued.kind is not None and issued.kind not in own:
+                    out.add(issued.kind)
+        return frozenset(out)
+
+    def _answer_kinds(self, op: Operation) -> tuple[str | None, str | None]:
+        """The kind an answer of ``op`` is, and the kind of the items of its list: the
+        answer itself is the resource its last id names (GET /movie/{movie_id},
+        /person/{person_id}/movie_credits), the items what its path names last
+        (/search/movie, /users/{user_id}/playlists)."""
+        ids = self._ids[op.name]
+        root = ids[-1].kind if ids else None
+        path_kinds = _path_kinds(op, self.kinds)
+        items = path_kinds[0] if path_kinds and not (ids and ids[-1].last) else None
+        return root, items
 
     def _harvest(
         self,
@@ -351,13 +424,7 @@ class SessionState:
         *,
         created: tuple[str | None, str] | None = None,
     ) -> None:
-        ids = self._ids[op.name]
-        # the answer itself is the resource its last id names (GET /movie/{movie_id},
-        # /person/{person_id}/movie_credits), the items of its list what its path names
-        # last (/search/movie, /users/{user_id}/playlists)
-        root = ids[-1].kind if ids else None
-        path_kinds = _path_kinds(op, self.kinds)
-        items = path_kinds[0] if path_kinds and not (ids and ids[-1].last) else None
+        root, items = self._answer_kinds(op)
         if created is not None:
             root = created[0]
         for issued in _walk(payload, self.kinds, self._id_fields, root, items):

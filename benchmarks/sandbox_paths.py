@@ -35,7 +35,7 @@ from autofeedback import ApiCatalog, Operation, Parameter
 from autofeedback._openapi import sample_value, sanitize_schema
 from autofeedback._sandbox import Sandbox
 from autofeedback._sandbox_state import id_params, singular
-from benchmarks._datasets import shared_data_dir
+from benchmarks._datasets import normalise_step, shared_data_dir
 from benchmarks._results import write_section
 
 DOMAINS = ("tmdb", "spotify")
@@ -63,8 +63,7 @@ class Outcome:
 
 def parse_step(text: str) -> tuple[str, str, bool]:
     """``" GET /search/movie "`` -> ``("GET", "/search/movie", True)`` (normalised)."""
-    words = text.split()
-    method, path = (words[0].upper(), "".join(words[1:])) if words else ("", "")
+    method, path = normalise_step(text)
     return method, path, f"{method} {path}" != text
 
 

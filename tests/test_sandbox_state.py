@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 import requests
 
-from autofeedback import ApiCatalog, ConfigurationError, Operation
+from autofeedback import ApiCatalog, ConfigurationError, Operation, Parameter, Response
 from autofeedback._openapi import sanitize_schema
 from autofeedback._sandbox import RESET_PATH, Sandbox
 from autofeedback._sandbox_state import generate, id_params
@@ -156,6 +156,28 @@ NOTES: dict[str, Any] = {
                 },
             }
         },
+        "/people": {
+            "get": {
+                "operationId": "listPeople",
+                "responses": {
+                    "200": {
+                        "description": "people",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "required": ["id"],
+                                        "properties": {"id": {"type": "integer"}},
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
         "/people/{person_id}": {
             "get": {
                 "operationId": "getPerson",
@@ -270,8 +292,13 @@ def test_an_id_of_another_kind_is_a_404(notes: Sandbox) -> None:
 
 
 def test_undocumented_404_is_plain_and_terse_mode_gives_only_the_code() -> None:
-    op = Operation("getThing", method="GET", path="/things/{thing_id}")
-    catalog = ApiCatalog([op])
+    listing = Response("200", example=[{"id": 1}, {"id": 2}])
+    catalog = ApiCatalog(
+        [
+            Operation("listThings", method="GET", path="/things", responses=(listing,)),
+            Operation("getThing", method="GET", path="/things/{thing_id}"),
+        ]
+    )
     with Sandbox(catalog) as verbose, Sandbox(catalog, terse=True) as terse:
         r = requests.get(verbose.url + "/things/42", timeout=10)
         assert r.status_code == 404
@@ -281,6 +308,28 @@ def test_undocumented_404_is_plain_and_terse_mode_gives_only_the_code() -> None:
         assert body["errors"][0]["location"] == ["path", "thing_id"]
         r = requests.get(terse.url + "/things/42", timeout=10)
         assert (r.status_code, r.json()) == (404, {"info_code": 40401})
+
+
+def test_ids_no_operation_hands_out_are_taken_as_given() -> None:
+    """An airport code the API never lists can only come from the caller's knowledge:
+    any value is answered. Once an operation lists airports, the codes are checked."""
+    detail = Operation(
+        "getAirport",
+        method="GET",
+        path="/airports/{icao_code}",
+        parameters=(Parameter("icao_code", "path", {"type": "string"}, required=True),),
+    )
+    listing = Operation(
+        "listAirports",
+        method="GET",
+        path="/airports",
+        responses=(Response("200", example={"results": [{"id": "EGLL", "name": "Heathrow"}]}),),
+    )
+    with Sandbox(ApiCatalog([detail])) as alone, Sandbox(ApiCatalog([detail, listing])) as listed:
+        assert requests.get(alone.url + "/airports/KJFK", timeout=10).status_code == 200
+        assert requests.get(listed.url + "/airports/KJFK", timeout=10).status_code == 404
+        r = requests.get(listed.url + "/airports/EGLL", timeout=10)
+        assert r.status_code == 200
 
 
 # -- created resources ------------------------------------------------------------------
