@@ -25,9 +25,17 @@ code   HTTP  kind                 meaning
 40005  400   bad_value            a value outside an enum or a numeric/length bound
 40006  400   invalid_body         a body that is not JSON, or the wrong content type
 40400  404   unknown_path         no documented path (or function) matches
+40401  404   not_found            a valid request names an id this session never issued
 40500  405   method_not_allowed   the path exists, the method is not documented for it
 41300  413   body_too_large       the body exceeds the server's limit (1 MiB)
 =====  ====  ===================  ==================================================
+
+Valid requests are answered by :class:`autofeedback._sandbox_state.SessionState`,
+consistently across calls: the ids a search returns are the ids detail endpoints
+accept, a created resource can be read back until it is deleted, and an id never
+issued gets the operation's documented 404 (its example, its schema with the message
+filled in, or its documented code), else the ``not_found`` row above.
+``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session.
 
 The server binds to a loopback address only and logs only method, path and status.
 """
@@ -47,6 +55,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ipaddress import ip_address
 from os import PathLike
 from pathlib import Path
+from random import Random
 from types import TracebackType
 from typing import IO, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -77,11 +86,12 @@ from werkzeug.datastructures import Headers, ImmutableMultiDict
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback._model import Operation, Response
-from autofeedback._openapi import _export, sample_value, sanitize_schema
+from autofeedback._openapi import _export, sanitize_schema
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._redact import auth_names, redact
+from autofeedback._sandbox_state import NotFound, SessionState, generate
 
-__all__ = ["DEFAULT_ERROR_CODES", "Sandbox", "SeenRequest", "run_sandbox"]
+__all__ = ["DEFAULT_ERROR_CODES", "RESET_PATH", "Sandbox", "SeenRequest", "run_sandbox"]
 
 #: Error kind -> (HTTP status, terse code) when the docs define no code for it.
 DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
@@ -92,6 +102,7 @@ DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
     "bad_value": (400, 40005),
     "invalid_body": (400, 40006),
     "unknown_path": (404, 40400),
+    "not_found": (404, 40401),
     "method_not_allowed": (405, 40500),
     "body_too_large": (413, 41300),
 }
@@ -102,6 +113,8 @@ _MAX_SEEN = 100_000
 # get the connection closed on them.
 _DRAIN_LIMIT = 16 << 20
 _HOST_URL = "http://127.0.0.1"
+#: POST here starts a fresh session (forgets created and issued ids).
+RESET_PATH = "/__sandbox__/reset"
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE")
 
 # Words a documented error description uses for each kind of error; the first kind in
@@ -201,9 +214,11 @@ class Sandbox:
 
     ``terse`` answers errors with a code only; ``error_codes`` overrides codes of the
     default table by error kind (``{"wrong_type": 777}``); ``seed`` varies generated
-    bodies; ``log`` gets one ``METHOD /path STATUS`` line per request. Paths are
-    accepted with or without the path prefix of the spec's servers (``/3/movie/550``
-    and ``/movie/550`` for TMDB); ``requests_seen`` records the last 100,000 answers.
+    bodies and created ids (same seed, same requests: same answers); ``max_resources``
+    bounds the ids one session remembers; ``log`` gets one ``METHOD /path STATUS`` line
+    per request. Paths are accepted with or without the path prefix of the spec's
+    servers (``/3/movie/550`` and ``/movie/550`` for TMDB); ``requests_seen`` records the
+    last 100,000 answers.
 
     Bounded: bodies over :data:`MAX_BODY_BYTES` get 413, a client silent for
     ``client_timeout`` seconds is disconnected, and at most ``max_connections`` are
@@ -227,9 +242,12 @@ class Sandbox:
         log: IO[str] | None = None,
         client_timeout: float = 15.0,
         max_connections: int = 256,
+        max_resources: int = 10_000,
     ) -> None:
-        if client_timeout <= 0 or max_connections < 1:
-            raise ConfigurationError("client_timeout must be > 0 and max_connections >= 1")
+        if client_timeout <= 0 or max_connections < 1 or max_resources < 1:
+            raise ConfigurationError(
+                "client_timeout must be > 0, max_connections and max_resources >= 1"
+            )
         if not _is_loopback(host):
             raise ConfigurationError(f"the sandbox binds to loopback only, not {host!r}")
         self.catalog = catalog
@@ -281,6 +299,7 @@ class Sandbox:
         keys = Counter(d.key for docs in self._doc_codes.values() for d in docs)
         self.error_key = keys.most_common(1)[0][0] if keys else "info_code"
         self._auth = auth_names(catalog)
+        self._state = SessionState(catalog.operations, seed=seed, max_resources=max_resources)
         self._prefixes = sorted(
             {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
         )
@@ -330,6 +349,11 @@ class Sandbox:
         self._server = None
         self._thread = None
 
+    def reset(self) -> None:
+        """Start a fresh session: forget every id issued, created or deleted since the
+        start (``POST /__sandbox__/reset`` does the same over HTTP)."""
+        self._state.reset()
+
     def __enter__(self) -> Sandbox:
         return self.start()
 
@@ -373,6 +397,9 @@ class Sandbox:
     ) -> tuple[int, dict[str, str], Any, SeenRequest]:
         split = urlsplit(target)
         raw_path = split.path or "/"
+        if raw_path == RESET_PATH and method == "POST":
+            self.reset()
+            return 200, {}, {"reset": True}, SeenRequest(method, raw_path, 200, "reset")
         route, path_vars, allowed = self._route(method, raw_path)
         if route is None:
             if allowed:
@@ -396,7 +423,10 @@ class Sandbox:
         errors += self._validate(route, path_vars, query, headers, body)
         if errors:
             return self._error(method, raw_path, op, errors, {})
-        status, payload = self._success(op)
+        answer = self._state.answer(op, path_vars, query, _json_body(body))
+        if isinstance(answer, NotFound):
+            return self._not_found(method, raw_path, op, answer)
+        status, payload = answer
         seen = SeenRequest(method, raw_path, status, "ok", op.name)
         return status, {}, payload, seen
 
@@ -456,15 +486,22 @@ class Sandbox:
             errors.extend(_explain(problem))
         return errors
 
-    def _success(self, op: Operation) -> tuple[int, Any]:
-        ok = [r for r in op.responses if r.status.startswith("2")]
-        response: Response | None = ok[0] if ok else None
-        status = int(response.status) if response and response.status.isdigit() else 200
-        if response is not None and response.example is not None:
-            return status, response.example
-        if response is not None and response.schema is not None:
-            return status, sample_value(sanitize_schema(response.schema), seed=self.seed)
-        return status, {"ok": True, "operation": op.name}
+    def _not_found(
+        self, method: str, path: str, op: Operation, missing: NotFound
+    ) -> tuple[int, dict[str, str], Any, SeenRequest]:
+        """The operation's documented 404: its example, else its schema with the message
+        filled in, else an error answer with its documented code or ``not_found``'s."""
+        documented: Response | None = next((r for r in op.responses if r.status == "404"), None)
+        if documented is not None and (documented.example is not None or documented.schema):
+            if documented.example is not None:
+                payload: Any = documented.example
+            else:
+                payload = generate(sanitize_schema(documented.schema), Random(self.seed))
+                if isinstance(payload, dict):
+                    _fill_error(payload, missing.message)
+            return 404, {}, payload, SeenRequest(method, path, 404, "not_found", op.name)
+        error = _Error("not_found", missing.message, ("path", missing.parameter), missing.parameter)
+        return self._error(method, path, op, [error], {})
 
     def _error(
         self,
@@ -507,6 +544,10 @@ class Sandbox:
         for doc in self._doc_codes.get(op.name, ()):
             hits = _kind_hits(doc.text)
             score = 0.0
+            if error.kind == "not_found":
+                if doc.status != 404:
+                    continue  # "`bookId` must be a positive integer" does not mean "no such book"
+                score += 1
             if _kind_of_hits(hits) == error.kind:
                 score += 1
             if error.parameter and re.search(
@@ -559,6 +600,34 @@ def _without_response_bodies(operation: dict[str, Any]) -> dict[str, Any]:
     every ``$ref`` is inlined) would only slow openapi-core's spec check tenfold."""
     responses = {s: {"description": r["description"]} for s, r in operation["responses"].items()}
     return {**operation, "responses": responses}
+
+
+def _json_body(body: bytes | None) -> Any:
+    """The request body as JSON, or ``None`` (validation already refused bad JSON)."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+_MESSAGE_KEYS = ("message", "status_message", "error_message", "detail", "error")
+_STATUS_KEYS = ("status", "status_code", "code")
+
+
+def _fill_error(payload: dict[str, Any], message: str) -> None:
+    """Put the reason and the status into a generated error body where it has room."""
+    for key in _MESSAGE_KEYS:
+        if isinstance(payload.get(key), str):
+            payload[key] = message
+            break
+    for key in _STATUS_KEYS:
+        if isinstance(payload.get(key), int) and not isinstance(payload.get(key), bool):
+            payload[key] = 404
+            break
+    if isinstance(payload.get("error"), dict):
+        _fill_error(payload["error"], message)  # Spotify's {"error": {"status", "message"}}
 
 
 def _is_loopback(host: str) -> bool:
@@ -851,12 +920,14 @@ def run_sandbox(
     port: int | None = None,
     terse: bool = False,
     host: str = "127.0.0.1",
+    seed: int = 0,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
     """Serve ``spec`` until interrupted: what ``autofeedback sandbox`` runs.
 
     ``port=None`` takes the port of a loopback server the spec declares, else 8080.
+    ``seed`` makes generated bodies and created ids repeatable (see :class:`Sandbox`).
     Returns 0 after Ctrl-C, 2 on a bad spec or a port that cannot be bound.
 
     >>> run_sandbox("specs/examples/bookshop.yaml", stdout=sys.stdout,
@@ -866,7 +937,7 @@ def run_sandbox(
         catalog = ApiCatalog.from_file(Path(spec))
         if port is None:
             port = _default_port(catalog)
-        sandbox = Sandbox(catalog, host=host, port=port, terse=terse, log=stdout)
+        sandbox = Sandbox(catalog, host=host, port=port, terse=terse, seed=seed, log=stdout)
         sandbox._bind()
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")

@@ -223,6 +223,12 @@ examples:
         action="store_true",
         help="answer invalid requests with only a status and a machine code",
     )
+    sb.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="varies generated bodies and created ids; same seed, same answers (default 0)",
+    )
 
     ix = sub.add_parser("index", help="the RAG index over a spec's documentation")
     ix_sub = ix.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
@@ -533,7 +539,13 @@ def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
 
             _require(args, "spec")
             return run_sandbox(
-                args.spec, host=args.host, port=args.port, terse=args.terse, stdout=out, stderr=err
+                args.spec,
+                host=args.host,
+                port=args.port,
+                terse=args.terse,
+                seed=args.seed,
+                stdout=out,
+                stderr=err,
             )
         if args.command == "index":
             args.index = args.index or args.output
