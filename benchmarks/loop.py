@@ -116,6 +116,8 @@ CODE_MEANINGS: dict[str, str] = {
     "unknown_path": "no documented API or path matches the request: the API name or path is wrong",
     "method_not_allowed": "the path exists but the HTTP method is not documented for it",
     "body_too_large": "the request body is larger than the server accepts",
+    "not_found": "the request names an id that no earlier answer returned: take the id from "
+    "the response of the API that lists or creates it",
 }
 
 
