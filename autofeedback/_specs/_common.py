@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from autofeedback._exceptions import SpecError
 from autofeedback._model import Operation
 
-__all__ = ["Loaded", "join", "name_of", "required_names", "text"]
+__all__ = ["Loaded", "join", "name_of", "required_names", "server_url", "text"]
 
 #: What every loader returns: the operations and the server URLs.
 Loaded = tuple[list[Operation], list[str]]
@@ -37,3 +38,21 @@ def name_of(item: Mapping[str, Any], source: str, where: str, what: str) -> str:
     if not isinstance(name, str) or not name.strip():
         raise SpecError(f"{what} has no 'name'", source=source, where=where)
     return name.strip()
+
+
+def server_url(url: str, source: str, where: str) -> str:
+    """``url`` when every later stage can split it (``urlsplit`` and its ``port``): a
+    server such as ``http://[::1`` is the spec's fault, reported at load, never an error
+    on each request checked against it.
+
+    >>> server_url("http://[::1", "spec.yaml", "servers[0].url")
+    Traceback (most recent call last):
+    ...
+    autofeedback._exceptions.SpecError: spec.yaml: servers[0].url: not a valid URL \
+'http://[::1' (Invalid IPv6 URL)
+    """
+    try:
+        urlsplit(url).port  # noqa: B018 - the property raises on a port out of range
+    except ValueError as exc:
+        raise SpecError(f"not a valid URL {url!r} ({exc})", source=source, where=where) from exc
+    return url
