@@ -4,15 +4,21 @@ traceback, a crash, or every output blamed on the model as E1."""
 from __future__ import annotations
 
 import io
+import os
+import pickle
 import subprocess
 import sys
+import threading
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, SpecError
+from autofeedback._specs import load_spec_file
 from autofeedback._specs._text import MAX_DEPTH, parse_text
 from autofeedback.cli import run
 
@@ -144,3 +150,106 @@ def test_aliases_that_deepen_the_document_are_bounded_too() -> None:
     chain = "".join(f"a{i}: &a{i} [*a{i - 1}]\n" for i in range(1, MAX_DEPTH + 5))
     with pytest.raises(SpecError, match="nests deeper than"):
         parse_text("a0: &a0 [1]\n" + chain, "<t>")
+
+
+# -- $ref to something that is not a regular file; a tampered spec cache -----------------------
+
+
+def _spec_with_ref(folder: Path, target: str) -> Path:
+    spec = folder / "api.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\nservers: [{url: 'https://api.example.org'}]\npaths:\n  /a:\n"
+        "    get:\n      operationId: a\n      parameters:\n"
+        f"        - {{name: q, in: query, schema: {{$ref: '{target}#/S'}}}}\n"
+        "      responses: {'200': {description: ok}}\n"
+    )
+    return spec
+
+
+def test_a_ref_to_a_fifo_is_a_spec_error_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    spec = _spec_with_ref(tmp_path, "pipe.yaml")
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            load_spec_file(spec, cache_dir=False)
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():  # unblock the reader so the thread ends, then fail
+        with open(tmp_path / "pipe.yaml", "w") as fifo:
+            fifo.write("S: {type: string}\n")
+        pytest.fail("loading a spec whose $ref names a FIFO hung")
+    (exc,) = outcome
+    assert isinstance(exc, SpecError) and "not a regular file" in str(exc)
+
+
+def _cached(tmp_path: Path) -> tuple[Path, Path, Path]:
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    (folder / "common.yaml").write_text("S: {type: string}\n")
+    spec = _spec_with_ref(folder, "common.yaml")
+    cache = tmp_path / "cache"
+    load_spec_file(spec, cache_dir=cache)
+    (entry,) = (cache / "specs").iterdir()
+    return spec, cache, entry
+
+
+def _entry(entry: Path) -> tuple[Any, ...]:
+    value = pickle.loads(entry.read_bytes())
+    assert isinstance(value, tuple)
+    return value
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(lambda e: ("x", [], [], []), id="not-its-key"),
+        pytest.param(lambda e: (e[0], e[1], [e[1][0]], e[3]), id="servers-not-strings"),
+        pytest.param(lambda e: (e[0], e[1], ["http://[::1"], e[3]), id="bad-server"),
+        pytest.param(lambda e: (e[0], [e[1][0], 5], e[2], e[3]), id="not-operations"),
+        pytest.param(
+            lambda e: (e[0], [replace(e[1][0], parameters=("q",))], e[2], e[3]),
+            id="bad-parameters",
+        ),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero", "0" * 64)]), id="dev-zero"),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/etc/passwd", "0")]), id="outside"),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero",)]), id="ref-shape"),
+        pytest.param(lambda e: (*e, 1), id="five-fields"),
+        pytest.param(lambda e: e[1:], id="old-format"),
+    ],
+)
+def test_a_tampered_cache_entry_is_a_miss(tmp_path: Path, tamper: Any) -> None:
+    spec, cache, entry = _cached(tmp_path)
+    entry.write_bytes(pickle.dumps(tamper(_entry(entry))))
+    ops, servers = load_spec_file(spec, cache_dir=cache)
+    assert servers == ["https://api.example.org"]
+    assert ops[0].parameters[0].schema == {"type": "string"}
+
+
+def test_an_entry_copied_over_another_specs_key_cannot_replace_its_servers(
+    tmp_path: Path,
+) -> None:
+    spec, cache, entry = _cached(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "common.yaml").write_text("S: {type: string}\n")
+    evil = _spec_with_ref(other, "common.yaml")
+    evil.write_text(evil.read_text().replace("api.example.org", "evil.example"))
+    load_spec_file(evil, cache_dir=cache)
+    (evil_entry,) = set((cache / "specs").iterdir()) - {entry}
+    entry.write_bytes(evil_entry.read_bytes())
+    assert load_spec_file(spec, cache_dir=cache)[1] == ["https://api.example.org"]
+
+
+def test_a_cache_entry_that_is_not_a_regular_file_is_a_miss(tmp_path: Path) -> None:
+    spec, cache, entry = _cached(tmp_path)
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+    assert load_spec_file(spec, cache_dir=cache)[1] == ["https://api.example.org"]

@@ -195,6 +195,8 @@ def audit_lines(
     cache = _CatalogCache(catalog, retriever)
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if number == start:
+            text = text.removeprefix("\ufeff")  # a BOM is no part of the first record
         if not text.strip():
             yield AuditResult(number, False, error="empty line", line=number)
             continue

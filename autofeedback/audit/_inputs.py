@@ -91,6 +91,7 @@ class _Buffer:
         self.pos = 0
         self.eof = False
         self.line = 1  # line number of ``pos`` in the whole stream
+        self.started = False
 
     def more(self) -> bool:
         if self.eof:
@@ -101,6 +102,9 @@ class _Buffer:
         if not chunk:
             self.eof = True
             return False
+        if not self.started:
+            self.started = True
+            chunk = chunk.removeprefix("\ufeff")  # a BOM before the HAR's first "{"
         self.line += self.text.count("\n", 0, self.pos)
         self.text = self.text[self.pos :] + chunk
         self.pos = 0
@@ -364,6 +368,8 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
     """
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if number == start:
+            text = text.removeprefix("\ufeff")
         if not text.strip():
             yield Unit(number, error="empty line")
             continue
