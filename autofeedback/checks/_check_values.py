@@ -50,11 +50,17 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def deserialize(text: Any, schema: Mapping[str, Any], param: Parameter | None = None) -> Any:
+def deserialize(
+    text: Any, schema: Mapping[str, Any], param: Parameter | None = None, depth: int = 0
+) -> Any:
     """Read a URL/header value as the schema's type; leave it as it is when it cannot be.
+    A schema typed only through ``allOf``/``oneOf``/``anyOf`` reads it as the first
+    branch that can.
 
     >>> deserialize("10", {"type": "integer"})
     10
+    >>> deserialize("false", {"oneOf": [{"type": "boolean"}]})
+    False
     >>> deserialize("a,b", {"type": "array", "items": {"type": "string"}})
     ['a', 'b']
     """
@@ -86,6 +92,14 @@ def deserialize(text: Any, schema: Mapping[str, Any], param: Parameter | None = 
             return [deserialize(p, items if isinstance(items, Mapping) else {}) for p in parts]
         if t == "string":
             return text
+    if depth < 8:  # a type given only through a composition: {oneOf: [{$ref: ...boolean}]}
+        for key in ("allOf", "oneOf", "anyOf"):
+            branches = schema.get(key)
+            for branch in branches if isinstance(branches, list) else ():
+                if isinstance(branch, Mapping):
+                    value = deserialize(text, branch, param, depth + 1)
+                    if value is not text:
+                        return value
     return text
 
 
