@@ -26,6 +26,7 @@ __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record",
 
 _KINDS = ("output", "call", "request")
 _MAX_LINE = 8 * 1024 * 1024
+_MAX_KEPT_TOOLS = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class _CatalogCache:
         self.base = base
         self._scanners: dict[str, Scanner] = {}
         self._base_scanner: Scanner | None = None
+        self._kept = 0  # characters of the tool lists behind ``_scanners``
         self.retriever = retriever
 
     def scanner(self, tools: Any) -> Scanner:
@@ -109,14 +111,19 @@ class _CatalogCache:
             if self._base_scanner is None:
                 self._base_scanner = Scanner(self.base, retriever=self.retriever)
             return self._base_scanner
-        key = hashlib.sha256(json.dumps(tools, sort_keys=True, default=str).encode()).hexdigest()
+        text = json.dumps(tools, sort_keys=True, default=str)
+        key = hashlib.sha256(text.encode()).hexdigest()
         hit = self._scanners.get(key)
         if hit is None:
             catalog = ApiCatalog.from_tools(tools, source="<record tools>")
             if self.base is not None:
                 catalog = ApiCatalog.merge(catalog, self.base)
-            if len(self._scanners) > 1024:
+            # bounded by count and by size: a log of distinct 8 MiB tool lists must not
+            # keep a thousand of them (memory stays constant for any record under the cap)
+            if len(self._scanners) > 1024 or self._kept + len(text) > _MAX_KEPT_TOOLS:
                 self._scanners.clear()
+                self._kept = 0
+            self._kept += len(text)
             hit = self._scanners[key] = Scanner(catalog, retriever=self.retriever)
         return hit
 

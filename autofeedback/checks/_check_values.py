@@ -471,6 +471,30 @@ def _compilable(schema: Any, depth: int = 0) -> bool:
     return True
 
 
+#: The most values (objects, lists, scalars) a schema may hold to be compiled. Compiling
+#: generates Python source that spells out every value: a 100,000-value enum from one
+#: hostile log record cost 987 MB. Real tool schemas hold tens of values, big request
+#: bodies a few thousand; past this, jsonschema (no compiled copy) validates.
+_MAX_COMPILED_VALUES = 20_000
+
+
+def _small(schema: Any) -> bool:
+    """Whether ``schema`` holds at most :data:`_MAX_COMPILED_VALUES` values (walked
+    without recursion; stops as soon as it is over)."""
+    budget = _MAX_COMPILED_VALUES
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return True
+
+
 def _format(name: str) -> Callable[[Any], bool]:
     # the detailed path's format checker, so both paths agree on every format
     return lambda value: _FORMATS.conforms(value, name)
@@ -486,7 +510,7 @@ def _strict_validator(op: Operation) -> Any:
         "required": [p.name for p in op.parameters if p.required],
         "additionalProperties": False,
     }
-    if _compilable(schema):
+    if _compilable(schema) and _small(schema):
         import fastjsonschema
 
         formats = {name: _format(name) for name in _FORMATS.checkers}

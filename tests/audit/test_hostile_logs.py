@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from autofeedback.audit._audit import _MAX_KEPT_TOOLS, _CatalogCache, audit_lines
 from autofeedback.cli import run
 
 DATA = Path(__file__).parents[1] / "data"
@@ -126,3 +128,49 @@ def test_a_bom_before_an_openai_chat_log(tmp_path: Path) -> None:
     _, plain, _ = cli("audit", str(CHAT), "--spec", TOOLS, "--no-semantic", "--format", "jsonl")
     _, out, _ = cli("audit", str(log), "--spec", TOOLS, "--no-semantic", "--format", "jsonl")
     assert out == plain and out.count("\n") == plain.count("\n")
+
+
+# -- a hostile per-record `tools` list ---------------------------------------------------------
+
+
+def _enum_record(n: int, rid: int = 0, value: str = "") -> str:
+    values = [f"value-{rid}-{k}" for k in range(n)]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "pick",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"v": {"type": "string", "enum": values}},
+                    "required": ["v"],
+                },
+            },
+        }
+    ]
+    call = {"name": "pick", "arguments": {"v": value or f"value-{rid}-{n - 1}"}}
+    return json.dumps({"id": rid, "tools": tools, "call": call})
+
+
+def test_a_100000_value_enum_in_a_record_costs_no_compiled_validator() -> None:
+    # compiling the fast path's validator for it took 987 MB (peak RSS)
+    lines = [_enum_record(100_000), _enum_record(100_000, value="nope")]
+    tracemalloc.start()
+    try:
+        results = list(audit_lines(lines, None, retriever=None))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.ok for r in results] == [True, False]
+    assert results[1].findings[0].code == "E4.2"
+    assert peak < 120 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+def test_distinct_big_tool_lists_are_not_all_kept() -> None:
+    # the per-record tools cache held up to 1,024 catalogs whatever their size
+    cache = _CatalogCache(None, retriever=None)
+    for rid in range(16):
+        tools = json.loads(_enum_record(80_000, rid))["tools"]  # about 1.5 MB each
+        cache.scanner(tools)
+        assert cache._kept <= _MAX_KEPT_TOOLS
+    assert 0 < len(cache._scanners) < 16
