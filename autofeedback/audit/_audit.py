@@ -19,7 +19,7 @@ from typing import Any
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding
-from autofeedback._redact import redact
+from autofeedback._redact import redact, value_secrets
 from autofeedback._scan import Scanner, one_line
 
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
@@ -148,6 +148,11 @@ def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
 
 def _record_id(record: Any, line: int) -> Any:
     rid = record.get("id", line) if isinstance(record, Mapping) else line
+    if isinstance(rid, str):
+        # an id is shown in every report: "Bearer ...", or a credential the record
+        # also sends, is masked there like anywhere else
+        secrets = value_secrets([v for k, v in record.items() if k != "id"])
+        rid = str(redact(rid, secrets=secrets))
     if rid is None or isinstance(rid, (str, int, float, bool)):
         return rid if not isinstance(rid, str) or len(rid) <= 200 else rid[:200] + "..."
     return line  # an id must be a scalar a report can show; the line number is one
@@ -256,6 +261,8 @@ def audit_units(
     cache = _CatalogCache(catalog, retriever)
     for unit in units:
         rid = unit.id if unit.id is not None else unit.line
+        if isinstance(rid, str):
+            rid = str(redact(rid))
         if unit.error is not None:
             yield AuditResult(rid, False, error=unit.error, line=unit.line)
             continue

@@ -42,7 +42,14 @@ from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
-from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
+from autofeedback._redact import (
+    auth_names,
+    credential_values,
+    is_sensitive,
+    redact,
+    redact_finding,
+    url_secrets,
+)
 from autofeedback._scan import Scanner, unreadable
 from autofeedback.checks._check_values import deserialize
 from autofeedback.integrations._guard import SpecLike, as_catalog
@@ -168,7 +175,7 @@ def _secrets(request: requests.PreparedRequest, names: Iterable[str] = ()) -> li
     found = [
         v for k, v in request.headers.items() if is_sensitive(k, names) and isinstance(v, str) and v
     ]
-    found += [p for v in found for p in v.split()[1:2]]  # "Bearer abc": abc alone too
+    found = [p for v in found for p in credential_values(v)]  # "Bearer abc": abc too...
     found += url_secrets(request.url or "", names)
     # longest first, so a token is not left half-redacted by a shorter one inside it
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
