@@ -30,6 +30,7 @@ from autofeedback._parse import (
     request_from_http,
 )
 from autofeedback._scan import Scanner, iter_findings, scan
+from autofeedback._specs._regexes import InvalidPatternWarning
 from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
 from autofeedback.loop._replay import ReplayLLM
 
@@ -123,6 +124,7 @@ __all__ = [
     "Finding",
     "GuardAdapter",
     "HostNotAllowed",
+    "InvalidPatternWarning",
     "LLMClient",
     "LLMError",
     "LangChainLLM",

@@ -26,10 +26,12 @@ from urllib.parse import quote
 import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from jsonschema.validators import extend
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._model import Operation, Parameter, Response
+from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
 
 __all__ = ["function_path", "run_openapi_export", "to_openapi"]
 
@@ -399,6 +401,9 @@ def sanitize_schema(schema: Any, _depth: int = 0) -> dict[str, Any]:
     return out
 
 
+_SafeValidator = extend(Draft202012Validator, _PATTERN_KEYWORDS)  # type: ignore[no-untyped-call]
+
+
 def _drop_nonconforming_values(schema: dict[str, Any]) -> None:
     """Coerce or drop ``default``/``example``/``enum``... values the schema rejects
     (``"default": "20"`` on an integer): spec validators refuse such documents."""
@@ -407,7 +412,8 @@ def _drop_nonconforming_values(schema: dict[str, Any]) -> None:
         return
     bare = {k: v for k, v in schema.items() if k not in keys}
     try:
-        validator = Draft202012Validator(bare)
+        # a spec's own example against its own pattern: on the linear-time engine
+        validator = _SafeValidator(bare)
 
         def fix(value: Any) -> tuple[bool, Any]:
             if validator.is_valid(value):

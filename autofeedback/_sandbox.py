@@ -50,12 +50,18 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from jsonschema.validators import extend
 from openapi_core import Config, OpenAPI
 from openapi_core.casting.schemas.exceptions import CastError
 from openapi_core.datatypes import RequestParameters
 from openapi_core.deserializing.exceptions import DeserializeError
 from openapi_core.templating.media_types.exceptions import MediaTypeNotFound
 from openapi_core.templating.paths.exceptions import OperationNotFound, PathError
+from openapi_core.unmarshalling.schemas import (
+    oas31_format_unmarshallers,
+    oas31_types_unmarshaller,
+)
+from openapi_core.unmarshalling.schemas.factories import SchemaUnmarshallersFactory
 from openapi_core.validation.request.exceptions import (
     MissingRequestBodyError,
     MissingRequiredParameter,
@@ -63,12 +69,15 @@ from openapi_core.validation.request.exceptions import (
     RequestBodyValidationError,
 )
 from openapi_core.validation.schemas.exceptions import InvalidSchemaValue
+from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
+from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sample_value, sanitize_schema
+from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 
 __all__ = ["DEFAULT_ERROR_CODES", "Sandbox", "SeenRequest", "run_sandbox"]
 
@@ -127,6 +136,21 @@ _KIND_WORDS: dict[str, tuple[str, ...]] = {
 }
 _CODE_IN_TEXT = re.compile(
     r"\b(?:info[_ ]?code|error[_ ]?code|code)\b\s*[:=#]?\s*(\d{3,6})\b", re.IGNORECASE
+)
+
+
+# openapi-core validates with jsonschema, whose pattern keywords run Python's backtracking
+# re: a spec's "^(a+)+$" would stall the server. The export is OpenAPI 3.1, so its
+# validator, with the pattern keywords on the linear-time engine (autofeedback._patterns).
+_SCHEMA_VALIDATORS = SchemaValidatorsFactory(
+    extend(OAS31Validator, PATTERN_KEYWORDS),  # type: ignore[no-untyped-call]
+    # openapi-core's own choice for 3.1 (its issue 506: byte/binary kept)
+    format_checker=OAS30ReadValidator.FORMAT_CHECKER,
+)
+_SCHEMA_UNMARSHALLERS = SchemaUnmarshallersFactory(
+    _SCHEMA_VALIDATORS,
+    oas31_types_unmarshaller,
+    format_unmarshallers=oas31_format_unmarshallers,
 )
 
 
@@ -236,7 +260,11 @@ class Sandbox:
             # on every real spec we know; re-checking here costs seconds per start.
             self._openapi = OpenAPI.from_dict(
                 document,
-                config=Config(spec_validator_cls=None),  # type: ignore[arg-type]
+                config=Config(
+                    spec_validator_cls=None,  # type: ignore[arg-type]
+                    schema_validators_factory=_SCHEMA_VALIDATORS,
+                    schema_unmarshallers_factory=_SCHEMA_UNMARSHALLERS,
+                ),
             )
         except Exception as exc:  # openapi-core raises many unrelated types here
             raise SpecError(f"cannot serve this spec: {exc}", source=catalog.source) from exc

@@ -32,6 +32,7 @@ from autofeedback._specs._cache import SpecCache
 from autofeedback._specs._common import Loaded
 from autofeedback._specs._functions import load_callables
 from autofeedback._specs._openapi3 import OpenApi3Loader
+from autofeedback._specs._regexes import drop_invalid_patterns
 from autofeedback._specs._swagger2 import SwaggerLoader
 from autofeedback._specs._text import parse_json_lines, parse_text
 
@@ -79,7 +80,8 @@ def _load(
         raise SpecError(f"malformed spec ({type(exc).__name__}: {exc})", source=source) from exc
     if not ops:
         raise SpecError("the spec describes no operations", source=source)
-    return _dedupe(ops), list(dict.fromkeys(servers)), files
+    ops = drop_invalid_patterns(_dedupe(ops), source)
+    return ops, list(dict.fromkeys(servers)), files
 
 
 def load_spec_file(

@@ -12,6 +12,7 @@ from autofeedback._exceptions import SpecError
 from autofeedback._model import Operation, Parameter, Response
 from autofeedback._specs._apibank import load_api_bank
 from autofeedback._specs._common import join, name_of, required_names, text
+from autofeedback._specs._dialects import draft_of, upgrade
 from autofeedback._specs._refs import Resolver
 
 __all__ = ["load_callables"]
@@ -33,7 +34,11 @@ def load_callables(
             ops.append(_load_function(item["function"], source, join(where, "function")))
         elif "input_parameters" in item or "output_parameters" in item:
             ops.append(load_api_bank(item, source, where))
-        elif "parameters" in item or ("name" in item and ("description" in item or len(item) == 1)):
+        elif (
+            "parameters" in item
+            or "inputSchema" in item  # an MCP tool
+            or ("name" in item and ("description" in item or len(item) == 1))
+        ):
             ops.append(_load_function(item, source, where))
         else:
             raise SpecError(
@@ -48,30 +53,34 @@ def load_callables(
 
 def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
     name = name_of(fn, source, where, "function")
-    params_schema = fn.get("parameters")
+    key = "parameters" if "parameters" in fn or "inputSchema" not in fn else "inputSchema"
+    params_schema = fn.get(key)
     if params_schema is None:
         params_schema = {}
     if not isinstance(params_schema, dict):
         raise SpecError(
-            "'parameters' must be a JSON Schema object",
+            f"'{key}' must be a JSON Schema object",
             source=source,
-            where=join(where, "parameters"),
+            where=join(where, key),
         )
+    # the draft its $schema names (2020-12 by default), in the 2020-12 terms checks speak
+    params_schema = upgrade(params_schema, draft_of(params_schema))
     # Pydantic-made tools carry $defs and local refs: resolve them against the schema.
     resolver = Resolver(params_schema, source, None)
-    resolved = resolver.schema(params_schema, join(where, "parameters"), fold_nullable=False)
+    resolved = resolver.schema(params_schema, join(where, key), fold_nullable=False)
     resolved = _bfcl_schema(resolved)
     properties = resolved.get("properties") or {}
     if not isinstance(properties, dict):
         raise SpecError(
             "'properties' must be an object",
             source=source,
-            where=join(where, "parameters.properties"),
+            where=join(where, f"{key}.properties"),
         )
     required = required_names(resolved)
     parameters: list[Parameter] = []
     for pname, pschema in properties.items():
-        pschema = dict(pschema) if isinstance(pschema, dict) else {}
+        # a boolean schema: true allows any value, false none
+        pschema = dict(pschema) if isinstance(pschema, dict) else _boolean_schema(pschema)
         optional = pschema.pop("optional", None) is True
         parameters.append(
             Parameter(
@@ -92,6 +101,10 @@ def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
         responses=responses,
         source=source,
     )
+
+
+def _boolean_schema(schema: Any) -> dict[str, Any]:
+    return {"not": {}} if schema is False else {}
 
 
 #: BFCL / Python type names -> JSON Schema type (``None``: no type constraint).

@@ -401,7 +401,8 @@ def body_parameters(schema: Mapping[str, Any]) -> list[Parameter]:
         Parameter(
             name=name,
             location="body",
-            schema=prop if isinstance(prop, dict) else {},
+            # a boolean schema: true allows any value, false none
+            schema=prop if isinstance(prop, dict) else ({"not": {}} if prop is False else {}),
             # a readOnly property is the server's to send: required in responses only
             required=name in required and not (isinstance(prop, dict) and prop.get("readOnly")),
             description=text(prop.get("description")) if isinstance(prop, dict) else "",

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 from autofeedback._exceptions import SpecError
 from autofeedback._specs._common import join, read_regular_file
+from autofeedback._specs._dialects import upgrade_node
 from autofeedback._specs._text import parse_text
 
 __all__ = ["TREE_BUDGET", "Resolver", "normalise_openapi_schema"]
@@ -31,7 +32,9 @@ TREE_BUDGET = 20_000
 
 _MAX_EXTERNAL_FILES = 64
 _URL_REF = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
-_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
 _SUBSCHEMAS = frozenset(
     {
         "items",
@@ -216,12 +219,26 @@ class Resolver:
                 return {"x-truncated-ref": ref}, 1
             self._left -= size
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
-        if siblings and isinstance(expanded, dict):
+        if siblings and (isinstance(expanded, dict) or expanded is True):
             # OpenAPI 3.1 / JSON Schema 2020-12: keywords beside $ref also apply.
             rest, n = self._schema(siblings, where, False, doc_file)
-            merged = {**expanded, **rest}
+            merged = _beside_ref(expanded if isinstance(expanded, dict) else {}, rest)
             return (normalise_openapi_schema(merged) if fold else merged), size + n
         return expanded, size
+
+
+def _beside_ref(target: dict[str, Any], siblings: dict[str, Any]) -> dict[str, Any]:
+    """A ``$ref``'s target and the keywords beside it, as one schema. One object when
+    they share no assertion (the shape every later step reads: a body's ``properties``
+    stay at the top); else the target as an ``allOf`` part, so that neither overwrites
+    the other and ``unevaluated*`` sees what each evaluates, as 2020-12 means."""
+    shared = (set(target) & set(siblings)) - _ANNOTATIONS
+    unevaluated = {"unevaluatedProperties", "unevaluatedItems"}
+    if not shared and not (unevaluated & (set(target) | set(siblings))):
+        return {**target, **siblings}
+    parts = siblings.get("allOf")
+    parts = list(parts) if isinstance(parts, list) else []
+    return {**siblings, "allOf": [*parts, target]}
 
 
 def normalise_openapi_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -248,6 +265,9 @@ def normalise_openapi_schema(schema: dict[str, Any]) -> dict[str, Any]:
             del schema[exclusive]
             if flag and bound in schema:
                 schema[exclusive] = schema.pop(bound)
+    # keywords of older drafts with one meaning only (see autofeedback._specs._dialects)
+    if isinstance(schema.get("items"), list) or isinstance(schema.get("dependencies"), dict):
+        schema = upgrade_node(schema)
     if schema.get("type") == "file":  # Swagger 2.0 upload
         schema["type"] = "string"
         schema.setdefault("format", "binary")

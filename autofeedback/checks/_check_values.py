@@ -20,21 +20,26 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
 from jsonschema.validators import extend
 
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
+from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
+from autofeedback._patterns import is_bounded, matches
 from autofeedback._resolve import Arg
+from autofeedback.checks._formats import FORMATS
 
 __all__ = ["accepts", "check_body", "check_value", "composed_body", "deserialize"]
 
 _INT = re.compile(r"[+-]?\d{1,30}")
-_FORMATS = FormatChecker()
-# oneOf checked as anyOf: see the module docstring
+_FORMATS = FORMATS  # the asserted formats: see autofeedback.checks._formats
+# oneOf checked as anyOf: see the module docstring; patterns on the linear-time engine
+# (autofeedback._patterns), never Python's backtracking re
 _Validator = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"oneOf": Draft202012Validator.VALIDATORS["anyOf"]}
+    Draft202012Validator,
+    {"oneOf": Draft202012Validator.VALIDATORS["anyOf"], **_PATTERN_KEYWORDS},
 )
 _validators: dict[int, tuple[Any, Any]] = {}
 _lock = threading.Lock()
@@ -318,6 +323,8 @@ def _finding(
     else:
         message = f"{name}: {_short(got)} breaks the documented {kind} {_short(expected, 40)}"
         suggestion = None
+        if kind == "pattern" and is_bounded(expected):
+            message += " (pattern checked with a bounded matcher)"
     return Finding(
         "E4.2",
         where,
@@ -514,6 +521,9 @@ def _strict_validator(op: Operation) -> Any:
         import fastjsonschema
 
         formats = {name: _format(name) for name in _FORMATS.checkers}
+        # fastjsonschema runs `pattern` with Python's backtracking re: each pattern
+        # becomes a custom format checked by the linear-time engine instead
+        schema = _patterns_as_formats(schema, formats)
         try:
             compiled = fastjsonschema.compile(schema, formats=formats, use_default=False)
         except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError, re.error):
@@ -524,6 +534,38 @@ def _strict_validator(op: Operation) -> Any:
         return _Validator(schema, format_checker=_FORMATS)
     except (SchemaError, TypeError, ValueError):
         return None
+
+
+def _pattern_format(source: str) -> Callable[[Any], bool]:
+    # a search that decides nothing accepts, as the detailed path does
+    return lambda value: matches(source, value) is not False
+
+
+def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]]) -> Any:
+    """``schema`` with every ``pattern`` moved into an ``allOf`` part whose custom
+    ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback._patterns`,
+    and without the formats that are not asserted (fastjsonschema would refuse to compile
+    a schema naming a format it does not know, ``int32`` say)."""
+    if isinstance(schema, list):
+        return [_patterns_as_formats(s, formats) for s in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {k: _patterns_as_formats(v, formats) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not", "anyOf", "allOf"):
+            out[key] = _patterns_as_formats(value, formats)
+        elif key != "pattern":
+            out[key] = value
+    if "format" in out and not (isinstance(out["format"], str) and out["format"] in formats):
+        del out["format"]  # a format that is not asserted, as in the detailed checks
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        name = f"autofeedback-pattern-{len(formats)}"
+        formats[name] = _pattern_format(pattern)
+        out["allOf"] = [*out.get("allOf", []), {"format": name}]
+    return out
 
 
 class _Compiled:

@@ -1,0 +1,117 @@
+"""The formats E4.2 asserts, each checked by a kept implementation.
+
+An API request with a malformed ``date`` is wrong, so formats are asserted (the drafts
+make them annotations). Each asserted format is checked by jsonschema's draft 2020-12
+format checker, which uses the ``jsonschema[format]`` packages (rfc3339-validator,
+fqdn, idna, rfc3987, isoduration, jsonpointer), with three corrections measured on the
+JSON-Schema-Test-Suite's ``optional/format`` files:
+
+* a value with a control character (a trailing newline) is refused for the formats none
+  of whose values has one: the libraries match with Python's ``$``, which allows it;
+* ``time`` and ``date-time`` accept a leap second (``23:59:60Z``, at 23:59 UTC), which
+  rfc3339-validator refuses;
+* ``regex`` is an ECMA-262 regular expression (:mod:`autofeedback._patterns`), not a
+  Python one; ``uuid`` is the RFC 4122 text form only (hex digits, four hyphens).
+
+Formats whose kept checker refuses valid values (``iri``: an uppercase IPvFuture;
+``relative-json-pointer``: ``100``; ``uri-template``: ``{%41}``) are not asserted, nor
+formats no checker knows: a check that refuses a valid value tells a correct model that
+it is wrong. :data:`ASSERTED` lists the others; the README repeats it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+
+from autofeedback._patterns import is_valid
+
+__all__ = ["ASSERTED", "FORMATS"]
+
+#: The formats E4.2 asserts.
+ASSERTED = (
+    "date",
+    "date-time",
+    "duration",
+    "email",
+    "hostname",
+    "idn-email",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "time",
+    "uri",
+    "uri-reference",
+    "uuid",
+)
+# none of their values holds a control character
+_NO_CONTROLS = frozenset(ASSERTED) - {"json-pointer", "regex", "email", "idn-email"}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_LEAP = re.compile(
+    r"(?:\d{4}-\d\d-\d\d[Tt ])?(\d\d):(\d\d):60(\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))", re.ASCII
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}", re.ASCII)
+
+
+def _leap_second(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
+    """``check`` that also takes a leap second, which is only ever at 23:59:60 UTC."""
+
+    def checked(value: Any) -> bool:
+        m = _LEAP.fullmatch(value) if isinstance(value, str) else None
+        if m is None:
+            return bool(check(value))
+        hour, minute, _, sign, off_h, off_m = m.groups()
+        offset = 0 if sign is None else (int(off_h) * 60 + int(off_m)) * (1 if sign == "+" else -1)
+        if int(off_h or 0) > 23 or int(off_m or 0) > 59:
+            return False
+        utc = (int(hour) * 60 + int(minute) - offset) % 1440
+        if utc != 23 * 60 + 59 or int(hour) > 23 or int(minute) > 59:
+            return False
+        return bool(check(value[: m.start(1) + 6] + "59" + value[m.start(1) + 8 :]))
+
+    return checked
+
+
+def _build() -> FormatChecker:
+    kept = Draft202012Validator.FORMAT_CHECKER.checkers
+    checker = FormatChecker(formats=())
+    for name in ASSERTED:
+        if name not in kept:
+            continue  # its package is not installed: not asserted
+        func, raises = kept[name]
+        if name in ("time", "date-time"):
+            func = _leap_second(func)
+        elif name == "regex":
+            func = _ecma_regex
+        elif name == "uuid":
+            func = _uuid(func)
+        if name in _NO_CONTROLS:
+            func = _no_controls(func)
+        checker.checkers[name] = (func, raises)
+    return checker
+
+
+def _ecma_regex(value: Any) -> bool:
+    return not isinstance(value, str) or is_valid(value)
+
+
+def _uuid(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
+    return lambda value: (
+        not isinstance(value, str) or (_UUID.fullmatch(value) is not None and bool(check(value)))
+    )
+
+
+def _no_controls(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
+    return lambda value: (
+        not (isinstance(value, str) and _CONTROL.search(value)) and bool(check(value))
+    )
+
+
+#: The format checker of the E4 checks (and of the fast path).
+FORMATS = _build()
