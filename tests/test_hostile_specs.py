@@ -253,3 +253,13 @@ def test_a_cache_entry_that_is_not_a_regular_file_is_a_miss(tmp_path: Path) -> N
     entry.unlink()
     entry.symlink_to("/dev/zero")
     assert load_spec_file(spec, cache_dir=cache)[1] == ["https://api.example.org"]
+
+
+def test_tools_parsed_elsewhere_are_bounded_too() -> None:
+    # a log record's tools arrive as objects, not text: the same depth bound applies
+    inner: Any = {"type": "string"}
+    for _ in range(MAX_DEPTH):
+        inner = {"type": "object", "properties": {"a": inner}}
+    tools = [{"name": "f", "parameters": {"type": "object", "properties": {"p": inner}}}]
+    with pytest.raises(SpecError, match="nests deeper than"):
+        ApiCatalog.from_tools(tools)

@@ -12,7 +12,7 @@ import yaml
 
 from autofeedback._exceptions import SpecError
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "parse_json_lines", "parse_text"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "bound_depth", "parse_json_lines", "parse_text"]
 
 #: The deepest a spec may nest (objects and lists). Real specs stay under 40 (Stripe's
 #: 7 MB spec: 22); the walkers after the parser recurse, and libyaml's composer recurses
@@ -97,7 +97,7 @@ def _too_deep(source: str) -> SpecError:
     return SpecError(f"the document nests deeper than {MAX_DEPTH} levels", source=source)
 
 
-def _bound_depth(document: Any, source: str) -> Any:
+def bound_depth(document: Any, source: str) -> Any:
     """``document`` when it nests at most :data:`MAX_DEPTH` levels (walked without
     recursion; shared YAML anchors are walked once)."""
     seen: set[int] = set()
@@ -125,7 +125,7 @@ def _load_json(text: str, source: str) -> Any:
         if isinstance(exc, json.JSONDecodeError):
             raise
         raise SpecError(f"a value cannot be read: {str(exc).split(':')[0]}", source=source) from exc
-    return _bound_depth(document, source) if isinstance(document, (dict, list)) else document
+    return bound_depth(document, source) if isinstance(document, (dict, list)) else document
 
 
 def parse_text(text: str, source: str) -> Any:
@@ -257,4 +257,4 @@ def _checked(document: Any, source: str, text: str) -> Any:
             "refusing to load",
             source=source,
         )
-    return _bound_depth(document, source)
+    return bound_depth(document, source)

@@ -41,6 +41,21 @@ _Validator = extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     {"oneOf": Draft202012Validator.VALIDATORS["anyOf"], **_PATTERN_KEYWORDS},
 )
+#: What validating against a schema the spec got wrong raises: jsonschema's own errors,
+#: and what its keywords raise on values of the wrong JSON type (``properties: []``,
+#: ``items: 5``: AttributeError) or out of float range (``minimum: 1e400``:
+#: OverflowError). The spec's problem, not the request's: such a check reports nothing.
+_SPEC_FAULTS: tuple[type[Exception], ...] = (
+    SchemaError,
+    UnknownType,
+    RecursionError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    ArithmeticError,
+)
 _validators: dict[int, tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _MAX_PER_PARAM = 3
@@ -176,7 +191,7 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
         value = deserialize(value, schema, param)
     try:
         found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return  # a schema the spec got wrong is the spec's problem, not the request's
     errors = sorted(
         (pair for group in found for pair in group),
@@ -367,7 +382,7 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
     by_name = {param.name: (arg, param) for arg, param in matched}
     try:
         found = [_branch_errors(e) for e in _validator(schema).iter_errors(body)]
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return
     errors = sorted(
         (
@@ -407,7 +422,7 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
         return False
     try:
         return bool(validator.is_valid(arguments))
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return False
 
 
@@ -526,13 +541,13 @@ def _strict_validator(op: Operation) -> Any:
         schema = _patterns_as_formats(schema, formats)
         try:
             compiled = fastjsonschema.compile(schema, formats=formats, use_default=False)
-        except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError, re.error):
+        except (fastjsonschema.JsonSchemaDefinitionException, re.error, *_SPEC_FAULTS):
             pass
         else:
             return _Compiled(compiled)
     try:
         return _Validator(schema, format_checker=_FORMATS)
-    except (SchemaError, TypeError, ValueError):
+    except _SPEC_FAULTS:
         return None
 
 
