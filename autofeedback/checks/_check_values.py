@@ -539,9 +539,14 @@ def _strict_validator(op: Operation) -> Any:
         # fastjsonschema runs `pattern` with Python's backtracking re: each pattern
         # becomes a custom format checked by the linear-time engine instead
         schema = _patterns_as_formats(schema, formats)
+        faults: tuple[type[Exception], ...] = (
+            fastjsonschema.JsonSchemaDefinitionException,
+            re.error,
+            *_SPEC_FAULTS,
+        )
         try:
             compiled = fastjsonschema.compile(schema, formats=formats, use_default=False)
-        except (fastjsonschema.JsonSchemaDefinitionException, re.error, *_SPEC_FAULTS):
+        except faults:
             pass
         else:
             return _Compiled(compiled)
