@@ -350,7 +350,12 @@ class HttpGuard:
     ) -> None:
         catalog = as_catalog(spec_or_catalog)
         if base_url:
-            if not urlsplit(base_url).netloc:
+            try:
+                netloc = urlsplit(base_url).netloc
+                urlsplit(base_url).port  # noqa: B018 - raises on a port out of range
+            except ValueError:  # http://[::1
+                netloc = ""
+            if not netloc:
                 raise ConfigurationError(f"base_url must be an absolute URL, got {base_url!r}")
             catalog = ApiCatalog(
                 catalog.operations, servers=[base_url, *catalog.servers], source=catalog.source

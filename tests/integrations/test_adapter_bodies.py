@@ -165,3 +165,11 @@ def test_an_operation_without_a_json_body_still_takes_a_stream(
         terse_bookshop.url + "/books", params={"query": "dune"}, data=io.BytesIO(b"x")
     )
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("base_url", ["http://[::1", "http://127.0.0.1:99999", "/relative"])
+def test_a_bad_base_url_is_a_configuration_error(bookshop: ApiCatalog, base_url: str) -> None:
+    from autofeedback import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="base_url must be an absolute URL"):
+        guard_session(requests.Session(), bookshop, base_url=base_url)
