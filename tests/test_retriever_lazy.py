@@ -49,3 +49,18 @@ def test_chunked_embedding_with_a_progress_bar_gives_the_same_vectors(api_retrie
     chunked = shown._embed(texts, "embedding test texts")
     assert chunked.shape == plain.shape
     assert np.allclose(chunked, plain, atol=1e-5)
+
+
+def test_a_catalog_is_freed_after_its_e2_verdicts_were_memoised(api_retriever: Any) -> None:
+    # a log record's catalog: the E2 memo must not keep it (nor its scanner) alive
+    import gc
+    import weakref
+
+    catalog = _catalog(20, "gone")
+    scanner = Scanner(catalog, retriever=api_retriever)
+    [f] = scanner.iter_findings("GET /Gone7/Tags/1/Books")  # E2.2: no name embedded yet
+    assert f.code == "E2.2"
+    alive = weakref.ref(catalog)
+    del scanner, catalog
+    gc.collect()
+    assert alive() is None

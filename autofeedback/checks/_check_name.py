@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -167,14 +167,24 @@ def _check_http(
     key = (id(matcher), threshold, method, path, target)
     with index.lock:
         hit = index.verdicts.get(key)
-    if hit is not None and hit[0] is matcher:
+    if hit is not None and hit[0]() is matcher:
         return hit[1]
     verdict = _unknown_endpoint(index, catalog, method, path, target, matcher, threshold)
+    try:
+        # a weak reference: the memo lives as long as its catalog and must not keep a
+        # matcher (or the scanner behind one) alive, nor be fooled by a reused id
+        owner: Callable[[], object] = weakref.ref(matcher) if matcher is not None else _none
+    except TypeError:
+        return verdict  # a matcher that takes no weak reference is not memoised
     with index.lock:
         if len(index.verdicts) >= _MAX_VERDICTS:
             index.verdicts.clear()
-        index.verdicts[key] = (matcher, verdict)
+        index.verdicts[key] = (owner, verdict)
     return verdict
+
+
+def _none() -> None:
+    return None
 
 
 _MAX_VERDICTS = 4096
@@ -208,7 +218,7 @@ class _HttpIndex:
             if op.is_http:
                 self.by_method.setdefault(op.method or "", []).append(_Template(op))
         self.all_keys = [f"{op.method} {op.path}" for op in catalog.operations if op.is_http]
-        self.verdicts: dict[tuple[object, ...], tuple[object, NameCheck]] = {}
+        self.verdicts: dict[tuple[object, ...], tuple[Callable[[], object], NameCheck]] = {}
         self.lock = threading.Lock()
 
 
