@@ -25,6 +25,8 @@ get the text patterns and the known secret values masked, lists and tuples are w
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -42,11 +44,13 @@ __all__ = [
     "SENSITIVE",
     "USERINFO_MASK",
     "auth_names",
+    "credential_values",
     "is_sensitive",
     "redact",
     "redact_finding",
     "request_secrets",
     "url_secrets",
+    "value_secrets",
 ]
 
 REDACTED = "[REDACTED]"
@@ -329,13 +333,47 @@ def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> N
             _walk_secrets(v, r, out, depth + 1)
 
 
+def credential_values(value: str) -> list[str]:
+    """Every piece of a credential value that may be echoed on its own elsewhere: the
+    value, the credential after its scheme word (``Bearer``, ``token``...), the
+    ``user:password`` and password of a ``Basic`` one, each cookie's value
+    (``Cookie: a=1; sid=XYZ``, ``Set-Cookie: sid=XYZ; Path=/``). The one place that
+    says what a credential value holds, so each is registered once and masked everywhere.
+
+    >>> credential_values("Basic YWxpY2U6aHVudGVyMg==")
+    ['Basic YWxpY2U6aHVudGVyMg==', 'YWxpY2U6aHVudGVyMg==', 'alice:hunter2', 'hunter2']
+    >>> credential_values("lang=en; sid=XYZ123")
+    ['lang=en; sid=XYZ123', 'XYZ123']
+    """
+    out = [value]
+    words = value.split()
+    if len(words) == 2 and "=" not in words[0]:  # "<scheme> <credential>"
+        out.append(words[1])
+        if words[0].lower() == "basic":
+            try:
+                decoded = base64.b64decode(words[1], validate=True).decode("utf-8")
+            except (binascii.Error, ValueError, UnicodeDecodeError):
+                decoded = ""
+            if ":" in decoded:
+                out += [decoded, decoded.split(":", 1)[1]]
+    if "=" in value:  # cookies: name=value pairs, attributes after them
+        for pair in value.split(";"):
+            name, eq, item = pair.partition("=")
+            if eq and name.strip().lower() not in _COOKIE_ATTRIBUTES:
+                out.append(item.strip().strip('"'))
+    return [v for i, v in enumerate(out) if len(v) >= _MIN_SECRET and v not in out[:i]]
+
+
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "priority", "partitioned"}
+)
+
+
 def _leaves(value: Any, out: list[str], depth: int = 0) -> None:
     if depth > 8:
         return
     if isinstance(value, str):
-        out.append(value)
-        # "Bearer abc": the credential alone may be echoed elsewhere, too
-        out.extend(p for p in value.split()[1:2] if len(p) >= _MIN_SECRET)
+        out.extend(credential_values(value))
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         out.append(str(value))
     elif isinstance(value, Mapping):
@@ -344,6 +382,18 @@ def _leaves(value: Any, out: list[str], depth: int = 0) -> None:
     elif isinstance(value, (list, tuple)):
         for v in value:
             _leaves(v, out, depth + 1)
+
+
+def value_secrets(value: Any, names: Iterable[str] = ()) -> list[str]:
+    """The credential values held under sensitive names anywhere in JSON-like ``value``
+    (a log record's ``request``: its headers, query, body).
+
+    >>> value_secrets({"headers": {"Cookie": "sid=XYZ123"}, "params": {"q": "dune"}})
+    ['sid=XYZ123', 'XYZ123']
+    """
+    out: list[str] = []
+    _walk_secrets(value, _Redactor(names, ()), out)
+    return out
 
 
 def url_secrets(url: str, names: Iterable[str] = ()) -> list[str]:

@@ -29,7 +29,7 @@ from autofeedback.checks._check_name import (
 )
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
-from autofeedback.checks._names import NameMatcher
+from autofeedback.checks._names import NameMatcher, Scored
 
 __all__ = [
     "Output",
@@ -49,6 +49,27 @@ Output = str | ApiRequest | Mapping[str, Any]
 
 class _Retriever(ApiRanker, NameMatcher):
     pass
+
+
+class _PreloadingMatcher(_Retriever):
+    """A scanner's retriever that embeds the catalog's names (``preload_names``) on the
+    first name comparison: lazily, so the first answer does not wait for them."""
+
+    def __init__(self, scanner: Scanner, retriever: _Retriever) -> None:
+        self._scanner = scanner
+        self._retriever = retriever
+
+    def name_similarity(self, name: str, candidates: Sequence[str]) -> Sequence[Scored]:
+        scanner = self._scanner
+        if not scanner._names_loaded:
+            preload = getattr(self._retriever, "preload_names", None)
+            if callable(preload):
+                preload(scanner.catalog)
+            scanner._names_loaded = True
+        return self._retriever.name_similarity(name, candidates)
+
+    def rank(self, instruction: str, catalog: ApiCatalog, k: int | None = None) -> Sequence[Scored]:
+        return self._retriever.rank(instruction, catalog, k)
 
 
 class Scanner:
@@ -91,13 +112,18 @@ class Scanner:
             from retriever import ApiRetriever
 
             self._retriever = ApiRetriever()
-        if not self._names_loaded and self._retriever is not None:
-            # the catalog's names embedded once (and cached on disk) rather than per record
-            preload = getattr(self._retriever, "preload_names", None)
-            if callable(preload):
-                preload(self.catalog)
-            self._names_loaded = True
         return self._retriever  # type: ignore[no-any-return]
+
+    @property
+    def _matcher(self) -> _Retriever | None:
+        """The retriever as the name checks (E2.3, E3.3) use it. The catalog's names are
+        embedded (once, cached on disk) on the first request that needs a semantic name
+        comparison, not before the first answer: a request with right names needs no
+        embedding at all, whatever the size of the spec."""
+        retriever = self.retriever
+        if retriever is not None and not self._names_loaded:
+            return _PreloadingMatcher(self, retriever)
+        return retriever
 
     # -- entry points ---------------------------------------------------------------
 
@@ -164,7 +190,7 @@ class Scanner:
     ) -> Iterator[Finding]:
         """E2 -> E3 -> E4 for one parsed request."""
         semantic = self._semantic_needed(request)
-        matcher = self.retriever if semantic else None
+        matcher = self._matcher if semantic else None
         named = check_name(request, self.catalog, matcher=matcher, threshold=self.threshold)
         yield from named.findings
         op = named.operation
@@ -221,7 +247,7 @@ class Scanner:
             return  # the whole call fits the documented parameters: nothing to report
         args = request_args(request, path_params)
         needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
-        matcher = self.retriever if needs_matcher else None
+        matcher = self._matcher if needs_matcher else None
         params = check_parameters(
             op,
             args,

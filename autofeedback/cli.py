@@ -769,14 +769,20 @@ class _Rewound:
 def _lines(path: str, inp: IO[str]) -> tuple[Any, str, int | None, Any]:
     """(stream, its first characters, size in bytes or None, file handle to close)."""
     if path == "-":
+        reconfigure = getattr(inp, "reconfigure", None)
+        if reconfigure is not None:  # sys.stdin: lines end at "\n" only, as in a file
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(newline="\n")
         head: list[str] = []
         while sum(map(len, head)) < _SNIFF:
             line = inp.readline()
             if not line:
                 break
-            head.append(line)
+            head.append(line.removeprefix("\ufeff") if not head else line)
         return _Rewound(head, inp), "".join(head), None, None
-    handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by caller
+    # only "\n" ends a record (a bare "\r" inside one must not split it, nor shift the
+    # line numbers after it); a UTF-8 BOM before the first record is not part of it
+    handle = open(path, encoding="utf-8-sig", errors="replace", newline="\n")  # noqa: SIM115
     start = handle.read(_SNIFF)
     handle.seek(0)
     return handle, start, os.path.getsize(path), handle

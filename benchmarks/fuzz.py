@@ -23,7 +23,10 @@ Input families (mixed by fixed weights):
 * ``jsonl``: audit log lines, valid and broken, through ``audit_lines``;
 * ``har``: HAR entries through ``read_har`` + ``audit_units`` (a few files break
   part-way);
-* ``url``: URLs through the origin check and the redaction.
+* ``url``: URLs through the origin check and the redaction;
+* ``spec``: hostile spec texts (deep nesting, huge numbers and enums, alias bombs, bad
+  servers, catastrophic or invalid patterns, mutated real text) loaded, then scanned
+  against; 2 % of ``jsonl`` lines carry hostile schemas in their own ``tools``.
 
 Everything runs with ``retriever=None`` (structural checks: the semantic ones only
 rank names with the model, they do not parse anything).
@@ -38,6 +41,7 @@ import argparse
 import io
 import json
 import random
+import re
 import resource
 import signal
 import sys
@@ -50,7 +54,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, Scanner
+from autofeedback import ApiCatalog, Scanner, SpecError
 from autofeedback._origins import Origins, origin_of
 from autofeedback._redact import redact
 from autofeedback.audit._audit import audit_lines, audit_units
@@ -357,6 +361,162 @@ def har_entry(rng: random.Random) -> Any:
     }
 
 
+# -- hostile specs and per-record tools ------------------------------------------------
+
+PATTERNS = [
+    "^(a+)+$",  # catastrophic on a backtracking engine
+    "(x+x+)+y",
+    "^(\\w+\\s?)*$",
+    "\\p{L}+",
+    "(",  # not a regex at all
+    "[",
+    "(?<=a+)b",
+    "^[a-z]{1,255}$",
+    "a{1000000}",
+]
+NUMBERS: list[Any] = [1e308, -1e308, 5e-324, 0, -1, 10**400, "1e999", True, None]
+
+
+def hostile_schema(rng: random.Random, depth: int = 0) -> Any:
+    """A parameter schema from a spec's or a log record's hostile author."""
+    k = rng.randrange(10)
+    if k == 0:  # nesting, up to far past any limit
+        levels = rng.choice([5, 50, 127, 129, 1_000, 5_000])
+        return f"__DEEP_{levels}__"  # spliced in as text by _dumps: json.dumps recurses
+    if k == 1:  # enums, big ones rarely
+        n = rng.choice([3, 100, 1_000, 1_000, 30_000]) if rng.random() < 0.99 else 100_000
+        return {"type": "string", "enum": [f"v{i}" for i in range(n)]}
+    if k == 2:
+        return {
+            "type": rng.choice(["number", "integer", "strng", ["string", 5], 7]),
+            rng.choice(["minimum", "maximum", "multipleOf", "exclusiveMinimum"]): rng.choice(
+                NUMBERS
+            ),
+        }
+    if k == 3:  # huge strings
+        size = rng.choice([1_000, 100_000, 1_000_000])
+        return {"type": "string", "description": "d" * size, "default": "x" * (size // 10)}
+    if k == 4:  # patterns: catastrophic, invalid, unsupported
+        return {"type": "string", "pattern": rng.choice(PATTERNS), "maxLength": 64}
+    if k == 5:
+        return {"type": "string", "format": rng.choice(["date", "email", "uri", "nope", 5])}
+    if k == 6 and depth < 3:
+        return {rng.choice(["oneOf", "anyOf", "allOf"]): [hostile_schema(rng, depth + 1)]}
+    if k == 7:
+        return {"type": "array", "items": rng.choice([5, [], {"type": "integer"}, "x"])}
+    if k == 8:
+        return {"type": "object", "properties": rng.choice([[], "x", {"": {}}]), "required": "a"}
+    return json_value(rng)
+
+
+_DEEP = re.compile(r'"__DEEP_(\d+)__"')
+
+
+def _deep(m: re.Match[str]) -> str:
+    levels = int(m.group(1))
+    return '{"type": "object", "properties": {"a": ' * levels + '{"type": "string"}' + "}}" * levels
+
+
+def _dumps(value: Any) -> str:
+    return _DEEP.sub(_deep, json.dumps(value))
+
+
+def hostile_value(rng: random.Random) -> Any:
+    return rng.choice(
+        ["a" * 40 + "!", "v7", 10**30, -0.0, "x" * 100_000, [1] * 1_000, {"a": {"a": "b"}}, ""]
+    )
+
+
+def hostile_tools_line(rng: random.Random) -> str:
+    """A JSONL record whose own ``tools`` are hostile (one log line is enough)."""
+    record = {
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": rng.choice(NAMES),
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"p": hostile_schema(rng)},
+                        "required": rng.choice([["p"], [], "p"]),
+                    },
+                },
+            }
+        ],
+        "call": {"name": rng.choice(NAMES), "arguments": {"p": hostile_value(rng)}},
+    }
+    return _dumps(record)
+
+
+SERVERS = [
+    "https://api.example.org/v1",
+    "http://[::1",
+    "http://example.org:99999",
+    "//x",
+    "{scheme}://{host}",
+    "http://user:pass@[v1.x]/",
+    "",
+]
+
+
+def _nested_yaml(levels: int, style: str) -> str:
+    if style == "flow":
+        return "openapi: 3.0.0\nx: " + "[" * levels + "]" * levels + "\npaths: {}\n"
+    return (
+        "openapi: 3.0.0\nx:\n"
+        + "".join(" " * i + "-\n" for i in range(1, levels))
+        + ("paths: {}\n")
+    )
+
+
+def hostile_spec(rng: random.Random, bookshop_text: str) -> str:
+    """A spec file's text: a hostile document, or the bookshop with a hostile part."""
+    k = rng.randrange(8)
+    if k == 0:
+        levels = rng.choice([100, 129, 1_000, 3_000, 20_000]) if rng.random() < 0.995 else 50_000
+        # block style grows with the square of the depth: 3,000 levels is 4.5 MB of text
+        return _nested_yaml(levels, "flow" if levels > 3_000 else rng.choice(["flow", "block"]))
+    if k == 1:
+        depth = rng.choice([100, 129, 1_000, 5_000])
+        return '{"openapi": "3.0.0", "x": ' + "[" * depth + "]" * depth + ', "paths": {}}'
+    if k == 2:
+        digits = "9" * rng.choice([100, 4_300, 5_000])
+        return rng.choice(
+            [
+                f"openapi: 3.0.0\nx: {digits}\npaths: {{}}\n",
+                f'{{"openapi": "3.0.0", "x": {digits}}}',
+            ]
+        )
+    if k == 3:  # an alias bomb
+        lines = ["openapi: 3.0.0", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+        lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+        return "\n".join(lines) + "\npaths: {}\n"
+    if k == 4:
+        return "\ufeff" * rng.randrange(2) + mutate(rng, bookshop_text)
+    # the bookshop with a hostile server or a hostile parameter schema
+    doc = {
+        "openapi": "3.0.3",
+        "servers": [{"url": rng.choice(SERVERS)}],
+        "paths": {
+            "/books": {
+                "get": {
+                    "operationId": "searchBooks",
+                    "parameters": [{"name": "q", "in": "query", "schema": hostile_schema(rng)}],
+                    "responses": {"200": {"description": "ok"}},
+                },
+                "post": {
+                    "operationId": "addBook",
+                    "requestBody": {
+                        "content": {"application/json": {"schema": hostile_schema(rng)}}
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                },
+            }
+        },
+    }
+    return _dumps(doc)
+
+
 # -- running --------------------------------------------------------------------------
 
 
@@ -429,6 +589,7 @@ def _contained_result(
 def run(n: int, seed: int) -> Tally:
     rng = random.Random(seed)
     bookshop = ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml")
+    bookshop_text = (ROOT / "specs" / "examples" / "bookshop.yaml").read_text(encoding="utf-8")
     scanner = Scanner(bookshop, retriever=None)
     allowed = Origins.of(bookshop.servers, extra=["example.org", "[::1]:8080"])
     tally = Tally()
@@ -444,6 +605,26 @@ def run(n: int, seed: int) -> Tally:
                 _contained_finding(tally, "hostile", list(scanner.iter_findings(text)), text)
 
             _timed(tally, "hostile", 1, text[:100], go_hostile)
+            done += 1
+        elif r < 0.015:
+            spec_text = hostile_spec(rng, bookshop_text)
+            probe = rng.choice(
+                [
+                    "GET /books?q=" + "a" * 40 + "!",
+                    '{"method": "POST", "url": "/books", "json": {"a": "v7"}}',
+                    "<API>searchBooks(q='v1')</API>",
+                ]
+            )
+
+            def go_spec(spec_text: str = spec_text, probe: str = probe) -> None:
+                try:
+                    catalog = ApiCatalog.from_obj(spec_text, source="<fuzz spec>")
+                except SpecError:
+                    return  # refused at load, with a message: what a bad spec should get
+                found = list(Scanner(catalog, retriever=None).iter_findings(probe))
+                _contained_finding(tally, "spec", found, spec_text[:100])
+
+            _timed(tally, "spec", 1, spec_text[:100], go_spec)
             done += 1
         elif r < 0.60:
             text = formatted_output(rng)
@@ -474,7 +655,10 @@ def run(n: int, seed: int) -> Tally:
             _timed(tally, "structured", 1, rec, go_structured)
             done += 1
         elif r < 0.87:
-            lines = [record_line(rng) for _ in range(50)]
+            lines = [
+                hostile_tools_line(rng) if rng.random() < 0.02 else record_line(rng)
+                for _ in range(50)
+            ]
 
             def go_jsonl(lines: list[str] = lines) -> None:
                 results = list(audit_lines(lines, bookshop, retriever=None))
@@ -519,7 +703,7 @@ def run(n: int, seed: int) -> Tally:
 
 
 def table(tally: Tally, seconds: float) -> str:
-    families = ["output", "structured", "jsonl", "har", "url", "hostile"]
+    families = ["output", "structured", "jsonl", "har", "url", "hostile", "spec"]
     total = sum(tally.inputs.values())
     lines = [
         "| inputs | of them | crashes | contained errors | hangs (> 1 s) |",
@@ -545,7 +729,13 @@ def table(tally: Tally, seconds: float) -> str:
         "per-record isolation turned into an E1 finding or a record `error` (the run went "
         "on; each is a bug to fix where it starts). Hostile inputs: 100,000-deep brackets, "
         "10 MB strings, 1 MB of NUL bytes, 50,000-deep JSON, 200,000 `<API>` tags, "
-        "unclosed quoted credentials of 50,000 backslashes.",
+        "unclosed quoted credentials of 50,000 backslashes. *spec*: spec texts loaded and "
+        "then scanned against (YAML nested up to 50,000 deep, JSON 5,000 deep, 5,000-digit "
+        "numbers, alias bombs, mutated bookshop text with BOMs, servers such as "
+        "`http://[::1`, parameter and body schemas nested 5,000 deep, 100,000-value enums, "
+        "extreme numbers, 1 MB strings, catastrophic / invalid / `\\p{L}` patterns); a "
+        "refused spec (`SpecError`) is the expected outcome, anything else escaping is a "
+        "crash. 2 % of *jsonl* lines carry such hostile schemas in their own `tools`.",
     ]
     if tally.examples:
         lines += ["", "First examples:", ""]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -37,6 +38,9 @@ Vectors = npt.NDArray[np.float32]
 _TEXT_VERSION = 1
 _NAME_CACHE_SIZE = 4096
 _QUERY_CACHE_SIZE = 256
+#: texts per embedding call while a progress bar is shown, and the fewest that show one
+_CHUNK = 256
+_PROGRESS_MIN = 512
 #: BM25's share of the hybrid score; 0.2-0.3 was best on every dataset of
 #: benchmarks/retrieval.py (picked on those data: there is no held-out split).
 _BM25_WEIGHT = 0.3
@@ -140,9 +144,13 @@ class ApiRetriever:
         *,
         hybrid: bool = False,
         cache_dir: Path | None = None,
+        progress: bool | None = None,
     ) -> None:
         self._embedder = embedder
         self.hybrid = hybrid
+        #: a progress bar on stderr while a big catalog is embedded: ``None`` shows it
+        #: for 512 texts or more when stderr is a terminal
+        self.progress = progress
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], Vectors] = {}
@@ -223,12 +231,38 @@ class ApiRetriever:
         path = self._cache_path(catalog)
         matrix = _load_matrix(path, len(catalog))
         if matrix is None:
-            matrix = self.embedder.embed([operation_text(op) for op in catalog.operations])
-            matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+            texts = [operation_text(op) for op in catalog.operations]
+            matrix = self._embed(texts, f"embedding {len(texts):,} operations")
             _save_matrix(path, matrix)
         with self._lock:
             self._matrices[key] = matrix
         return matrix
+
+    def _embed(self, texts: Sequence[str], what: str) -> Vectors:
+        """``texts`` embedded in chunks, with a progress bar on stderr (see ``progress``):
+        a 5,000-operation spec takes half a minute on two cores, and says so."""
+        show = self.progress
+        if show is None:
+            show = len(texts) >= _PROGRESS_MIN and sys.stderr.isatty()
+        if not show or len(texts) <= _CHUNK:
+            return np.ascontiguousarray(self.embedder.embed(texts), dtype=np.float32)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        parts: list[Vectors] = []
+        columns = (
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(what, total=len(texts))
+            for start in range(0, len(texts), _CHUNK):
+                chunk = texts[start : start + _CHUNK]
+                parts.append(np.asarray(self.embedder.embed(chunk), dtype=np.float32))
+                bar.advance(task, len(chunk))
+        return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
     def _cache_path(self, catalog: ApiCatalog, kind: str = "") -> Path:
         embedder = self.embedder.name
@@ -251,7 +285,7 @@ class ApiRetriever:
         path = self._cache_path(catalog, "-names")
         matrix = _load_matrix(path, len(texts))
         if matrix is None:
-            matrix = np.ascontiguousarray(self.embedder.embed(texts), dtype=np.float32)
+            matrix = self._embed(texts, f"embedding {len(texts):,} API and parameter names")
             _save_matrix(path, matrix)
         with self._lock:
             self._pinned.update(zip(texts, matrix, strict=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import shlex
@@ -122,6 +123,17 @@ def _request_from_curl(command: str) -> ApiRequest | None:
             data.append(next(words, ""))
             if tok == "--json":
                 headers.setdefault("Content-Type", "application/json")
+        elif tok in ("-u", "--user"):
+            # credentials become the header curl sends, so they are masked like one
+            user = next(words, "")
+            token = base64.b64encode(user.encode("utf-8", "surrogatepass")).decode()
+            headers.setdefault("Authorization", f"Basic {token}")
+        elif tok == "--oauth2-bearer":
+            headers.setdefault("Authorization", f"Bearer {next(words, '')}")
+        elif tok in ("-b", "--cookie"):
+            cookie = next(words, "")
+            if "=" in cookie:  # else it names a cookie file
+                headers.setdefault("Cookie", cookie)
         elif tok in ("-G", "--get"):
             get = True
         elif tok == "--url":

@@ -34,7 +34,7 @@ from autofeedback._specs._functions import load_callables
 from autofeedback._specs._openapi3 import OpenApi3Loader
 from autofeedback._specs._regexes import drop_invalid_patterns
 from autofeedback._specs._swagger2 import SwaggerLoader
-from autofeedback._specs._text import parse_json_lines, parse_text
+from autofeedback._specs._text import bound_depth, parse_json_lines, parse_text
 
 __all__ = ["api_bank_optional", "api_bank_type", "load_spec", "load_spec_file"]
 
@@ -67,6 +67,8 @@ def _load(
     if isinstance(document, (str, bytes)):
         text = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
         document = parse_text(text, source)
+    elif isinstance(document, (dict, list)):
+        bound_depth(document, source)  # parsed elsewhere (a log record's tools): same bound
     files: list[Path] = []
     try:
         ops, servers = _dispatch(document, source, base_dir, outside_refs, files)

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 
 from autofeedback._exceptions import SpecError
 from autofeedback._model import Location, Operation, Parameter, Response
-from autofeedback._specs._common import Loaded, join, required_names, text
+from autofeedback._specs._common import Loaded, join, required_names, server_url, text
 from autofeedback._specs._refs import Resolver
 
 __all__ = ["OpenApi3Loader", "flag", "object_properties", "pick_media"]
@@ -88,7 +88,7 @@ class OpenApi3Loader:
     def servers(self) -> list[str]:
         servers = self.doc.get("servers") or []
         out = []
-        for server in servers if isinstance(servers, list) else []:
+        for i, server in enumerate(servers if isinstance(servers, list) else []):
             if not isinstance(server, dict) or not isinstance(server.get("url"), str):
                 continue
             url: str = server["url"]
@@ -97,6 +97,7 @@ class OpenApi3Loader:
                 for name, var in variables.items():
                     if isinstance(var, dict) and "default" in var:
                         url = url.replace("{" + str(name) + "}", str(var["default"]))
+            url = server_url(url, self.source, f"servers[{i}].url")
             out.append(url.rstrip("/") if url != "/" else url)
         return out
 

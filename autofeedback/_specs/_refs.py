@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from autofeedback._exceptions import SpecError
-from autofeedback._specs._common import join
+from autofeedback._specs._common import join, read_regular_file
 from autofeedback._specs._dialects import upgrade_node
 from autofeedback._specs._text import parse_text
 
@@ -125,7 +125,7 @@ class Resolver:
                     "too many referenced files", source=self.source, where=join(where, "$ref")
                 )
             try:
-                text = path.read_text(encoding="utf-8-sig")
+                text = read_regular_file(path).decode("utf-8-sig")
             except (OSError, UnicodeDecodeError) as exc:
                 raise SpecError(
                     f"cannot read referenced file {file_part!r}: {exc}",

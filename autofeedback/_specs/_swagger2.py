@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from autofeedback._model import Parameter
-from autofeedback._specs._common import text
+from autofeedback._specs._common import server_url, text
 from autofeedback._specs._openapi3 import (
     Body,
     OpenApi3Loader,
@@ -72,7 +72,9 @@ class SwaggerLoader(OpenApi3Loader):
             schemes = self.doc.get("schemes")
             schemes = schemes if isinstance(schemes, list) else []
             schemes = [s for s in schemes if isinstance(s, str)] or ["https"]
-            return [f"{s}://{host}{base}".rstrip("/") for s in schemes]
+            return [
+                server_url(f"{s}://{host}{base}".rstrip("/"), self.source, "host") for s in schemes
+            ]
         return [base] if base.strip("/") else []
 
     def raw_security_schemes(self) -> Any:

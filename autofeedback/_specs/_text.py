@@ -12,7 +12,12 @@ import yaml
 
 from autofeedback._exceptions import SpecError
 
-__all__ = ["MAX_NODES", "parse_json_lines", "parse_text"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "bound_depth", "parse_json_lines", "parse_text"]
+
+#: The deepest a spec may nest (objects and lists). Real specs stay under 40 (Stripe's
+#: 7 MB spec: 22); the walkers after the parser recurse, and libyaml's composer recurses
+#: in C, where 50,000 levels is a segmentation fault rather than an exception.
+MAX_DEPTH = 128
 
 #: The most values a parsed document may hold once YAML aliases are expanded. A real
 #: 3 MB spec (OpenAI's) holds 61,000; an alias bomb (a few lines whose
@@ -44,8 +49,83 @@ _YamlLoader.add_implicit_resolver(
 )
 
 
-def _load_yaml(text: str) -> Any:
-    return yaml.load(text, Loader=_YamlLoader)  # a SafeLoader subclass: no arbitrary objects
+def _load_yaml(text: str, source: str) -> Any:
+    _bound_yaml_depth(text, source)
+    try:
+        return yaml.load(text, Loader=_YamlLoader)  # a SafeLoader subclass: no arbitrary objects
+    except RecursionError as exc:
+        raise SpecError("the document is nested too deeply", source=source) from exc
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise SpecError(f"a value cannot be read: {str(exc).split(':')[0]}", source=source) from exc
+
+
+_LINE_HEAD = re.compile(r"\n[ ?-]{16,}")  # indentation and compact "- - -" entries
+_FLOW = re.compile(r"[\[\]{}]")
+
+
+def _bound_yaml_depth(text: str, source: str) -> None:
+    """Refuse YAML nested deeper than :data:`MAX_DEPTH` *before* the composer sees it.
+
+    A cheap upper bound first (the characters of indentation and compact ``- - -``
+    entries, plus flow brackets, quotes ignored); only text whose bound is over the
+    limit has its real depth counted, from the parser's events, which libyaml produces
+    without recursing. Aliases can deepen the document after this: :func:`_checked`
+    bounds that."""
+    indent = max([16, *map(len, _LINE_HEAD.findall("\n" + text))])  # \n + indentation
+    flow = deepest = 0
+    for m in _FLOW.finditer(text):
+        flow += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, flow)
+        if indent + deepest > MAX_DEPTH:
+            break
+    if indent + deepest <= MAX_DEPTH:
+        return
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_YamlLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _too_deep(source)
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the real load reports where the syntax breaks
+
+
+def _too_deep(source: str) -> SpecError:
+    return SpecError(f"the document nests deeper than {MAX_DEPTH} levels", source=source)
+
+
+def bound_depth(document: Any, source: str) -> Any:
+    """``document`` when it nests at most :data:`MAX_DEPTH` levels (walked without
+    recursion; shared YAML anchors are walked once)."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise _too_deep(source)
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return document
+
+
+def _load_json(text: str, source: str) -> Any:
+    """``json.loads`` with its two ways to fail on hostile input made :class:`SpecError`:
+    nesting past the C scanner's recursion limit, and integers of more than 4,300 digits."""
+    try:
+        document = json.loads(text)
+    except RecursionError as exc:
+        raise _too_deep(source) from exc
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            raise
+        raise SpecError(f"a value cannot be read: {str(exc).split(':')[0]}", source=source) from exc
+    return bound_depth(document, source) if isinstance(document, (dict, list)) else document
 
 
 def parse_text(text: str, source: str) -> Any:
@@ -54,14 +134,14 @@ def parse_text(text: str, source: str) -> Any:
         raise SpecError("the file is empty", source=source)
     if stripped[0] in "{[":
         try:
-            return json.loads(text)
+            return _load_json(text, source)
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and _looks_like_json_lines(text):
                 return parse_json_lines(text, source)
             json_error = exc
         # JSON-looking text may still be YAML flow style; report the JSON error if not.
         try:
-            return _checked(_jsonify(_load_yaml(text), {}), source, text)
+            return _checked(_jsonify(_load_yaml(text, source), {}), source, text)
         except yaml.YAMLError:
             raise SpecError(
                 f"invalid JSON: {json_error.msg}",
@@ -69,7 +149,7 @@ def parse_text(text: str, source: str) -> Any:
                 where=f"line {json_error.lineno}, column {json_error.colno}",
             ) from json_error
     try:
-        document = _load_yaml(text)
+        document = _load_yaml(text, source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -77,7 +157,11 @@ def parse_text(text: str, source: str) -> Any:
         raise SpecError(f"invalid YAML: {problem}", source=source, where=where) from exc
     if not isinstance(document, (dict, list)):
         raise SpecError("not a JSON or YAML document (expected an object or a list)", source=source)
-    return _checked(_jsonify(document, {}), source, text)
+    try:
+        jsonified = _jsonify(document, {})
+    except RecursionError as exc:
+        raise _too_deep(source) from exc
+    return _checked(jsonified, source, text)
 
 
 def _looks_like_json_lines(text: str) -> bool:
@@ -91,7 +175,7 @@ def parse_json_lines(text: str, source: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(_load_json(line, source))
         except json.JSONDecodeError as exc:
             raise SpecError(
                 f"invalid JSON: {exc.msg}",
@@ -173,4 +257,4 @@ def _checked(document: Any, source: str, text: str) -> Any:
             "refusing to load",
             source=source,
         )
-    return document
+    return bound_depth(document, source)

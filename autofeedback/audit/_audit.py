@@ -27,7 +27,7 @@ from typing import Any
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding
-from autofeedback._redact import redact
+from autofeedback._redact import redact, value_secrets
 from autofeedback._scan import Scanner, one_line
 
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
@@ -37,6 +37,7 @@ _KINDS = ("output", "call", "request")
 #: once, as bad options, instead of once per record
 NO_SPEC = "record has no 'tools' and no --spec was given"
 _MAX_LINE = 8 * 1024 * 1024
+_MAX_KEPT_TOOLS = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class _CatalogCache:
         self.base = base
         self._scanners: dict[str, Scanner] = {}
         self._base_scanner: Scanner | None = None
+        self._kept = 0  # characters of the tool lists behind ``_scanners``
         self.retriever = retriever
         self._checkers: dict[tuple[int, str], tuple[Scanner, Any]] = {}
 
@@ -155,14 +157,19 @@ class _CatalogCache:
             if self._base_scanner is None:
                 self._base_scanner = Scanner(self.base, retriever=self.retriever)
             return self._base_scanner
-        key = hashlib.sha256(json.dumps(tools, sort_keys=True, default=str).encode()).hexdigest()
+        text = json.dumps(tools, sort_keys=True, default=str)
+        key = hashlib.sha256(text.encode()).hexdigest()
         hit = self._scanners.get(key)
         if hit is None:
             catalog = ApiCatalog.from_tools(tools, source="<record tools>")
             if self.base is not None:
                 catalog = ApiCatalog.merge(catalog, self.base)
-            if len(self._scanners) > 1024:
+            # bounded by count and by size: a log of distinct 8 MiB tool lists must not
+            # keep a thousand of them (memory stays constant for any record under the cap)
+            if len(self._scanners) > 1024 or self._kept + len(text) > _MAX_KEPT_TOOLS:
                 self._scanners.clear()
+                self._kept = 0
+            self._kept += len(text)
             hit = self._scanners[key] = Scanner(catalog, retriever=self.retriever)
         return hit
 
@@ -187,6 +194,11 @@ def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
 
 def _record_id(record: Any, line: int) -> Any:
     rid = record.get("id", line) if isinstance(record, Mapping) else line
+    if isinstance(rid, str):
+        # an id is shown in every report: "Bearer ...", or a credential the record
+        # also sends, is masked there like anywhere else
+        secrets = value_secrets([v for k, v in record.items() if k != "id"])
+        rid = str(redact(rid, secrets=secrets))
     if rid is None or isinstance(rid, (str, int, float, bool)):
         return rid if not isinstance(rid, str) or len(rid) <= 200 else rid[:200] + "..."
     return line  # an id must be a scalar a report can show; the line number is one
@@ -290,6 +302,8 @@ def audit_lines(
     cache = _CatalogCache(catalog, retriever)
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if number == start:
+            text = text.removeprefix("\ufeff")  # a BOM is no part of the first record
         if not text.strip():
             continue
         if len(text) > _MAX_LINE:
@@ -342,6 +356,8 @@ def audit_units(
     cache = _CatalogCache(catalog, retriever)
     for unit in units:
         rid = unit.id if unit.id is not None else unit.line
+        if isinstance(rid, str):
+            rid = str(redact(rid))
         if unit.error is not None:
             yield AuditResult(rid, False, error=unit.error, line=unit.line)
             continue

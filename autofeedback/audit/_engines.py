@@ -105,9 +105,10 @@ def _read(path: str, start: int, end: int) -> bytes:
 
 
 def _text_lines(data: bytes) -> io.TextIOWrapper:
-    # the very reader the local engine iterates (universal newlines, bad UTF-8 replaced),
+    # the very reader the local engine iterates (lines end at "\n" only, a leading BOM
+    # dropped, bad UTF-8 replaced),
     # so both engines see the same lines
-    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace", newline="\n")
 
 
 def _count(data: bytes) -> int:

@@ -93,6 +93,7 @@ class _Buffer:
         self.pos = 0
         self.eof = False
         self.line = 1  # line number of ``pos`` in the whole stream
+        self.started = False
 
     def more(self) -> bool:
         if self.eof:
@@ -103,6 +104,9 @@ class _Buffer:
         if not chunk:
             self.eof = True
             return False
+        if not self.started:
+            self.started = True
+            chunk = chunk.removeprefix("\ufeff")  # a BOM before the HAR's first "{"
         self.line += self.text.count("\n", 0, self.pos)
         self.text = self.text[self.pos :] + chunk
         self.pos = 0
@@ -366,6 +370,8 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
     """
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+        if number == start:
+            text = text.removeprefix("\ufeff")
         if not text.strip():
             continue  # a blank line is no record (jq and pandas skip it too)
         try:

@@ -41,6 +41,21 @@ _Validator = extend(  # type: ignore[no-untyped-call]
     Draft202012Validator,
     {"oneOf": Draft202012Validator.VALIDATORS["anyOf"], **_PATTERN_KEYWORDS},
 )
+#: What validating against a schema the spec got wrong raises: jsonschema's own errors,
+#: and what its keywords raise on values of the wrong JSON type (``properties: []``,
+#: ``items: 5``: AttributeError) or out of float range (``minimum: 1e400``:
+#: OverflowError). The spec's problem, not the request's: such a check reports nothing.
+_SPEC_FAULTS: tuple[type[Exception], ...] = (
+    SchemaError,
+    UnknownType,
+    RecursionError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    ArithmeticError,
+)
 _validators: dict[int, tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _MAX_PER_PARAM = 3
@@ -55,11 +70,17 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def deserialize(text: Any, schema: Mapping[str, Any], param: Parameter | None = None) -> Any:
+def deserialize(
+    text: Any, schema: Mapping[str, Any], param: Parameter | None = None, depth: int = 0
+) -> Any:
     """Read a URL/header value as the schema's type; leave it as it is when it cannot be.
+    A schema typed only through ``allOf``/``oneOf``/``anyOf`` reads it as the first
+    branch that can.
 
     >>> deserialize("10", {"type": "integer"})
     10
+    >>> deserialize("false", {"oneOf": [{"type": "boolean"}]})
+    False
     >>> deserialize("a,b", {"type": "array", "items": {"type": "string"}})
     ['a', 'b']
     """
@@ -91,6 +112,14 @@ def deserialize(text: Any, schema: Mapping[str, Any], param: Parameter | None = 
             return [deserialize(p, items if isinstance(items, Mapping) else {}) for p in parts]
         if t == "string":
             return text
+    if depth < 8:  # a type given only through a composition: {oneOf: [{$ref: ...boolean}]}
+        for key in ("allOf", "oneOf", "anyOf"):
+            branches = schema.get(key)
+            for branch in branches if isinstance(branches, list) else ():
+                if isinstance(branch, Mapping):
+                    value = deserialize(text, branch, param, depth + 1)
+                    if value is not text:
+                        return value
     return text
 
 
@@ -162,7 +191,7 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
         value = deserialize(value, schema, param)
     try:
         found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return  # a schema the spec got wrong is the spec's problem, not the request's
     errors = sorted(
         (pair for group in found for pair in group),
@@ -353,7 +382,7 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
     by_name = {param.name: (arg, param) for arg, param in matched}
     try:
         found = [_branch_errors(e) for e in _validator(schema).iter_errors(body)]
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return
     errors = sorted(
         (
@@ -393,7 +422,7 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
         return False
     try:
         return bool(validator.is_valid(arguments))
-    except (SchemaError, UnknownType, RecursionError, ValueError, TypeError):
+    except _SPEC_FAULTS:
         return False
 
 
@@ -464,6 +493,30 @@ def _compilable(schema: Any, depth: int = 0) -> bool:
     return True
 
 
+#: The most values (objects, lists, scalars) a schema may hold to be compiled. Compiling
+#: generates Python source that spells out every value: a 100,000-value enum from one
+#: hostile log record cost 987 MB. Real tool schemas hold tens of values, big request
+#: bodies a few thousand; past this, jsonschema (no compiled copy) validates.
+_MAX_COMPILED_VALUES = 20_000
+
+
+def _small(schema: Any) -> bool:
+    """Whether ``schema`` holds at most :data:`_MAX_COMPILED_VALUES` values (walked
+    without recursion; stops as soon as it is over)."""
+    budget = _MAX_COMPILED_VALUES
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        if isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return True
+
+
 def _format(name: str) -> Callable[[Any], bool]:
     # the detailed path's format checker, so both paths agree on every format
     return lambda value: _FORMATS.conforms(value, name)
@@ -479,22 +532,27 @@ def _strict_validator(op: Operation) -> Any:
         "required": [p.name for p in op.parameters if p.required],
         "additionalProperties": False,
     }
-    if _compilable(schema):
+    if _compilable(schema) and _small(schema):
         import fastjsonschema
 
         formats = {name: _format(name) for name in _FORMATS.checkers}
         # fastjsonschema runs `pattern` with Python's backtracking re: each pattern
         # becomes a custom format checked by the linear-time engine instead
         schema = _patterns_as_formats(schema, formats)
+        faults: tuple[type[Exception], ...] = (
+            fastjsonschema.JsonSchemaDefinitionException,
+            re.error,
+            *_SPEC_FAULTS,
+        )
         try:
             compiled = fastjsonschema.compile(schema, formats=formats, use_default=False)
-        except (fastjsonschema.JsonSchemaDefinitionException, ValueError, TypeError, re.error):
+        except faults:
             pass
         else:
             return _Compiled(compiled)
     try:
         return _Validator(schema, format_checker=_FORMATS)
-    except (SchemaError, TypeError, ValueError):
+    except _SPEC_FAULTS:
         return None
 
 

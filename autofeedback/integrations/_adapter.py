@@ -22,6 +22,7 @@ import dataclasses
 import json
 import logging
 import warnings
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,7 +42,14 @@ from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
-from autofeedback._redact import auth_names, is_sensitive, redact, redact_finding, url_secrets
+from autofeedback._redact import (
+    auth_names,
+    credential_values,
+    is_sensitive,
+    redact,
+    redact_finding,
+    url_secrets,
+)
 from autofeedback._scan import Scanner, unreadable
 from autofeedback.checks._check_values import deserialize
 from autofeedback.integrations._guard import SpecLike, as_catalog
@@ -167,7 +175,7 @@ def _secrets(request: requests.PreparedRequest, names: Iterable[str] = ()) -> li
     found = [
         v for k, v in request.headers.items() if is_sensitive(k, names) and isinstance(v, str) and v
     ]
-    found += [p for v in found for p in v.split()[1:2]]  # "Bearer abc": abc alone too
+    found = [p for v in found for p in credential_values(v)]  # "Bearer abc": abc too...
     found += url_secrets(request.url or "", names)
     # longest first, so a token is not left half-redacted by a shorter one inside it
     return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
@@ -177,28 +185,136 @@ def _scrub(text: str, secrets: Iterable[str], names: Iterable[str] = ()) -> str:
     return str(redact(text, names=names, secrets=secrets))
 
 
-def _body(request: requests.PreparedRequest) -> tuple[Any, bool]:
-    """The request body as the checks read it, and whether it could be read at all."""
+def _is_json(media: str) -> bool:
+    return media == "application/json" or media.endswith("+json")
+
+
+def _wants_json(catalog: ApiCatalog, method: str, url: str) -> str | None:
+    """The name of the operation ``method url`` calls when it documents a JSON body."""
+    match = catalog.match_http(method, url)
+    if match is None:
+        return None
+    op = match[0]
+    media = (op.body_media or "application/json").split(";")[0].strip().lower()
+    return op.name if op.body_schema is not None and _is_json(media) else None
+
+
+def _unread(why: str, operation: str | None) -> Finding:
+    """The finding for a body the operation documents as JSON that the guard cannot
+    read: a guard that cannot check a body must not let it through as if it had."""
+    return Finding(
+        "E1",
+        ("body",),
+        None,
+        expected="application/json",
+        message=f"the request body could not be checked: {why}",
+        operation=operation,
+    )
+
+
+def _inflate(data: bytes, coding: str) -> bytes:
+    """``data`` decompressed (gzip or deflate), never past the checked-body limit."""
+    wbits = 16 + zlib.MAX_WBITS if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS
+    inflater = zlib.decompressobj(wbits)
+    out = inflater.decompress(data, _MAX_CHECKED_BODY + 1)
+    if len(out) > _MAX_CHECKED_BODY:
+        raise ValueError(f"it inflates to more than {_MAX_CHECKED_BODY:,} bytes")
+    if not inflater.eof:
+        raise ValueError(f"the {coding} stream is truncated")
+    return out
+
+
+def _decode(data: bytes, charset: str | None, json_body: bool) -> str:
+    if charset:
+        return data.decode(charset)  # LookupError / UnicodeDecodeError: unreadable
+    if json_body:  # RFC 8259: UTF-8, or UTF-16/32 told by the first bytes (or a BOM)
+        return data.decode(json.detect_encoding(data))
+    return data.decode("utf-8", errors="replace")
+
+
+def _body(
+    request: requests.PreparedRequest, operation: str | None = None
+) -> tuple[Any, bool, list[Finding]]:
+    """The request body as the checks read it, whether it could be read at all, and the
+    findings about reading it. ``operation`` names the operation when it documents a JSON
+    body: then a body the guard cannot read (a stream, a compression it does not know,
+    more than 2 MiB, broken JSON, another media type) is a finding, never a pass."""
     raw = request.body
     if raw is None or raw in (b"", ""):
-        return None, True
+        return None, True, []
+    problems: list[Finding] = []
+
+    def unreadable(why: str) -> tuple[Any, bool, list[Finding]]:
+        return None, False, [_unread(why, operation)] if operation else []
+
     if not isinstance(raw, (bytes, str)):
-        return None, False  # a stream or file: not ours to consume
-    if len(raw) > _MAX_CHECKED_BODY:
-        return None, False
-    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    ctype = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-    if ctype == "application/json" or ctype.endswith("+json"):
+        return unreadable(
+            f"it is a stream ({type(raw).__name__}), which cannot be read without "
+            "consuming it; send bytes to have it checked"
+        )
+    header = request.headers.get("Content-Type") or ""
+    ctype = header.split(";")[0].strip().lower()
+    charset = next(
+        (
+            part.split("=", 1)[1].strip().strip('"')
+            for part in header.split(";")[1:]
+            if part.strip().lower().startswith("charset=")
+        ),
+        None,
+    )
+    coding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+    data = raw.encode("utf-8", errors="surrogatepass") if isinstance(raw, str) else raw
+    if len(data) > _MAX_CHECKED_BODY and coding == "identity":
+        return unreadable(f"it is larger than {_MAX_CHECKED_BODY:,} bytes")
+    if coding != "identity":
+        if coding not in ("gzip", "x-gzip", "deflate"):
+            return unreadable(f"Content-Encoding {coding!r} is not read by the guard")
         try:
-            return json.loads(text), True
-        except ValueError:
-            return None, False
-    if ctype == "application/x-www-form-urlencoded":
+            data = _inflate(data, coding)
+        except (zlib.error, ValueError) as exc:
+            return unreadable(str(exc))
+    json_body = _is_json(ctype) or (operation is not None and ctype in ("", "text/plain"))
+    try:
+        text = (
+            raw
+            if isinstance(raw, str) and coding == "identity"
+            else _decode(data, charset, json_body)
+        )
+    except (LookupError, UnicodeDecodeError) as exc:
+        return unreadable(f"it is not text in {charset or 'UTF-8'} ({type(exc).__name__})")
+    if ctype == "application/x-www-form-urlencoded" and not _is_json(ctype):
         form: dict[str, Any] = {}
         for k, v in parse_qsl(text, keep_blank_values=True):
             form.setdefault(k, []).append(v)
-        return {k: v[0] if len(v) == 1 else v for k, v in form.items()}, True
-    return None, False
+        return {k: v[0] if len(v) == 1 else v for k, v in form.items()}, True, []
+    if not json_body:
+        if operation is not None:
+            return unreadable(f"it is sent as {ctype!r}; the operation documents JSON")
+        return None, False, []
+    if not _is_json(ctype):
+        problems.append(
+            Finding(
+                "E4.1",
+                ("header", "Content-Type"),
+                ctype or None,
+                expected="application/json",
+                message=(
+                    f"the JSON body is sent as {ctype!r}"
+                    if ctype
+                    else "the JSON body is sent without a Content-Type"
+                )
+                + "; servers may not read it as JSON",
+                severity="warning",
+                operation=operation,
+            )
+        )
+    try:
+        return json.loads(text.removeprefix("\ufeff")), True, problems
+    except (ValueError, RecursionError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+        if operation is None:
+            return None, False, []
+        return None, False, [*problems, _unread(f"it is not valid JSON ({reason})", operation)]
 
 
 def _typed_form(body: Mapping[str, Any], catalog: ApiCatalog, method: str, url: str) -> Any:
@@ -234,7 +350,12 @@ class HttpGuard:
     ) -> None:
         catalog = as_catalog(spec_or_catalog)
         if base_url:
-            if not urlsplit(base_url).netloc:
+            try:
+                netloc = urlsplit(base_url).netloc
+                urlsplit(base_url).port  # noqa: B018 - raises on a port out of range
+            except ValueError:  # http://[::1
+                netloc = ""
+            if not netloc:
                 raise ConfigurationError(f"base_url must be an absolute URL, got {base_url!r}")
             catalog = ApiCatalog(
                 catalog.operations, servers=[base_url, *catalog.servers], source=catalog.source
@@ -281,7 +402,7 @@ class HttpGuard:
     def _violation(self, request: requests.PreparedRequest) -> Violation | None:
         method = (request.method or "GET").upper()
         url = request.url or ""
-        body, readable = _body(request)
+        body, readable, body_findings = _body(request, _wants_json(self.catalog, method, url))
         if isinstance(body, Mapping) and "form" in (request.headers.get("Content-Type") or ""):
             body = _typed_form(body, self.catalog, method, url)
         api_request = ApiRequest(
@@ -291,7 +412,7 @@ class HttpGuard:
             body=body,
             format="request",
         )
-        findings = list(self.scanner.iter_findings(api_request))
+        findings = [*body_findings, *self.scanner.iter_findings(api_request)]
         if not readable:
             # a body we could not read is not a missing body
             findings = [

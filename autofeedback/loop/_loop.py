@@ -62,6 +62,7 @@ from autofeedback._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
+from autofeedback._redact import auth_names, credential_values, redact_finding
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
@@ -215,7 +216,13 @@ class FeedbackLoop:
         self.focus_docs = focus_docs
         self.repeat_retries = repeat_retries
         self.constrain = constrain
-        self._secrets = [v for k, v in self.headers.items() if k.lower() in SENSITIVE and v]
+        self._auth_names = auth_names(self.catalog)
+        self._secrets = [
+            p
+            for k, v in self.headers.items()
+            if k.lower() in SENSITIVE and v
+            for p in credential_values(v)
+        ]
 
     # -- pieces -----------------------------------------------------------------------
 
@@ -307,6 +314,11 @@ class FeedbackLoop:
             else:
                 assert request is not None
                 findings = list(self.scanner.iter_findings(request, instruction=intent))
+            if self._secrets:  # the loop's own credentials, echoed in the request
+                findings = [
+                    redact_finding(f, names=self._auth_names, secrets=self._secrets)
+                    for f in findings
+                ]
             for f in findings:
                 self._fire("finding", f)
             errors = [f for f in findings if f.severity == "error"]

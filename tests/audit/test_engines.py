@@ -40,8 +40,8 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 
 def open_lines(path: str) -> list[str]:
-    """The lines the local engine reads (universal newlines, bad UTF-8 replaced)."""
-    with open(path, encoding="utf-8", errors="replace") as f:
+    """The lines the local engine reads (ended by "\n" only, bad UTF-8 replaced)."""
+    with open(path, encoding="utf-8-sig", errors="replace", newline="\n") as f:
         return list(f)
 
 
@@ -54,7 +54,8 @@ def _records() -> list[bytes]:
         {"request": {"method": "GET", "url": "https://x.test/ping"}},
     ]
     lines = [json.dumps(c, ensure_ascii=False).encode() + b"\n" for c in calls]
-    # what real logs hold too: blank lines, CRLF, a lone CR, broken JSON, bad UTF-8
+    # what real logs hold too: blank lines, CRLF, a lone CR (JSON Lines ends a record
+    # at "\n" only: one bad line, not two), broken JSON, bad UTF-8
     lines += [b"\n", b'{"call": {"name": "get_weather", "arguments": {}}}\r\n', b"{broken\n"]
     lines += [b'{"output": "\xff\xfe not utf-8"}\n', b'{"output": "a"}\r{"output": "b"}\n']
     return lines
@@ -77,8 +78,7 @@ def test_partitions_start_lines_and_cover_the_file(big_log: str) -> None:
     assert ranges[0][0] == 0 and ranges[-1][1] == len(data) and len(ranges) > 10
     for (_, end), (start, _) in itertools.pairwise(ranges):
         assert end == start and data[start - 1 : start] == b"\n"
-    with open(big_log, encoding="utf-8", errors="replace") as f:
-        total = sum(1 for _ in f)
+    total = len(open_lines(big_log))
     assert sum(count_lines(big_log, a, b) for a, b in ranges) == total
 
 

@@ -1,0 +1,79 @@
+"""The E2 path of HTTP requests (issue 18 item 8): what does not change per request is
+worked out once per catalog, and a log that repeats a mistake pays for it once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autofeedback import ApiCatalog, Scanner
+
+WORDS = ["books", "authors", "orders", "users", "reviews", "stores", "items", "tags"]
+
+
+def _catalog(n: int) -> ApiCatalog:
+    paths: dict[str, Any] = {}
+    for i in range(n):
+        a, b = WORDS[i % len(WORDS)], WORDS[(i // len(WORDS)) % len(WORDS)]
+        paths[f"/v{i}/{a}/{{id}}/{b}"] = {
+            "get": {"operationId": f"op{i}", "responses": {}},
+            "post": {"operationId": f"post{i}", "responses": {}},
+        }
+    return ApiCatalog.from_obj({"openapi": "3.0.0", "paths": paths})
+
+
+BIG = _catalog(1_000)  # 2,000 operations
+
+
+def _codes(scanner: Scanner, url: str) -> list[tuple[str, Any, Any]]:
+    return [(f.code, f.suggestion, f.message) for f in scanner.iter_findings(url)]
+
+
+def test_a_repeated_mistake_costs_a_fraction_of_the_first() -> None:
+    scanner = Scanner(BIG, retriever=None)
+    mistakes = [f"GET /v{i}/bokos/7/authors" for i in range(0, 1_000, 50)]  # 20 distinct
+    t = time.perf_counter()
+    first = [_codes(scanner, m) for m in mistakes]
+    cold = (time.perf_counter() - t) / len(mistakes)
+    t = time.perf_counter()
+    for _ in range(10):
+        again = [_codes(scanner, m) for m in mistakes]
+    warm = (time.perf_counter() - t) / (10 * len(mistakes))
+    assert again == first and all(c[0][0] == "E2" for c in first)
+    # every operation was compared with the path on each record before: no faster
+    assert warm * 5 < cold, f"first {cold * 1e3:.2f} ms, repeated {warm * 1e3:.2f} ms"
+
+
+SMALL = _catalog(40)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    method=st.sampled_from(["GET", "POST", "DELETE"]),
+    segments=st.lists(
+        st.one_of(
+            st.sampled_from(["v3", "V3", "v_3", "books", "Books", "book-s", "7", "{id}"]),
+            st.sampled_from(WORDS),
+            st.text("abcdefgh_-", min_size=1, max_size=6),
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_the_verdict_on_a_path_is_the_same_every_time(method: str, segments: list[str]) -> None:
+    url = f"{method} /" + "/".join(segments)
+    fresh = _codes(Scanner(_catalog(40), retriever=None), url)  # a new catalog, new index
+    shared = Scanner(SMALL, retriever=None)
+    assert _codes(shared, url) == fresh
+    assert _codes(shared, url) == fresh  # from the memo
+
+
+def test_a_literal_variant_of_a_path_is_still_e2_2() -> None:
+    scanner = Scanner(SMALL, retriever=None)
+    [f] = scanner.iter_findings("GET /V0/Books/7/Books")
+    assert (f.code, f.suggestion) == ("E2.2", "GET /v0/books/{id}/books")
+    [f] = scanner.iter_findings("PUT /v0/books/7/books")
+    assert (f.code, f.location, f.expected) == ("E2", ("method",), ["GET", "POST"])

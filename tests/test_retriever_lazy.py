@@ -1,0 +1,66 @@
+"""Big specs and the first answer (issue 18 item 8): the catalog's names are embedded
+on the first semantic name comparison, not before the first answer; a big catalog is
+embedded in chunks behind a progress bar, to the same vectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autofeedback import ApiCatalog, Scanner
+
+WORDS = ["books", "authors", "orders", "users", "reviews", "stores", "items", "tags"]
+
+
+def _catalog(n: int, tag: str) -> ApiCatalog:
+    paths: dict[str, Any] = {}
+    for i in range(n):
+        a, b = WORDS[i % len(WORDS)], WORDS[(i // len(WORDS)) % len(WORDS)]
+        paths[f"/{tag}{i}/{a}/{{id}}/{b}"] = {
+            "get": {
+                "operationId": f"{tag}List{a.title()}Of{b.title()}{i}",
+                "description": f"List the {b} of one of the {a} ({tag} {i}).",
+                "parameters": [{"name": f"{b}_limit", "in": "query", "schema": {}}],
+                "responses": {},
+            }
+        }
+    return ApiCatalog.from_obj({"openapi": "3.0.0", "paths": paths})
+
+
+def test_a_right_request_does_not_wait_for_the_catalogs_names(api_retriever: Any) -> None:
+    catalog = _catalog(300, "lazy")
+    key = (catalog.fingerprint, api_retriever.embedder.name)
+    scanner = Scanner(catalog, retriever=api_retriever)
+    found = list(scanner.iter_findings("GET /lazy7/tags/1/books", instruction="books of tag 1"))
+    assert [f.code for f in found if f.severity == "error"] == []
+    assert key not in api_retriever._preloaded  # names: not needed for this answer
+    # the first request with an unknown name loads them, once
+    list(scanner.iter_findings("GET /lazy7/tags/1/books?books_limt=3"))
+    assert key in api_retriever._preloaded
+
+
+def test_chunked_embedding_with_a_progress_bar_gives_the_same_vectors(api_retriever: Any) -> None:
+    from retriever import ApiRetriever
+
+    texts = [f"list the {w} of store {i}" for i in range(600) for w in WORDS[:1]]
+    shown = ApiRetriever(api_retriever.embedder, progress=True, cache_dir=api_retriever.cache_dir)
+    plain = np.asarray(api_retriever.embedder.embed(texts), dtype=np.float32)
+    chunked = shown._embed(texts, "embedding test texts")
+    assert chunked.shape == plain.shape
+    assert np.allclose(chunked, plain, atol=1e-5)
+
+
+def test_a_catalog_is_freed_after_its_e2_verdicts_were_memoised(api_retriever: Any) -> None:
+    # a log record's catalog: the E2 memo must not keep it (nor its scanner) alive
+    import gc
+    import weakref
+
+    catalog = _catalog(20, "gone")
+    scanner = Scanner(catalog, retriever=api_retriever)
+    [f] = scanner.iter_findings("GET /Gone7/Tags/1/Books")  # E2.2: no name embedded yet
+    assert f.code == "E2.2"
+    alive = weakref.ref(catalog)
+    del scanner, catalog
+    gc.collect()
+    assert alive() is None
