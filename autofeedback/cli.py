@@ -176,6 +176,7 @@ def _parser() -> argparse.ArgumentParser:
         "APIs with documented parameters (default on for local models; an "
         "OpenAI-compatible server needs structured outputs)",
     )
+    _proxy_parser(sub)
     return p
 
 
@@ -232,6 +233,8 @@ def run(
             return _index(args, out)
         if args.command == "run":
             return _run_loop(args, out)
+        if args.command == "proxy":
+            return _proxy(args, out, err)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{exc}\n")
@@ -701,3 +704,41 @@ def _print_attempt(console: Any, attempt: Any) -> None:
         body.append(f"{attempt.feedback_kind} feedback:\n", style="bold magenta")
         body.append(attempt.feedback)
     console.print(Panel(body, title=f"attempt {attempt.number}", expand=False))
+
+
+# -- proxy (issue 17): an OpenAI-compatible proxy that checks tool calls -------------
+
+
+def _proxy_parser(sub: Any) -> None:
+    px = sub.add_parser(
+        "proxy", help="an OpenAI-compatible proxy that checks tool calls and asks again"
+    )
+    px.add_argument("--upstream", required=True, help="e.g. http://127.0.0.1:8080/v1")
+    px.add_argument("--host", default="127.0.0.1")
+    px.add_argument("--port", type=int, default=8787)
+    px.add_argument("--spec", help="an OpenAPI document that judges the tools it names")
+    px.add_argument("--max-rounds", type=int, default=3, help="requests upstream per call")
+    px.add_argument("--token-budget", type=int, help="stop asking again past this many tokens")
+    px.add_argument("--semantic", action="store_true", help="also the semantic checks (E2.3, E3.3)")
+
+
+def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    try:
+        from autofeedback.integrations._proxy import run_proxy
+    except ImportError as exc:
+        err.write(
+            f"autofeedback: error: the proxy needs starlette, uvicorn and httpx ({exc.name} "
+            "is missing): pip install 'autofeedback[proxy]'\n"
+        )
+        return 2
+    return run_proxy(
+        args.upstream,
+        host=args.host,
+        port=args.port,
+        spec=args.spec,
+        max_rounds=args.max_rounds,
+        token_budget=args.token_budget,
+        semantic=args.semantic,
+        stdout=out,
+        stderr=err,
+    )
