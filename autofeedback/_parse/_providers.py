@@ -27,7 +27,7 @@ from typing import Any
 
 from autofeedback._model import RequestFormat, ToolCallShape
 
-__all__ = ["RawToolCall", "find_tool_calls", "shape_format"]
+__all__ = ["RawToolCall", "find_tool_calls", "provider_tools", "shape_format"]
 
 #: Containers followed at most this deep (a response holds a message holds blocks).
 _MAX_DEPTH = 6
@@ -144,3 +144,69 @@ def shape_format(shape: ToolCallShape) -> RequestFormat:
     'native'
     """
     return _FORMATS[shape]
+
+
+def provider_tools(tools: Any) -> Any:
+    """Tool definitions of any provider as OpenAI-style function entries.
+
+    Anthropic ``{"name", "input_schema"}``, OpenAI Responses ``{"type": "function",
+    "name", "parameters"}``, Gemini ``{"functionDeclarations": [...]}`` and Bedrock
+    ``{"toolSpec": {"name", "inputSchema": {"json": ...}}}`` (or a whole ``toolConfig``)
+    become ``{"name", "description", "parameters"}``; anything else is kept as it is, for
+    the spec loader to judge.
+
+    >>> provider_tools([{"name": "f", "input_schema": {"type": "object"}}])
+    [{'name': 'f', 'parameters': {'type': 'object'}}]
+    """
+    if isinstance(tools, Mapping) and isinstance(tools.get("tools"), list):
+        tools = tools["tools"]  # a Bedrock toolConfig
+    if not isinstance(tools, list):
+        return tools
+    out: list[Any] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            out.append(tool)
+            continue
+        declarations = tool.get("functionDeclarations") or tool.get("function_declarations")
+        if isinstance(declarations, list):
+            for d in declarations:
+                entry = _function(d, ("parameters", "parametersJsonSchema"))
+                if isinstance(entry, dict):  # Gemini's OpenAPI subset writes "STRING"
+                    entry["parameters"] = _lower_types(entry["parameters"])
+                out.append(entry)
+        elif isinstance(tool.get("toolSpec"), Mapping):
+            spec = tool["toolSpec"]
+            schema = spec.get("inputSchema")
+            schema = schema.get("json") if isinstance(schema, Mapping) else None
+            out.append(_function({**spec, "parameters": schema}, ("parameters",)))
+        elif "input_schema" in tool and "name" in tool:
+            out.append(_function(tool, ("input_schema",)))
+        elif tool.get("type") == "function" and "name" in tool and "function" not in tool:
+            out.append(_function(tool, ("parameters",)))
+        else:
+            out.append(tool)
+    return out
+
+
+def _function(tool: Any, schema_keys: tuple[str, ...]) -> Any:
+    if not isinstance(tool, Mapping):
+        return tool
+    entry: dict[str, Any] = {"name": tool.get("name")}
+    if tool.get("description"):
+        entry["description"] = tool["description"]
+    schema = next((tool[k] for k in schema_keys if tool.get(k) is not None), None)
+    entry["parameters"] = schema if schema is not None else {"type": "object", "properties": {}}
+    return entry
+
+
+def _lower_types(schema: Any, depth: int = 0) -> Any:
+    if depth > 64:
+        return schema
+    if isinstance(schema, list):
+        return [_lower_types(v, depth + 1) for v in schema]
+    if not isinstance(schema, Mapping):
+        return schema
+    out = {k: _lower_types(v, depth + 1) for k, v in schema.items()}
+    if isinstance(out.get("type"), str):
+        out["type"] = out["type"].lower()
+    return out

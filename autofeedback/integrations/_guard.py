@@ -28,7 +28,7 @@ from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallReje
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, ToolCallShape
-from autofeedback._parse._providers import find_tool_calls, shape_format
+from autofeedback._parse._providers import find_tool_calls, provider_tools, shape_format
 from autofeedback._scan import Scanner, one_line
 
 __all__ = [
@@ -64,7 +64,8 @@ def as_catalog(spec: SpecLike) -> ApiCatalog:
             raise SpecError("no such spec file", source=str(path))
         return ApiCatalog.from_file(path)
     if isinstance(spec, (Sequence, Mapping)) and not isinstance(spec, (bytes, bytearray)):
-        return ApiCatalog.from_obj(spec, source="<tools>")
+        # Anthropic / Gemini / Bedrock / Responses tool definitions read as OpenAI's
+        return ApiCatalog.from_obj(provider_tools(spec), source="<tools>")
     raise ConfigurationError(
         f"expected an ApiCatalog, a spec path or a parsed spec, got {type(spec).__name__}"
     )
