@@ -46,6 +46,7 @@ if _TYPE_CHECKING:
     )
     from autofeedback.integrations._guard import check_tool_calls, guard, guard_tool, tool_messages
     from autofeedback.integrations._langchain import guard_langchain_tool
+    from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
     from autofeedback.loop._explain import Explanation, explain_response
     from autofeedback.loop._llm import (
         CallableLLM,
@@ -72,6 +73,8 @@ _LAZY: dict[str, str] = {
     "guard_tool": "autofeedback.integrations._guard",
     "tool_messages": "autofeedback.integrations._guard",
     "guard_langchain_tool": "autofeedback.integrations._langchain",
+    "ProxyConfig": "autofeedback.integrations._proxy",
+    "create_proxy_app": "autofeedback.integrations._proxy",
     "Explanation": "autofeedback.loop._explain",
     "explain_response": "autofeedback.loop._explain",
     "DocumentedResponse": "autofeedback.checks._check_response",
@@ -132,6 +135,7 @@ __all__ = [
     "Operation",
     "Parameter",
     "ParseResult",
+    "ProxyConfig",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -146,6 +150,7 @@ __all__ = [
     "Usage",
     "audit_lines",
     "check_tool_calls",
+    "create_proxy_app",
     "explain_response",
     "function_path",
     "guard",

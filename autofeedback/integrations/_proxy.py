@@ -48,7 +48,7 @@ from autofeedback._model import ApiRequest
 from autofeedback._scan import Scanner
 from autofeedback.integrations._guard import _Call, _call_findings, _errors_first
 
-__all__ = ["ProxyConfig", "create_app", "run_proxy"]
+__all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
 _log = logging.getLogger("autofeedback.proxy")
 
@@ -127,10 +127,10 @@ class ProxyConfig:
 # ------------------------------------------------------------------ the ASGI app
 
 
-def create_app(config: ProxyConfig) -> Starlette:
+def create_proxy_app(config: ProxyConfig) -> Starlette:
     """The proxy as an ASGI app (serve it with uvicorn, or mount it).
 
-    >>> app = create_app(ProxyConfig("http://127.0.0.1:8080/v1"))
+    >>> app = create_proxy_app(ProxyConfig("http://127.0.0.1:8080/v1"))
     >>> type(app).__name__
     'Starlette'
     """
@@ -571,5 +571,5 @@ def run_proxy(
         f"(max {config.max_rounds} rounds)\n"
     )
     stdout.flush()
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    uvicorn.run(create_proxy_app(config), host=host, port=port, log_level="warning")
     return 0

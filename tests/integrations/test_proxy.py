@@ -24,7 +24,7 @@ import uvicorn  # noqa: E402
 
 from autofeedback import ApiCatalog  # noqa: E402
 from autofeedback.cli import run as cli_run  # noqa: E402
-from autofeedback.integrations._proxy import ProxyConfig, create_app  # noqa: E402
+from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app  # noqa: E402
 
 SECRET = "sk-proxy-test-9f8e7d6c5b4a3210fedcba"
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
@@ -224,7 +224,7 @@ class Proxy:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         cfg = uvicorn.Config(
-            create_app(config),
+            create_proxy_app(config),
             host="127.0.0.1",
             port=self.port,
             log_level="warning",

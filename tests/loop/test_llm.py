@@ -459,8 +459,11 @@ def test_openai_native_tool_calling(endpoint: tuple[FakeEndpoint, str]) -> None:
         "type": "function",
         "function": {"name": "searchBooks", "arguments": '{"query": "dune"}'},
     }
-    state.status, state.body = 200, json.dumps(
-        {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    state.status, state.body = (
+        200,
+        json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+        ),
     )
     catalog = ApiCatalog.from_file(Path(__file__).parents[2] / "specs/examples/bookshop.yaml")
     llm = OpenAICompatibleLLM(url, model="qwen", tools=catalog)
