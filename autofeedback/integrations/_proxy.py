@@ -196,13 +196,35 @@ async def _handle(config: ProxyConfig, client: httpx.AsyncClient, request: Reque
             kind = "chat" if path.endswith("/chat/completions") else "responses"
             if payload["tools"] and not (kind == "responses" and payload.get("stream")):
                 try:
-                    return await _checked(config, client, request, target, payload, kind)
+                    scanner = config.scanner(payload["tools"])
+                except AutoFeedbackError as exc:
+                    # tools the spec loader cannot read: the agent still gets its answer
+                    reason = " ".join(str(exc).split())[:200]
+                    _log.warning("tools not checked: %s", _scrub(reason, secret))
+                    note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
+                    return await _forward(config, client, request, target, body, note)
+                try:
+                    return await _checked(client, request, target, payload, kind, scanner, config)
                 except httpx.HTTPError as exc:
                     return _unreachable(config, exc, secret)
+                except Exception as exc:  # a bug of ours must not become a traceback
+                    _log.error("proxy error: %s", _scrub(f"{type(exc).__name__}: {exc}", secret))
+                    return _error(500, "autofeedback proxy error", "proxy_error")
+    return await _forward(config, client, request, target, body, None)
+
+
+async def _forward(
+    config: ProxyConfig,
+    client: httpx.AsyncClient,
+    request: Request,
+    target: httpx.URL,
+    body: bytes,
+    note: str | None,
+) -> Response:
     try:
-        return await _pass_through(client, request, target, body)
+        return await _pass_through(client, request, target, body, note)
     except httpx.HTTPError as exc:
-        return _unreachable(config, exc, secret)
+        return _unreachable(config, exc, _secret_of(request))
 
 
 def _unreachable(config: ProxyConfig, exc: httpx.HTTPError, secret: str | None) -> JSONResponse:
@@ -214,7 +236,11 @@ def _unreachable(config: ProxyConfig, exc: httpx.HTTPError, secret: str | None) 
 
 
 async def _pass_through(
-    client: httpx.AsyncClient, request: Request, target: httpx.URL, body: bytes
+    client: httpx.AsyncClient,
+    request: Request,
+    target: httpx.URL,
+    body: bytes,
+    note: str | None = None,
 ) -> Response:
     upstream_request = client.build_request(
         request.method, target, headers=_forward_headers(request), content=body
@@ -224,6 +250,8 @@ async def _pass_through(
         "%s %s -> %d (passed through)", request.method, request.url.path, response.status_code
     )
     headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
+    if note is not None:
+        headers[_HEADER] = note
 
     async def body_iter() -> AsyncIterator[bytes]:
         try:
@@ -360,20 +388,15 @@ def _feedback(call: _Call, findings: list[Finding], scanner: Scanner) -> str:
 
 
 async def _checked(
-    config: ProxyConfig,
     client: httpx.AsyncClient,
     request: Request,
     target: httpx.URL,
     payload: dict[str, Any],
     kind: str,
+    scanner: Scanner,
+    config: ProxyConfig,
 ) -> Response:
     started = time.perf_counter()
-    try:
-        scanner = config.scanner(payload["tools"])
-    except AutoFeedbackError as exc:
-        return _error(
-            400, f"autofeedback cannot read the request's tools: {exc}", "invalid_request_error"
-        )
     stream = bool(payload.get("stream"))
     include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
     body = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}

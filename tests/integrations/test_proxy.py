@@ -505,3 +505,19 @@ def test_cli_proxy_bad_configuration() -> None:
         == 2
     )
     assert "--max-rounds must be at least 1" in err.getvalue()
+
+
+def test_unreadable_tools_pass_through_unchecked(upstream: Upstream, proxy: Proxy) -> None:
+    """Tools the spec loader cannot read must not cost the agent its answer: the request
+    goes through as it is and the header says it was not checked."""
+    upstream.script.append(completion({"City": "Paris"}))
+    odd = [{"type": "function", "function": {"description": "no name"}}]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=odd
+    )
+    assert json.loads(raw.headers["x-autofeedback"]) == {
+        "rounds": 0,
+        "skipped": "unreadable tools",
+    }
+    assert raw.parse().choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert upstream.seen[0]["json"]["tools"] == odd
