@@ -209,6 +209,142 @@ def measure(n: int, warmup: int = 50) -> tuple[list[list[str]], dict[str, Any]]:
     return rows, meta
 
 
+# -- paired loop tasks: the proxy's repairs against FeedbackLoop's, same model -------------
+
+
+def _start_llama(python: str, model: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            python,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+            "--chat_format",
+            "chatml-function-calling",
+            "--n_threads",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _wait(port, 300)
+    return server, f"http://127.0.0.1:{port}/v1"
+
+
+def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, list[str]]:
+    """Each task twice on the same model and the same native tool calling
+    (llama-cpp-python's server, ``chatml-function-calling``): once through
+    ``FeedbackLoop`` (static feedback only, ``OpenAICompatibleLLM(tools=catalog)``), once
+    through the proxy (the tools from ``ApiCatalog.to_tools()``, ``max_static + 1``
+    rounds). Judged as ``benchmarks/loop.py`` judges (gold API, required arguments)."""
+    import threading
+
+    import openai
+    import uvicorn
+
+    from autofeedback import ApiCatalog, FeedbackLoop, OpenAICompatibleLLM, Sandbox
+    from autofeedback._model import ApiRequest
+    from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+    from autofeedback.loop._llm import ensure_local_model
+    from benchmarks.loop import SETTINGS, final_call, intent, matches, task_list
+
+    server, llama_url = _start_llama(llama_python, ensure_local_model("0.5b"))
+    port = _free_port()
+    proxy = uvicorn.Server(
+        uvicorn.Config(
+            create_proxy_app(ProxyConfig(llama_url, max_rounds=max_static + 1, timeout=1800)),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            ws="none",
+        )
+    )
+    thread = threading.Thread(target=proxy.run, daemon=True)
+    thread.start()
+    while not proxy.started:
+        time.sleep(0.05)
+    client = openai.OpenAI(
+        base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-local", max_retries=0, timeout=1800
+    )
+    rows: list[str] = []
+    counts = {"base": 0, "loop": 0, "proxy": 0, "same": 0, "loop_fix": 0, "proxy_fix": 0}
+    try:
+        for task in task_list(n):
+            catalog = ApiCatalog.from_obj(task.spec, source=task.dataset)
+            gold = task.calls[0]
+            sandbox = Sandbox(catalog).start()
+            try:
+                llm = OpenAICompatibleLLM(
+                    llama_url, model="local", tools=catalog, timeout=1800, max_tokens=256
+                )
+                loop = FeedbackLoop(
+                    llm,
+                    catalog,
+                    base_url=sandbox.url,
+                    **{**SETTINGS["Static"], "max_static": max_static},
+                )
+                result = loop.run(task.instruction, intent=intent(task))
+            finally:
+                sandbox.stop()
+            base_req = result.attempts[0].request if result.attempts else None
+            raw = client.chat.completions.with_raw_response.create(
+                model="local",
+                messages=[{"role": "user", "content": task.instruction}],
+                tools=catalog.to_tools(),
+                max_tokens=256,
+                temperature=0,
+            )
+            header = json.loads(raw.headers["x-autofeedback"])
+            calls = raw.parse().choices[0].message.tool_calls or []
+            proxy_req = None
+            if calls:
+                try:
+                    arguments = json.loads(calls[0].function.arguments or "{}")
+                except ValueError:
+                    arguments = {}
+                if isinstance(arguments, dict):
+                    proxy_req = ApiRequest(name=calls[0].function.name, arguments=arguments)
+            base_ok = matches(base_req, gold, catalog)
+            loop_ok = matches(result.request, gold, catalog)
+            proxy_ok = matches(proxy_req, gold, catalog)
+            counts["base"] += base_ok
+            counts["loop"] += loop_ok
+            counts["proxy"] += proxy_ok
+            counts["same"] += loop_ok == proxy_ok
+            counts["loop_fix"] += loop_ok and not base_ok
+            counts["proxy_fix"] += proxy_ok and header["rounds"] > 1
+            name, _ = final_call(proxy_req, catalog)
+            rows.append(
+                f"| {task.dataset}:{task.id} | {gold[0]} | {'yes' if base_ok else 'no'} "
+                f"| {len(result.attempts)} | {'yes' if loop_ok else 'no'} | {header['rounds']} "
+                f"| {','.join(header['codes']) or '-'} | {'yes' if proxy_ok else 'no'} "
+                f"| `{name}` |"
+            )
+            print(rows[-1], flush=True)
+    finally:
+        client.close()
+        proxy.should_exit = True
+        thread.join(30)
+        server.terminate()
+        server.wait(30)
+    k = len(rows)
+    summary = (
+        f"{k} tasks: FeedbackLoop (static) right on {counts['loop']}/{k} (its first answer "
+        f"on {counts['base']}/{k}, repaired {counts['loop_fix']}); the proxy right on "
+        f"{counts['proxy']}/{k} (repaired after a re-ask: {counts['proxy_fix']}); the two "
+        f"agree on {counts['same']}/{k}."
+    )
+    return summary, rows
+
+
 HEAD = (
     "| request | n | direct p50 ms | direct p99 ms | proxy p50 ms | proxy p99 ms "
     "| added p50 ms | added p99 ms | median paired diff ms |"
@@ -220,9 +356,54 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=2000, help="requests per cell")
     ap.add_argument("--no-write", action="store_true", help="do not write RESULTS.md")
     ap.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--loop-tasks",
+        type=int,
+        help="instead: run this many paired loop tasks through FeedbackLoop and the proxy "
+        "on the local 0.5B model (needs llama-cpp-python[server])",
+    )
+    ap.add_argument(
+        "--llama-python",
+        default=sys.executable,
+        help="an interpreter with llama-cpp-python[server] (default: this one)",
+    )
     args = ap.parse_args()
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
+        return
+    if args.loop_tasks:
+        summary, task_rows = loop_tasks(args.loop_tasks, args.llama_python)
+        table = "\n".join(
+            [
+                "| task | gold API | loop: first answer right | loop attempts | loop: final "
+                "right | proxy rounds | proxy codes | proxy: final right | proxy final API |",
+                "|" + "---|" * 9,
+                *task_rows,
+            ]
+        )
+        text = (
+            table
+            + "\n\n"
+            + summary
+            + (
+                " Same model for both (Qwen2.5-Coder-0.5B-Instruct Q4_K_M, llama-cpp-python "
+                "0.3.36 server, chat format `chatml-function-calling`, greedy), native tool "
+                "calling in both: FeedbackLoop with `OpenAICompatibleLLM(tools=catalog)`, "
+                "static feedback only, at most 3 static rounds, its own prompt (the docs in "
+                "the system prompt); the proxy with the bare instruction, the tools from "
+                "`ApiCatalog.to_tools()` and at most 4 rounds. Tasks: the first of "
+                "`benchmarks/loop.py`'s task list."
+            )
+        )
+        print(text)
+        if not args.no_write:
+            command = (
+                f"python benchmarks/proxy.py --loop-tasks {args.loop_tasks} "
+                "--llama-python PYTHON_WITH_LLAMA_CPP_SERVER"
+            )
+            write_section(
+                "Proxy: paired loop tasks against FeedbackLoop (local 0.5B)", command, text
+            )
         return
     rows, meta = measure(args.n)
     table = "\n".join([HEAD, "|" + "---|" * 9] + ["| " + " | ".join(r) + " |" for r in rows])

@@ -114,7 +114,13 @@ class ProxyConfig:
         if cached is not None:
             self._scanners.move_to_end(key)
             return cached
-        catalog = ApiCatalog.from_tools(tools)
+        # built-in tools (web_search, file_search, mcp...) have no schema to check against
+        functions = [
+            t for t in tools if not isinstance(t, Mapping) or t.get("type") in (None, "function")
+        ]
+        if not functions:
+            raise ConfigurationError("the request has no function tools")
+        catalog = ApiCatalog.from_tools(functions)
         if self.spec is not None:
             catalog = ApiCatalog.merge(self.spec, catalog)  # the documented API wins
         scanner = Scanner(catalog, retriever=self.retriever)

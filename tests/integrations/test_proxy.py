@@ -418,7 +418,8 @@ def test_responses_api(upstream: Upstream, proxy: Proxy) -> None:
             "type": "function",
             "name": "get_weather",
             "parameters": TOOLS[0]["function"]["parameters"],
-        }
+        },
+        {"type": "web_search"},  # a built-in tool: nothing to check, and no reason to skip
     ]
     raw = proxy.client().responses.with_raw_response.create(
         model="scripted", input="Weather in Paris?", tools=tools
