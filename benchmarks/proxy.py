@@ -275,7 +275,15 @@ def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, lis
         base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-local", max_retries=0, timeout=1800
     )
     rows: list[str] = []
-    counts = {"base": 0, "loop": 0, "proxy": 0, "same": 0, "loop_fix": 0, "proxy_fix": 0}
+    counts = {
+        "base": 0,
+        "loop": 0,
+        "proxy": 0,
+        "same": 0,
+        "loop_fix": 0,
+        "proxy_fix": 0,
+        "no_call": 0,
+    }
     try:
         for task in task_list(n):
             catalog = ApiCatalog.from_obj(task.spec, source=task.dataset)
@@ -321,6 +329,7 @@ def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, lis
             counts["same"] += loop_ok == proxy_ok
             counts["loop_fix"] += loop_ok and not base_ok
             counts["proxy_fix"] += proxy_ok and header["rounds"] > 1
+            counts["no_call"] += proxy_req is None
             name, _ = final_call(proxy_req, catalog)
             rows.append(
                 f"| {task.dataset}:{task.id} | {gold[0]} | {'yes' if base_ok else 'no'} "
@@ -340,7 +349,8 @@ def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, lis
         f"{k} tasks: FeedbackLoop (static) right on {counts['loop']}/{k} (its first answer "
         f"on {counts['base']}/{k}, repaired {counts['loop_fix']}); the proxy right on "
         f"{counts['proxy']}/{k} (repaired after a re-ask: {counts['proxy_fix']}); the two "
-        f"agree on {counts['same']}/{k}."
+        f"agree on {counts['same']}/{k}. Through the proxy the model answered without any "
+        f"tool call on {counts['no_call']}/{k} (nothing for the proxy to check)."
     )
     return summary, rows
 
