@@ -112,3 +112,22 @@ def test_unreadable_native_arguments_get_tool_call_feedback() -> None:
     assert reply["type"] == "function_call_output" and reply["call_id"] == "call_9"
     assert "E1" in reply["output"] and "function_call item" in reply["output"]
     assert "<API>" not in reply["output"]
+
+
+def test_sdk_response_objects_are_read() -> None:
+    """The openai SDK's Responses object (pydantic) is read like its JSON."""
+    responses = pytest.importorskip("openai.types.responses")
+    call = responses.ResponseFunctionToolCall(
+        type="function_call", call_id="call_7", name="get_weather", arguments='{"City": "Paris"}'
+    )
+    response = responses.Response.model_construct(id="resp_1", object="response", output=[call])
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+    ]
+    [reply] = tool_messages(response, tools)
+    assert reply["type"] == "function_call_output" and reply["call_id"] == "call_7"
+    assert "E3.2" in reply["output"]
