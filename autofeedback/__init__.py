@@ -59,6 +59,7 @@ if _TYPE_CHECKING:
     from autofeedback.integrations._guard import check_tool_calls, guard, guard_tool, tool_messages
     from autofeedback.integrations._langchain import guard_langchain_tool
     from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
+    from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
     from autofeedback.loop._explain import Explanation, explain_response
     from autofeedback.loop._llm import (
         CallableLLM,
@@ -87,6 +88,9 @@ _LAZY: dict[str, str] = {
     "guard_langchain_tool": "autofeedback.integrations._langchain",
     "McpProxy": "autofeedback.integrations._mcp_proxy",
     "McpProxyOptions": "autofeedback.integrations._mcp_proxy",
+
+    "ProxyConfig": "autofeedback.integrations._proxy",
+    "create_proxy_app": "autofeedback.integrations._proxy",
     "Explanation": "autofeedback.loop._explain",
     "explain_response": "autofeedback.loop._explain",
     "DocumentedResponse": "autofeedback.checks._check_response",
@@ -166,6 +170,8 @@ __all__ = [
     "ParseResult",
     "Producer",
     "ProgramScores",
+
+    "ProxyConfig",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -184,6 +190,8 @@ __all__ = [
     "check_sequence",
     "check_tool_calls",
     "closest_path",
+
+    "create_proxy_app",
     "explain_response",
     "function_path",
     "guard",

@@ -81,6 +81,19 @@ class ApiCatalog:
         """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools."""
         return cls.from_obj(tools, source=source)
 
+    def to_tools(self) -> list[dict[str, Any]]:
+        """Every operation as an OpenAI ``tools`` entry (see
+        :func:`autofeedback._openapi.to_tools`): what a server's native tool calling
+        takes, from an OpenAPI document or any other spec.
+
+        >>> ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
+        ...     "properties": {}}}]).to_tools()[0]["function"]["name"]
+        'ping'
+        """
+        from autofeedback._openapi import to_tools
+
+        return to_tools(self)
+
     @classmethod
     def merge(cls, *catalogs: ApiCatalog) -> ApiCatalog:
         """One catalog holding the operations of all; the first wins on a name clash."""

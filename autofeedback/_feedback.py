@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autofeedback._findings import Finding
+from autofeedback._model import ToolCallShape
 
 __all__ = ["render_feedback"]
 
@@ -50,7 +51,23 @@ def _family(code: str) -> str:
     return code.split(".")[0]
 
 
-def _correction(f: Finding) -> str:
+#: How each provider's API calls a tool, for feedback to a model that called one natively.
+_TOOL_CALL = {
+    "openai-chat": "a tool call (tool_calls[].function with JSON arguments)",
+    "openai-responses": "a function_call item with JSON arguments",
+    "anthropic": "a tool_use block with an input object",
+    "gemini": "a functionCall part with an args object",
+    "bedrock": "a toolUse block with an input object",
+}
+
+
+def _correction(f: Finding, shape: ToolCallShape | None = None) -> str:
+    if f.code == "E1" and shape is not None:
+        # a native tool call: never ask for the <API> text format
+        return (
+            f"Call the tool again as {_TOOL_CALL[shape]}: one documented tool name and "
+            "its arguments as one JSON object."
+        )
     if f.code == "E1":
         if f.suggestion:
             # the model's own call, as far as it could be read, in the format asked for
@@ -111,10 +128,17 @@ def _show(value: object) -> str:
     return str(value)
 
 
-def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | None = None) -> str:
+def render_feedback(
+    finding: Finding | Sequence[Finding],
+    *,
+    corrected: str | None = None,
+    shape: ToolCallShape | None = None,
+) -> str:
     """The feedback message for the model about one finding (or the first of several,
     listing the others briefly). ``corrected``: the request with every fix applied
     (:func:`autofeedback.loop._repair.corrected_call`), shown before the closing request.
+    ``shape``: the request was a native tool call of that provider API; the feedback then
+    speaks of tool calls in that shape (never the ``<API>`` text format).
 
     >>> from autofeedback import Finding
     >>> text = render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",
@@ -131,37 +155,55 @@ def render_feedback(finding: Finding | Sequence[Finding], *, corrected: str | No
     >>> "rewritten in the expected format, is <API>searchBooks(query='dune')</API>" in (
     ...     render_feedback(e1))
     True
+    >>> native = render_feedback(e1, shape="anthropic")
+    >>> "<API>" in native, native.splitlines()[-1]
+    (False, 'Please call the tool again with the corrected arguments.')
     """
     findings = [finding] if isinstance(finding, Finding) else list(finding)
     if not findings:
         raise ValueError("render_feedback needs at least one finding")
     first = findings[0]
     where = ".".join(first.location) or "the output"
+    what = "API request" if shape is None else "tool call"
     if first.severity == "error":
-        lines = ["There is an error in your API request."]
+        lines = [f"There is an error in your {what}."]
         label = "Error"
     else:
         # a warning is the scanner's doubt (an E2.1 below its confident margin): the words
         # must not claim more than the severity, the ok flag and the exit code do
-        lines = ["Your API request may have a problem; check it before sending."]
+        lines = [f"Your {what} may have a problem; check it before sending."]
         label = "Possible error"
     lines.append(f"{label} {first.code} ({first.title}) at {where}: {first.message.rstrip('.')}.")
     if first.doc:
         lines.append(f"Documentation: {first.doc}")
     passed = _PASSED[_family(first.code)]
+    if passed and shape is not None:
+        passed = passed.replace("request", "tool call").replace("API name", "tool name")
     if passed:
         lines.append(passed)
-    lines.append(f"Likely cause: {_CAUSE[first.code]} Correction: {_correction(first)}")
+    cause = _CAUSE[first.code]
+    if shape is not None and first.code == "E1":
+        cause = (
+            "The tool call could not be read: it names no tool, or its arguments are not "
+            "a JSON object."
+        )
+    lines.append(f"Likely cause: {cause} Correction: {_correction(first, shape)}")
     if len(findings) > 1:
         lines.append("Other problems in the same request:")
         lines.extend(f"- {f}" for f in findings[1:6])
     if corrected:
-        lines.append(f"The request with these corrections: {corrected}")
-        if "=<" in corrected:
+        what_fixed = "request" if shape is None else "tool call"
+        lines.append(f"The {what_fixed} with these corrections: {corrected}")
+        if "=<" in corrected or '": "<' in corrected:
             lines.append("Replace each <type> placeholder with the value from the user's request.")
+    again = (
+        "regenerate the API request"
+        if shape is None
+        else "call the tool again with the corrected arguments"
+    )
     lines.append(
-        "Please regenerate the API request."
+        f"Please {again}."
         if first.severity == "error"
-        else "If it is wrong, regenerate the API request; if it is right, keep it."
+        else f"If it is wrong, {again}; if it is right, keep it."
     )
     return "\n".join(lines)

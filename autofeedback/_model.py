@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ApiRequest", "Operation", "Parameter", "Response"]
+__all__ = ["ApiRequest", "Operation", "Parameter", "Response", "ToolCallShape"]
 
 #: Where a parameter travels. ``"argument"`` is a parameter of a function-style API
 #: (OpenAI tools, BFCL, API-Bank) that has no HTTP placement.
@@ -112,6 +112,12 @@ RequestFormat = Literal[
     "xml",  # XML-style tool calls: values are text, read per the parameter's schema
 ]
 
+#: The provider API a native tool call came in: OpenAI Chat ``tool_calls``, OpenAI
+#: Responses ``function_call`` items, Anthropic ``tool_use`` blocks, Gemini
+#: ``functionCall`` parts, Bedrock Converse ``toolUse`` blocks. Feedback and tool results
+#: for such a call are written in the same shape.
+ToolCallShape = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"]
+
 
 @dataclass(frozen=True)
 class ApiRequest:
@@ -122,6 +128,9 @@ class ApiRequest:
       with ``params`` (extra query parameters), ``headers`` and ``body``.
 
     ``raw`` is the text it was parsed from, ``format`` which parser recognised it.
+    ``shape`` is the provider tool-call shape it came in (``None`` for text formats) and
+    ``call_id`` that call's id (``tool_call_id``, ``call_id``, ``tool_use_id``...); neither
+    takes part in equality, so the same call made twice compares equal.
     """
 
     name: str | None = None
@@ -133,6 +142,8 @@ class ApiRequest:
     body: Any = None
     format: RequestFormat = "json"
     raw: str = ""
+    shape: ToolCallShape | None = field(default=None, compare=False)
+    call_id: str | None = field(default=None, compare=False)
 
     @property
     def is_http(self) -> bool:

@@ -33,7 +33,7 @@ from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._model import Operation, Parameter, Response
 from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
 
-__all__ = ["function_path", "run_openapi_export", "to_openapi"]
+__all__ = ["function_path", "run_openapi_export", "to_openapi", "to_tools"]
 
 _DEFAULT_SERVER = "http://127.0.0.1"
 _TEMPLATE_VAR = re.compile(r"\{([^{}/]+)\}")
@@ -101,6 +101,62 @@ def to_openapi(catalog: ApiCatalog) -> dict[str, Any]:
     ['host']
     """
     return _export(catalog).document
+
+
+_TOOL_NAME = re.compile(r"[^A-Za-z0-9_-]")
+#: OpenAI caps a tool's description; longer ones are cut, never rejected.
+_MAX_TOOL_DESCRIPTION = 1024
+
+
+def tool_name(name: str) -> str:
+    """``name`` as a tool name every provider accepts (``^[A-Za-z0-9_-]{1,64}$``).
+
+    >>> tool_name("GET /pets/{petId}")
+    'GET__pets__petId_'
+    """
+    return (_TOOL_NAME.sub("_", name) or "operation")[:64]
+
+
+def to_tools(catalog: ApiCatalog) -> list[dict[str, Any]]:
+    """The operations of ``catalog`` as an OpenAI ``tools`` list (Chat Completions form).
+
+    A function's arguments become the tool's parameters as they are; an HTTP operation
+    becomes one tool whose parameters are its path, query, header and cookie parameters
+    and its JSON body's top-level fields (the spec's credentials left out). Names that
+    providers would refuse are rewritten (:func:`tool_name`); the first operation wins
+    a clash.
+
+    >>> catalog = ApiCatalog([Operation("ping", parameters=(
+    ...     Parameter("host", "argument", {"type": "string"}, required=True),))])
+    >>> to_tools(catalog)[0]["function"]["parameters"]["required"]
+    ['host']
+    """
+    tools: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for op in catalog.operations:
+        name = tool_name(op.name)
+        if name in used:
+            continue
+        used.add(name)
+        if op.is_http:
+            params = [p for p in op.parameters if p.location != "body"]
+            body = op.body_schema
+            if body is not None and not isinstance(body.get("properties"), Mapping):
+                params.append(Parameter("body", "body", body, required=op.body_required))
+            else:
+                params.extend(p for p in op.parameters if p.location == "body")
+            schema = _object_schema(params, closed=False)
+        elif op.body_schema:
+            schema = sanitize_schema(op.body_schema)
+        else:
+            args = [p for p in op.parameters if p.location in ("argument", "body")]
+            schema = _object_schema(args, closed=False)
+        function: dict[str, Any] = {"name": name}
+        if op.description:
+            function["description"] = op.description[:_MAX_TOOL_DESCRIPTION]
+        function["parameters"] = schema
+        tools.append({"type": "function", "function": function})
+    return tools
 
 
 def run_openapi_export(

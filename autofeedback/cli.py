@@ -362,6 +362,7 @@ examples:
         "OpenAI-compatible server needs structured outputs)",
     )
     _mcp_proxy_parser(sub)
+    _proxy_parser(sub)
     _configure({"scan": s, "audit": a, "sandbox": sb, "build": ib, "run": r}, config or {})
     return p
 
@@ -558,6 +559,8 @@ def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
             return _flow(args, out)
         if args.command == "mcp-proxy":
             return _mcp_proxy(args, err)
+        if args.command == "proxy":
+            return _proxy(args, out, err)
         raise _Usage(f"unknown command {args.command!r}")  # pragma: no cover
     except _Usage as exc:
         err.write(f"{_ERROR}{exc}\n")
@@ -1232,3 +1235,40 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
         stderr=err,
     )
     return run_mcp_proxy(options)
+
+
+# -- proxy (issue 17): an OpenAI-compatible proxy that checks tool calls -------------
+
+
+def _proxy_parser(sub: Any) -> None:
+    px = sub.add_parser(
+        "proxy", help="an OpenAI-compatible proxy that checks tool calls and asks again"
+    )
+    px.add_argument("--upstream", required=True, help="e.g. http://127.0.0.1:8080/v1")
+    px.add_argument("--host", default="127.0.0.1")
+    px.add_argument("--port", type=int, default=8787)
+    px.add_argument("--spec", help="an OpenAPI document that judges the tools it names")
+    px.add_argument("--max-rounds", type=int, default=3, help="requests upstream per call")
+    px.add_argument("--token-budget", type=int, help="stop asking again past this many tokens")
+    px.add_argument("--semantic", action="store_true", help="also the semantic checks (E2.3, E3.3)")
+
+
+def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    try:
+        from autofeedback.integrations._proxy import run_proxy
+    except ImportError as exc:
+        raise _Usage(
+            f"the proxy needs starlette, uvicorn and httpx ({exc.name} is missing): "
+            "pip install 'autofeedback[proxy]'"
+        ) from None
+    return run_proxy(
+        args.upstream,
+        host=args.host,
+        port=args.port,
+        spec=args.spec,
+        max_rounds=args.max_rounds,
+        token_budget=args.token_budget,
+        semantic=args.semantic,
+        stdout=out,
+        stderr=err,
+    )

@@ -28,6 +28,7 @@ from autofeedback._parse._http import (
     _http_from_line,
     _url_problem,
 )
+from autofeedback._parse._providers import RawToolCall, find_tool_calls, shape_format
 
 # ---------------------------------------------------------------- JSON call shapes
 
@@ -230,21 +231,59 @@ def _requests_from_json(value: Any) -> list[ApiRequest] | None:
         out = []
         for index, call in enumerate(calls, 1):
             try:
-                out.append(_call_from_mapping(call, "openai"))
+                out.append(_openai_chat(call))
             except RequestFormatError as exc:
                 where = f"tool call {index}: " if len(calls) > 1 else ""
                 raise RequestFormatError(f"{where}{exc}") from None
         return out
+    provider = find_tool_calls(value)
+    if provider is not None:
+        out = []
+        for index, raw_call in enumerate(provider, 1):
+            try:
+                out.append(request_from_tool_call(raw_call))
+            except RequestFormatError as exc:
+                where = f"tool call {index}: " if len(provider) > 1 else ""
+                raise RequestFormatError(f"{where}{exc}") from None
+        return out or None
     function = value.get("function")
     if isinstance(function, Mapping):
         if _looks_like_schema(function.get("parameters")):
             return None  # a tool definition, not a call
-        return [_call_from_mapping(value, "openai")]
+        return [_openai_chat(value)]
     if _call_shape(value) is not None:
         return [_call_from_mapping(value, "json")]
     if "url" in value and "method" in value:
         return [_http_from_record(value, "request")]
     return None
+
+
+def _openai_chat(call: Any) -> ApiRequest:
+    request = _call_from_mapping(call, "openai")
+    call_id = call.get("id") if isinstance(call, Mapping) else None
+    return replace(
+        request,
+        shape="openai-chat",
+        call_id=call_id if isinstance(call_id, str) and call_id else None,
+    )
+
+
+def request_from_tool_call(call: RawToolCall) -> ApiRequest:
+    """One provider tool call (found by :func:`find_tool_calls`) as a request that keeps
+    its shape and id; :class:`RequestFormatError` when it names no function or its
+    arguments are not a JSON object."""
+    name = call.name
+    if not isinstance(name, str) or not name.strip():
+        raise RequestFormatError(f"the {call.shape} tool call names no function")
+    arguments = _arguments(call.arguments, name.strip())
+    return ApiRequest(
+        name=name.strip(),
+        arguments=arguments,
+        format=shape_format(call.shape),
+        raw=_dump(call.block),
+        shape=call.shape,
+        call_id=call.call_id,
+    )
 
 
 def _message_calls(message: Mapping[str, Any]) -> list[Any]:
@@ -352,7 +391,8 @@ def _detect_json(scan: _Scan) -> Iterator[_Candidate]:
         try:
             found = _requests_from_json(value)
         except RequestFormatError as exc:
-            fmt = "openai" if "tool_call" in text[start:end] else "json"
+            seen = text[start:end]
+            fmt = "openai" if "tool_call" in seen or "function_call" in seen else "json"
             label = "an OpenAI tool call" if fmt == "openai" else "a JSON function call"
             yield _Candidate(start, end, fmt, problem=f"looks like {label} but {exc}")
             continue

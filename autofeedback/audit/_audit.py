@@ -226,8 +226,14 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
         reason = str(redact(" ".join(exc.reason.split())[:300]))
         return AuditResult(rid, False, error=f"bad 'tools': {reason}", line=line)
     value = record[kinds[0]]
+    if kinds[0] == "output" and isinstance(value, (Mapping, list)):
+        # a provider's message or response as logged (Anthropic, Gemini, Responses...):
+        # read as the JSON text the model's API returned
+        value = json.dumps(value, ensure_ascii=False, default=str)
     if kinds[0] == "output" and not isinstance(value, str):
-        return AuditResult(rid, False, error="'output' must be a string", line=line)
+        return AuditResult(
+            rid, False, error="'output' must be a string or a JSON message", line=line
+        )
     if kinds[0] != "output" and not isinstance(value, Mapping):
         return AuditResult(rid, False, error=f"'{kinds[0]}' must be a JSON object", line=line)
     findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))

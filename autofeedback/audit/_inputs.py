@@ -20,6 +20,7 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._model import ApiRequest
+from autofeedback._parse._providers import find_tool_calls, provider_tools
 from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
 from autofeedback.audit._audit import Unit
@@ -74,6 +75,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
         request = value.get("request")
         if isinstance(request, Mapping) and "messages" in request:
             return "openai"
+        if not {"output", "call"} & value.keys() and find_tool_calls(value) is not None:
+            return "openai"  # a bare Anthropic / Gemini / Bedrock response per line
     return "jsonl"
 
 
@@ -302,7 +305,60 @@ def _split(line: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any]:
     response = _unwrap(line.get("response"))
     if response is None and "choices" in _unwrap(line):
         response = _unwrap(line)
+    if response is None and find_tool_calls(_unwrap(line)) is not None:
+        response = _unwrap(line)  # a bare Anthropic / Responses / Gemini / Bedrock response
     return request, response
+
+
+def _instruction(request: Mapping[str, Any]) -> str | None:
+    """The last user turn of a chat request in any provider's form."""
+    for key in ("messages", "input", "contents"):
+        turns = request.get(key)
+        if isinstance(turns, str) and key == "input":
+            return turns
+        if not isinstance(turns, list):
+            continue
+        users = [m for m in turns if isinstance(m, Mapping) and m.get("role") == "user"]
+        if users:
+            last = users[-1]
+            return _text(last.get("content")) or _parts_text(last.get("parts"))
+    return None
+
+
+def _parts_text(parts: Any) -> str | None:
+    if not isinstance(parts, list):
+        return None
+    texts = [p.get("text") for p in parts if isinstance(p, Mapping)]
+    return "\n".join(t for t in texts if isinstance(t, str)) or None
+
+
+def _provider_records(response: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """Records of an Anthropic / OpenAI Responses / Gemini / Bedrock response: one per
+    tool call, or its text when it made none; ``None`` when it is in none of these."""
+    calls = find_tool_calls(response)
+    if calls is None:
+        return None
+    if calls:
+        return [
+            {"call": {"name": c.name, "arguments": c.arguments}, "shape": c.shape} for c in calls
+        ]
+    texts: list[str] = []
+    for key in ("content", "output", "candidates"):
+        value = response.get(key)
+        if key == "output" and isinstance(value, Mapping):
+            value = (value.get("message") or {}).get("content")
+        for item in value if isinstance(value, list) else []:
+            if not isinstance(item, Mapping):
+                continue
+            got = _text(item.get("content")) or _parts_text(
+                (item.get("content") or {}).get("parts")
+                if isinstance(item.get("content"), Mapping)
+                else None
+            )
+            text = item.get("text") if isinstance(item.get("text"), str) else got
+            if text:
+                texts.append(text)
+    return [{"output": "\n".join(texts)}]
 
 
 def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
@@ -327,21 +383,21 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
             raise ValueError(f"the request failed: {error.get('message') or error}")
         raise ValueError("line holds no chat-completion response to audit")
     choices = response.get("choices")
-    if not isinstance(choices, list) or not choices:
+    provider = None if isinstance(choices, list) else _provider_records(response)
+    if provider is None and (not isinstance(choices, list) or not choices):
         raise ValueError("response has no 'choices'")
     base: Any = line.get("custom_id") or line.get("id") or response.get("id") or number
     common: dict[str, Any] = {}
-    tools = request.get("tools") or request.get("functions")
+    tools = request.get("tools") or request.get("functions") or request.get("toolConfig")
     if tools is not None:
-        common["tools"] = tools
-    messages = request.get("messages")
-    if isinstance(messages, list):
-        users = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
-        instruction = _text(users[-1].get("content")) if users else None
-        if instruction:
-            common["instruction"] = instruction
+        common["tools"] = provider_tools(tools)
+    instruction = _instruction(request)
+    if instruction:
+        common["instruction"] = instruction
     records: list[dict[str, Any]] = []
-    for choice in choices:
+    for record in provider or ():
+        records.append({**common, **{k: v for k, v in record.items() if k != "shape"}})
+    for choice in choices if isinstance(choices, list) else ():
         message = choice.get("message") if isinstance(choice, Mapping) else None
         if not isinstance(message, Mapping):
             raise ValueError("a choice has no 'message'")

@@ -1,16 +1,19 @@
 """Guard an agent's tool calls: check the arguments a model chose against the docs
 *before* the tool runs, and hand the static feedback back instead of running it.
 
-Three shapes of tool call are covered:
+Three kinds of tool call are covered:
 
 * a Python function the agent calls (:func:`guard`, :func:`guard_tool`);
-* an OpenAI assistant message with ``tool_calls`` (:func:`check_tool_calls`,
-  :func:`tool_messages`);
+* a model's native tool calls in any provider's shape: OpenAI Chat ``tool_calls``,
+  OpenAI Responses ``function_call`` items, Anthropic ``tool_use``, Gemini
+  ``functionCall``, Bedrock ``toolUse`` (:func:`check_tool_calls`, :func:`tool_messages`,
+  which answers in the same shape);
 * a LangChain tool (:func:`~autofeedback.integrations._langchain.guard_langchain_tool`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -24,7 +27,8 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallRejected
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
+from autofeedback._model import ApiRequest, ToolCallShape
+from autofeedback._parse._providers import find_tool_calls, provider_tools, shape_format
 from autofeedback._scan import Scanner, one_line
 
 __all__ = [
@@ -60,7 +64,8 @@ def as_catalog(spec: SpecLike) -> ApiCatalog:
             raise SpecError("no such spec file", source=str(path))
         return ApiCatalog.from_file(path)
     if isinstance(spec, (Sequence, Mapping)) and not isinstance(spec, (bytes, bytearray)):
-        return ApiCatalog.from_obj(spec, source="<tools>")
+        # Anthropic / Gemini / Bedrock / Responses tool definitions read as OpenAI's
+        return ApiCatalog.from_obj(provider_tools(spec), source="<tools>")
     raise ConfigurationError(
         f"expected an ApiCatalog, a spec path or a parsed spec, got {type(spec).__name__}"
     )
@@ -237,7 +242,7 @@ def guard_tool(
     return decorate(fn)
 
 
-# -- OpenAI tool calls ---------------------------------------------------------------
+# -- provider tool calls ---------------------------------------------------------------
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -247,24 +252,61 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
-def _tool_calls(message: Any) -> list[Any]:
+@dataclasses.dataclass(frozen=True)
+class _Call:
+    """One tool call of any provider shape, as the model wrote it."""
+
+    shape: ToolCallShape
+    call_id: str | None
+    name: Any
+    arguments: Any
+
+
+def _as_plain(message: Any) -> Any:
+    """An SDK object (OpenAI, Anthropic...) without ``tool_calls`` as plain JSON data."""
+    if isinstance(message, Mapping) or _get(message, "tool_calls") is not None:
+        return message
+    dump = getattr(message, "model_dump", None)
+    if callable(dump):
+        with contextlib.suppress(Exception):  # a pydantic object that will not dump
+            return dump(mode="json", by_alias=True, exclude_none=True)
+    return message
+
+
+def _tool_calls(message: Any) -> list[_Call]:
+    message = _as_plain(message)
+    choices = _get(message, "choices")
+    if isinstance(choices, Sequence) and not isinstance(choices, (str, bytes)) and choices:
+        message = _get(choices[0], "message")  # a whole chat completion
     calls = _get(message, "tool_calls")
-    if calls is None:
-        return []
-    if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
-        raise ConfigurationError(
-            f"message['tool_calls'] must be a list, got {type(calls).__name__}"
-        )
-    return list(calls)
+    if calls is not None:
+        if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
+            raise ConfigurationError(
+                f"message['tool_calls'] must be a list, got {type(calls).__name__}"
+            )
+        out = []
+        for call in calls:
+            function = _get(call, "function")
+            call_id = _get(call, "id")
+            out.append(
+                _Call(
+                    "openai-chat",
+                    None if call_id is None else str(call_id),
+                    _get(function, "name") if function is not None else None,
+                    _get(function, "arguments") if function is not None else None,
+                )
+            )
+        return out
+    found = find_tool_calls(message) or []
+    return [_Call(c.shape, c.call_id, c.name, c.arguments) for c in found]
 
 
-def _call_findings(call: Any, scanner: Scanner) -> Iterator[Finding]:
-    function = _get(call, "function")
-    name = _get(function, "name") if function is not None else None
+def _call_findings(call: _Call, scanner: Scanner) -> Iterator[Finding]:
+    name = call.name
     if not isinstance(name, str) or not name:
         yield Finding("E1", ("function", "name"), name, message="the tool call names no function")
         return
-    raw = _get(function, "arguments")
+    raw = call.arguments
     if raw is None or raw == "":
         arguments: Any = {}
     elif isinstance(raw, Mapping):
@@ -291,13 +333,19 @@ def _call_findings(call: Any, scanner: Scanner) -> Iterator[Finding]:
         )
         return
     yield from scanner.iter_findings(
-        ApiRequest(name=name, arguments=dict(arguments), format="openai")
+        ApiRequest(
+            name=name,
+            arguments=dict(arguments),
+            format=shape_format(call.shape),
+            shape=call.shape,
+            call_id=call.call_id,
+        )
     )
 
 
 def _findings_per_call(
     message: Any, tools: SpecLike, retriever: Any
-) -> list[tuple[Any, list[Finding]]]:
+) -> list[tuple[_Call, list[Finding]]]:
     scanner = Scanner(as_catalog(tools), retriever=retriever)
     return [(call, list(_call_findings(call, scanner))) for call in _tool_calls(message)]
 
@@ -309,9 +357,13 @@ def check_tool_calls(
     retriever: Any = "auto",
     history: Sequence[Any] | None = None,
 ) -> list[Finding]:
-    """Every finding for the ``tool_calls`` of an OpenAI assistant message (a dict or the
-    SDK's message object) against the tool list the model was given.
+    """Every finding for the tool calls of a model's message against the tool list the
+    model was given.
 
+    ``message`` is an OpenAI assistant message with ``tool_calls`` (a dict or the SDK's
+    object) or a whole chat completion, an OpenAI Responses ``output`` list or response,
+    an Anthropic message or response (``tool_use`` blocks), a Gemini response or content
+    (``functionCall`` parts) or a Bedrock Converse response or message (``toolUse``).
     With several calls, each finding's location starts with ``tool_calls[i]``.
 
     ``history``: the chat so far (user turns, earlier assistant ``tool_calls`` and the
@@ -325,6 +377,10 @@ def check_tool_calls(
     >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
     ...     "function": {"name": "get_weather", "arguments": '{"City": "Paris"}'}}]}
     >>> [f.code for f in check_tool_calls(message, tools)]
+    ['E3.2']
+    >>> claude = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+    ...     "name": "get_weather", "input": {"City": "Paris"}}]}
+    >>> [f.code for f in check_tool_calls(claude, tools)]
     ['E3.2']
     """
     if history is not None:
@@ -353,7 +409,15 @@ def _findings_in_sequence(
     from autofeedback.flow._sequence import sequence_from_chat
 
     catalog = as_catalog(tools)
-    calls = [_as_dict(c) for c in _tool_calls(message)]
+    # the calls in OpenAI's chat form, whatever provider shape they came in
+    calls = [
+        {
+            "id": c.call_id or f"call_{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments},
+        }
+        for i, c in enumerate(_tool_calls(message))
+    ]
     earlier = sequence_from_chat([_as_dict(m) for m in history])
     seq = sequence_from_chat(
         [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": calls}]
@@ -376,14 +440,51 @@ def _findings_in_sequence(
     return out
 
 
+def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
+    """The tool result answering ``call``, in the shape the call came in."""
+    call_id = call.call_id or ""
+    if call.shape == "openai-responses":
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+    if call.shape == "anthropic":
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+        if not ok:
+            block["is_error"] = True
+        return block
+    if call.shape == "gemini":
+        response: dict[str, Any] = {
+            "name": call.name,
+            "response": {"output" if ok else "error": text},
+        }
+        if call.call_id:
+            response["id"] = call.call_id
+        return {"functionResponse": response}
+    if call.shape == "bedrock":
+        return {
+            "toolResult": {
+                "toolUseId": call_id,
+                "content": [{"text": text}],
+                "status": "success" if ok else "error",
+            }
+        }
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
 def tool_messages(
     message: Any, tools: SpecLike, *, retriever: Any = "auto", include_ok: bool = False
-) -> list[dict[str, str]]:
-    """The ``{"role": "tool", "tool_call_id", "content"}`` messages answering the
-    rejected calls of an assistant message, each carrying the static feedback.
+) -> list[dict[str, Any]]:
+    """The tool results answering the rejected calls of a model's message, each carrying
+    the static feedback, in the caller's own shape:
 
-    Calls without errors get no message (run them and answer with their result), or
-    ``"ok"`` as content with ``include_ok=True``.
+    * OpenAI Chat: ``{"role": "tool", "tool_call_id", "content"}`` messages;
+    * OpenAI Responses: ``{"type": "function_call_output", "call_id", "output"}`` items;
+    * Anthropic: ``{"type": "tool_result", "tool_use_id", "content", "is_error": true}``
+      blocks (send them as the content of the next user message);
+    * Gemini: ``{"functionResponse": {"name", "id", "response": {"error": ...}}}`` parts;
+    * Bedrock Converse: ``{"toolResult": {"toolUseId", "content", "status": "error"}}``.
+
+    Calls without errors get no reply (run them and answer with their result), or
+    ``"ok"`` with ``include_ok=True``. The feedback speaks of tool calls in that shape,
+    never of the ``<API>`` text format.
 
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -392,18 +493,18 @@ def tool_messages(
     >>> [reply] = tool_messages(message, tools)
     >>> reply["tool_call_id"], reply["content"].splitlines()[1][:20]
     ('c1', 'Error E2.2 (literal ')
+    >>> claude = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+    ...     "name": "getWeather", "input": {}}]}
+    >>> [block] = tool_messages(claude, tools)
+    >>> block["type"], block["tool_use_id"], block["is_error"]
+    ('tool_result', 'toolu_1', True)
     """
-    out: list[dict[str, str]] = []
+    out: list[dict[str, Any]] = []
     for call, findings in _findings_per_call(message, tools, retriever):
-        call_id = _get(call, "id")
-        problem = _rejection(findings)
-        if problem is None and not include_ok:
+        if not any(f.severity == "error" for f in findings):
+            if include_ok:
+                out.append(_reply(call, "ok", True))
             continue
-        out.append(
-            {
-                "role": "tool",
-                "tool_call_id": "" if call_id is None else str(call_id),
-                "content": "ok" if problem is None else problem.feedback,
-            }
-        )
+        ordered = _errors_first(findings)
+        out.append(_reply(call, render_feedback(ordered, shape=call.shape), False))
     return out

@@ -36,6 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import requests
 
+from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 
 __all__ = [
@@ -167,6 +168,11 @@ class OpenAICompatibleLLM:
     it never sits in this object; local servers need none. Sampling is greedy
     (temperature 0) so that a feedback run can be repeated.
 
+    ``tools``: use the server's native tool calling. The tools (an OpenAI tools list, or
+    a catalog exported with :meth:`ApiCatalog.to_tools`) go out as ``tools=`` and a reply
+    with ``message.tool_calls`` comes back as ``{"tool_calls": [...]}`` JSON text, which
+    the parser reads as OpenAI tool calls (shape ``openai-chat``).
+
     >>> llm = OpenAICompatibleLLM("http://127.0.0.1:8080/v1", model="qwen2.5-coder")
     >>> llm
     OpenAICompatibleLLM(base_url='http://127.0.0.1:8080/v1', model='qwen2.5-coder', \
@@ -182,6 +188,7 @@ api_key_env='OPENAI_API_KEY')
         timeout: float = 120.0,
         max_tokens: int = 1024,
         temperature: float = 0.0,
+        tools: ApiCatalog | Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -200,6 +207,14 @@ api_key_env='OPENAI_API_KEY')
         self.timeout = timeout
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.tools: list[Mapping[str, Any]] | None = None
+        if tools is not None:
+            given: list[Mapping[str, Any]] = (
+                [*tools.to_tools()] if isinstance(tools, ApiCatalog) else list(tools)
+            )
+            if not all(isinstance(t, Mapping) for t in given):
+                raise ConfigurationError("tools must be a list of OpenAI tool objects")
+            self.tools = given
         self.last_usage: Usage | None = None
 
     @property
@@ -236,6 +251,8 @@ api_key_env='OPENAI_API_KEY')
                 "type": "json_schema",
                 "json_schema": {"name": "api_call", "schema": dict(schema)},
             }
+        elif self.tools:
+            payload["tools"] = [dict(t) for t in self.tools]
         key = os.environ.get(self.api_key_env) or None
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
@@ -262,7 +279,9 @@ api_key_env='OPENAI_API_KEY')
             raise LLMError(
                 f"{self.url} answered with a body that is not JSON: {_quote(body)}", status=status
             ) from exc
-        text = _openai_text(data)
+        text = _openai_tool_calls(data) if self.tools else None
+        if text is None:
+            text = _openai_text(data)
         if text is None:
             raise LLMError(
                 f"{self.url} answered JSON without choices[0].message.content: {_quote(body)}",
@@ -287,6 +306,20 @@ def _error_reason(body: str) -> str:
         if isinstance(error, str):
             return _quote(error)
     return _quote(body) if body.strip() else "(empty body)"
+
+
+def _openai_tool_calls(data: object) -> str | None:
+    """``choices[0].message.tool_calls`` as ``{"tool_calls": [...]}`` JSON, or ``None``."""
+    if not isinstance(data, dict):
+        return None
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message")
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list) or not calls:
+        return None
+    return json.dumps({"tool_calls": calls}, ensure_ascii=False)
 
 
 def _openai_text(data: object) -> str | None:

@@ -345,12 +345,19 @@ class FeedbackLoop:
             elif errors and self.static and static_left > 0 and not over_budget:
                 # errors only: a warning is the scanner's doubt (an E2.1 below its
                 # confident margin), and a small model takes it as an order to switch API
+                shape = request.shape if request is not None else None
                 fixed = (
-                    corrected_call(self.scanner, request, errors, instruction=intent)
+                    corrected_call(
+                        self.scanner,
+                        request,
+                        errors,
+                        instruction=intent,
+                        style="api" if shape is None else "json",
+                    )
                     if self.skeleton
                     else None
                 )
-                feedback = render_feedback(errors, corrected=fixed)
+                feedback = render_feedback(errors, corrected=fixed, shape=shape)
                 attempt = _done(base, started, feedback=feedback, feedback_kind="static")
                 static_left -= 1
                 failed[key] = (feedback, "static")

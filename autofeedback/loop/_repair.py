@@ -11,8 +11,9 @@ for the model to fill.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
@@ -118,10 +119,14 @@ def corrected_call(
     *,
     instruction: str | None = None,
     rounds: int = 3,
+    style: Literal["api", "json"] = "api",
 ) -> str | None:
     """The request with every fix the error ``findings`` name, as an ``<API>`` call with
     typed holes, or ``None`` when the findings leave the API unknown (E1, an E2 without a
     suggestion) or name nothing to change.
+
+    ``style="json"`` writes it as ``{"name": ..., "arguments": {...}}`` instead, for a
+    model that called the tool natively (holes stay ``"<type>"`` strings).
 
     ``instruction`` is what the request must do (the E2.1 check of each round compares
     APIs with it).
@@ -161,6 +166,9 @@ def corrected_call(
         ]
     if not touched:
         return None
+    if style == "json":
+        shown = {k: repr(v) if isinstance(v, Hole) else v for k, v in args.items()}
+        return json.dumps({"name": name, "arguments": shown}, ensure_ascii=False, default=str)
     return _render(name, args)
 
 

@@ -448,3 +448,35 @@ def test_local_llm_without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import now raises ImportError
     with pytest.raises(ConfigurationError, match=r"pip install llama-cpp-python==0\.3\.36"):
         LocalLLM("0.5b")
+
+
+def test_openai_native_tool_calling(endpoint: tuple[FakeEndpoint, str]) -> None:
+    """tools= sends the catalog's tools; message.tool_calls comes back as JSON the parser
+    reads as OpenAI tool calls, so the loop can use a server's native tool calling."""
+    from autofeedback import ApiCatalog, parse_output
+
+    state, url = endpoint
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "searchBooks", "arguments": '{"query": "dune"}'},
+    }
+    state.status, state.body = (
+        200,
+        json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+        ),
+    )
+    catalog = ApiCatalog.from_file(Path(__file__).parents[2] / "specs/examples/bookshop.yaml")
+    llm = OpenAICompatibleLLM(url, model="qwen", tools=catalog)
+    text = llm.complete(MESSAGES)
+    sent = state.requests[0]["json"]["tools"]
+    assert [t["function"]["name"] for t in sent] == list(catalog.names)
+    assert sent[0]["function"]["parameters"]["required"] == ["query"]
+    [request] = parse_output(text).requests
+    assert (request.name, dict(request.arguments)) == ("searchBooks", {"query": "dune"})
+    assert (request.shape, request.call_id) == ("openai-chat", "call_1")
+    # without tools= nothing changes: no tools sent, content read as before
+    state.answer("<API>listGenres()</API>")
+    assert OpenAICompatibleLLM(url, model="qwen").complete(MESSAGES) == "<API>listGenres()</API>"
+    assert "tools" not in state.requests[1]["json"]

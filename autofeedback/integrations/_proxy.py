@@ -1,0 +1,604 @@
+"""``autofeedback proxy``: an OpenAI-compatible HTTP server in front of any upstream that
+checks the model's tool calls against the request's own ``tools`` and asks again.
+
+For a ``/v1/chat/completions`` (or ``/v1/responses``) request with ``tools``, the proxy
+forwards it, checks every returned tool call with the :class:`~autofeedback.Scanner`
+(against ``ApiCatalog.from_tools(tools)``, and with ``spec`` against an OpenAPI document
+for the tools it names), and when a call has an error appends the model's message and
+the feedback as the tool result (role ``tool`` with the ``tool_call_id``;
+``function_call_output`` for Responses) and asks again. Bounded: ``max_rounds`` requests
+upstream, a stop when the model repeats an identical rejected call, and an optional
+token budget. The client gets the final completion with ``usage`` summed over rounds,
+and what happened in the ``x-autofeedback`` header and an ``"autofeedback"`` field of
+the body. ``stream: true`` is answered by asking upstream without streaming,
+validating, then streaming the final completion as OpenAI's SSE chunks. Every other
+request (``/v1/models``, ``/v1/embeddings``, unknown paths, requests without tools)
+passes through unchanged, streamed both ways.
+
+Built on Starlette (the ASGI toolkit, a small dependency: routing, requests, streaming
+responses and lifespan, nothing more) served by uvicorn, and one ``httpx.AsyncClient``
+(connection pooling, streaming, timeouts) to the upstream. The client's
+``Authorization`` is passed through and never logged; requests go only to the
+configured upstream origin; an unreachable upstream is a 502 with a JSON error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback._feedback import render_feedback
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest
+from autofeedback._scan import Scanner
+from autofeedback.integrations._guard import _Call, _call_findings, _errors_first
+
+__all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
+
+_log = logging.getLogger("autofeedback.proxy")
+
+#: Request headers never forwarded: hop-by-hop, or set again by httpx for the upstream.
+_DROP_REQUEST = frozenset(
+    {
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "upgrade",
+        "proxy-authorization",
+        "proxy-connection",
+        "accept-encoding",
+    }
+)
+#: Response headers never copied back: httpx already decoded and de-chunked the body.
+_DROP_RESPONSE = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
+)
+_HEADER = "x-autofeedback"
+
+
+@dataclass
+class ProxyConfig:
+    """What the proxy sits in front of and how hard it tries.
+
+    ``upstream``: the OpenAI-compatible base URL (``http://127.0.0.1:8080/v1``);
+    ``spec``: a catalog whose operations judge the tools of the same name (HTTP-level
+    tools described by an OpenAPI document); ``max_rounds``: requests upstream per
+    client request (at least 1); ``token_budget``: stop re-asking once the rounds used
+    this many tokens; ``retriever``: ``None`` for the structural checks only,
+    ``"auto"`` for the semantic ones too.
+    """
+
+    upstream: str
+    spec: ApiCatalog | None = None
+    max_rounds: int = 3
+    token_budget: int | None = None
+    timeout: float = 300.0
+    retriever: Any = None
+    _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.upstream)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigurationError(
+                f"--upstream must be an http(s) URL such as http://127.0.0.1:8080/v1, "
+                f"got {self.upstream!r}"
+            )
+        if self.max_rounds < 1:
+            raise ConfigurationError("--max-rounds must be at least 1")
+        if self.token_budget is not None and self.token_budget <= 0:
+            raise ConfigurationError("--token-budget must be positive")
+        self.upstream = self.upstream.rstrip("/")
+
+    def scanner(self, tools: Any) -> Scanner:
+        """The scanner for one request's ``tools`` (cached: agents resend the same list)."""
+        key = json.dumps(tools, sort_keys=True, default=str)
+        cached = self._scanners.get(key)
+        if cached is not None:
+            self._scanners.move_to_end(key)
+            return cached
+        # built-in tools (web_search, file_search, mcp...) have no schema to check against
+        functions = [
+            t for t in tools if not isinstance(t, Mapping) or t.get("type") in (None, "function")
+        ]
+        if not functions:
+            raise ConfigurationError("the request has no function tools")
+        catalog = ApiCatalog.from_tools(functions)
+        if self.spec is not None:
+            catalog = ApiCatalog.merge(self.spec, catalog)  # the documented API wins
+        scanner = Scanner(catalog, retriever=self.retriever)
+        self._scanners[key] = scanner
+        if len(self._scanners) > 32:
+            self._scanners.popitem(last=False)
+        return scanner
+
+
+# ------------------------------------------------------------------ the ASGI app
+
+
+def create_proxy_app(config: ProxyConfig) -> Starlette:
+    """The proxy as an ASGI app (serve it with uvicorn, or mount it).
+
+    >>> app = create_proxy_app(ProxyConfig("http://127.0.0.1:8080/v1"))
+    >>> type(app).__name__
+    'Starlette'
+    """
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with httpx.AsyncClient(
+            timeout=httpx.Timeout(config.timeout, connect=10.0), follow_redirects=False
+        ) as client:
+            app.state.client = client
+            yield
+
+    async def endpoint(request: Request) -> Response:
+        return await _handle(config, request.app.state.client, request)
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    return Starlette(
+        routes=[Route("/{path:path}", endpoint, methods=methods)],
+        lifespan=lifespan,
+    )
+
+
+def _error(status: int, message: str, kind: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
+
+
+def _target(config: ProxyConfig, request: Request) -> httpx.URL:
+    """The upstream URL for the client's path: ``/v1/x`` -> ``{upstream}/x``."""
+    path = request.url.path
+    rest = path[3:] if path == "/v1" or path.startswith("/v1/") else path
+    query = request.url.query
+    url = httpx.URL(config.upstream + rest + (f"?{query}" if query else ""))
+    base = httpx.URL(config.upstream)
+    if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
+        raise ConfigurationError("the path leaves the upstream origin")  # pragma: no cover
+    return url
+
+
+def _forward_headers(request: Request) -> dict[str, str]:
+    return {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+
+
+def _secret_of(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    return auth.split(None, 1)[-1] if auth else None
+
+
+def _scrub(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+async def _handle(config: ProxyConfig, client: httpx.AsyncClient, request: Request) -> Response:
+    target = _target(config, request)
+    path = request.url.path.rstrip("/")
+    secret = _secret_of(request)
+    body = await request.body()
+    if request.method == "POST" and path.endswith(("/chat/completions", "/responses")):
+        try:
+            payload = json.loads(body) if body else None
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
+            kind = "chat" if path.endswith("/chat/completions") else "responses"
+            if payload["tools"] and not (kind == "responses" and payload.get("stream")):
+                try:
+                    scanner = config.scanner(payload["tools"])
+                except AutoFeedbackError as exc:
+                    # tools the spec loader cannot read: the agent still gets its answer
+                    reason = " ".join(str(exc).split())[:200]
+                    _log.warning("tools not checked: %s", _scrub(reason, secret))
+                    note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
+                    return await _forward(config, client, request, target, body, note)
+                try:
+                    return await _checked(client, request, target, payload, kind, scanner, config)
+                except httpx.HTTPError as exc:
+                    return _unreachable(config, exc, secret)
+                except Exception as exc:  # a bug of ours must not become a traceback
+                    _log.error("proxy error: %s", _scrub(f"{type(exc).__name__}: {exc}", secret))
+                    return _error(500, "autofeedback proxy error", "proxy_error")
+    return await _forward(config, client, request, target, body, None)
+
+
+async def _forward(
+    config: ProxyConfig,
+    client: httpx.AsyncClient,
+    request: Request,
+    target: httpx.URL,
+    body: bytes,
+    note: str | None,
+) -> Response:
+    try:
+        return await _pass_through(client, request, target, body, note)
+    except httpx.HTTPError as exc:
+        return _unreachable(config, exc, _secret_of(request))
+
+
+def _unreachable(config: ProxyConfig, exc: httpx.HTTPError, secret: str | None) -> JSONResponse:
+    reason = _scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
+    _log.warning("upstream %s failed: %s", config.upstream, reason)
+    return _error(
+        502, f"the upstream {config.upstream} could not be reached ({reason})", "upstream_error"
+    )
+
+
+async def _pass_through(
+    client: httpx.AsyncClient,
+    request: Request,
+    target: httpx.URL,
+    body: bytes,
+    note: str | None = None,
+) -> Response:
+    upstream_request = client.build_request(
+        request.method, target, headers=_forward_headers(request), content=body
+    )
+    response = await client.send(upstream_request, stream=True)
+    _log.info(
+        "%s %s -> %d (passed through)", request.method, request.url.path, response.status_code
+    )
+    headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
+    if note is not None:
+        headers[_HEADER] = note
+
+    async def body_iter() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        finally:
+            await response.aclose()
+
+    return StreamingResponse(body_iter(), status_code=response.status_code, headers=headers)
+
+
+# ------------------------------------------------------------------ checked rounds
+
+
+@dataclass
+class _Round:
+    data: dict[str, Any]
+    calls: list[_Call]
+    findings: list[list[Finding]]
+
+    @property
+    def errors(self) -> bool:
+        return any(f.severity == "error" for fs in self.findings for f in fs)
+
+
+def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_Call]]:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None, []
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        return None, []
+    calls: list[_Call] = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        function = function if isinstance(function, Mapping) else {}
+        call_id = call.get("id") if isinstance(call, Mapping) else None
+        calls.append(
+            _Call(
+                "openai-chat",
+                call_id if isinstance(call_id, str) else None,
+                function.get("name"),
+                function.get("arguments"),
+            )
+        )
+    return message, calls
+
+
+def _responses_calls(data: Mapping[str, Any]) -> list[_Call]:
+    calls: list[_Call] = []
+    for item in data.get("output") or []:
+        if isinstance(item, Mapping) and item.get("type") == "function_call":
+            call_id = item.get("call_id")
+            calls.append(
+                _Call(
+                    "openai-responses",
+                    call_id if isinstance(call_id, str) else None,
+                    item.get("name"),
+                    item.get("arguments"),
+                )
+            )
+    return calls
+
+
+def _tokens(usage: Any) -> int:
+    if not isinstance(usage, Mapping):
+        return 0
+    total = usage.get("total_tokens")
+    if isinstance(total, int):
+        return total
+    parts = [
+        usage.get(k)
+        for k in ("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens")
+    ]
+    return sum(p for p in parts if isinstance(p, int))
+
+
+def _sum_usage(usages: Sequence[Any]) -> dict[str, Any] | None:
+    """Every integer count summed (``prompt_tokens``, ``input_tokens``...); nested
+    ``*_details`` summed the same way."""
+    out: dict[str, Any] = {}
+    seen = False
+    for usage in usages:
+        if not isinstance(usage, Mapping):
+            continue
+        seen = True
+        for key, value in usage.items():
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int):
+                out[key] = out.get(key, 0) + value
+            elif isinstance(value, Mapping):
+                inner = out.setdefault(key, {})
+                if isinstance(inner, dict):
+                    for k, v in value.items():
+                        if isinstance(v, int) and not isinstance(v, bool):
+                            inner[k] = inner.get(k, 0) + v
+    return out if seen else None
+
+
+def _call_key(calls: Sequence[_Call]) -> str:
+    """What makes two rounds' calls the same request (ids differ every round)."""
+
+    def norm(args: Any) -> Any:
+        if isinstance(args, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                return json.loads(args)
+        return args
+
+    return json.dumps([[c.name, norm(c.arguments)] for c in calls], sort_keys=True, default=str)
+
+
+def _feedback(call: _Call, findings: list[Finding], scanner: Scanner) -> str:
+    if not any(f.severity == "error" for f in findings):
+        return (
+            "Not run: another tool call in the same message was rejected. Call this tool "
+            "again, together with the corrected call."
+        )
+    ordered = _errors_first(findings)
+    errors = [f for f in ordered if f.severity == "error"]
+    fixed = None
+    if isinstance(call.name, str):
+        from autofeedback.loop._repair import corrected_call
+
+        arguments = call.arguments
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                arguments = json.loads(arguments)
+        if isinstance(arguments, Mapping):
+            request = ApiRequest(name=call.name, arguments=dict(arguments), shape=call.shape)
+            with contextlib.suppress(AutoFeedbackError):
+                fixed = corrected_call(scanner, request, errors, style="json")
+    return render_feedback(ordered, corrected=fixed, shape=call.shape)
+
+
+async def _checked(
+    client: httpx.AsyncClient,
+    request: Request,
+    target: httpx.URL,
+    payload: dict[str, Any],
+    kind: str,
+    scanner: Scanner,
+    config: ProxyConfig,
+) -> Response:
+    started = time.perf_counter()
+    stream = bool(payload.get("stream"))
+    include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
+    body = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
+    headers = _forward_headers(request)
+    headers.pop("accept", None)
+    headers["content-type"] = "application/json"
+
+    if kind == "chat":
+        history = list(body.get("messages") or [])
+    else:
+        given = body.get("input")
+        history = (
+            list(given) if isinstance(given, list) else [{"role": "user", "content": given or ""}]
+        )
+
+    rounds: list[_Round] = []
+    usages: list[Any] = []
+    seen: set[str] = set()
+    codes: list[str] = []
+    stop = "clean"
+    response: httpx.Response | None = None
+    while True:
+        if kind == "chat":
+            body["messages"] = history
+        else:
+            body["input"] = history
+        response = await client.post(target, json=body, headers=headers)
+        if response.status_code != 200:
+            stop = f"upstream-{response.status_code}"
+            break
+        try:
+            data = response.json()
+        except ValueError:
+            stop = "upstream-not-json"
+            break
+        if not isinstance(data, dict):
+            stop = "upstream-not-json"
+            break
+        usages.append(data.get("usage"))
+        if kind == "chat":
+            message, calls = _chat_calls(data)
+        else:
+            message, calls = None, _responses_calls(data)
+        findings = [list(_call_findings(c, scanner)) for c in calls]
+        current = _Round(data, calls, findings)
+        rounds.append(current)
+        codes.extend(f.code for fs in findings for f in fs if f.severity == "error")
+        if not current.errors:
+            stop = "clean" if len(rounds) == 1 else "repaired"
+            break
+        key = _call_key(calls)
+        spent = sum(_tokens(u) for u in usages)
+        if key in seen:
+            stop = "repeated"
+            break
+        seen.add(key)
+        if len(rounds) >= config.max_rounds:
+            stop = "max-rounds"
+            break
+        if config.token_budget is not None and spent >= config.token_budget:
+            stop = "token-budget"
+            break
+        replies = [_feedback(c, fs, scanner) for c, fs in zip(calls, findings, strict=True)]
+        if kind == "chat":
+            assert message is not None
+            history = [*history, message] + [
+                {"role": "tool", "tool_call_id": c.call_id or "", "content": text}
+                for c, text in zip(calls, replies, strict=True)
+            ]
+        else:
+            history = [*history, *data.get("output", [])] + [
+                {"type": "function_call_output", "call_id": c.call_id or "", "output": text}
+                for c, text in zip(calls, replies, strict=True)
+            ]
+
+    summary = {
+        "rounds": len(rounds),
+        "codes": codes,
+        "stop": stop,
+        "ms": round((time.perf_counter() - started) * 1000, 1),
+    }
+    if rounds and rounds[-1].errors:
+        summary["remaining"] = [
+            f.as_dict() for fs in rounds[-1].findings for f in fs if f.severity == "error"
+        ][:5]
+    _log.info(
+        "%s %s -> rounds=%d stop=%s codes=%s",
+        request.method,
+        request.url.path,
+        len(rounds),
+        stop,
+        ",".join(codes) or "-",
+    )
+    header = json.dumps(
+        {"rounds": summary["rounds"], "codes": codes, "stop": stop}, separators=(",", ":")
+    )
+    assert response is not None
+    if not rounds:  # the first request already failed upstream: hand its answer back
+        out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
+        out_headers[_HEADER] = header
+        return Response(response.content, response.status_code, headers=out_headers)
+    final = dict(rounds[-1].data)
+    total = _sum_usage(usages)
+    if total is not None:
+        final["usage"] = total
+    final["autofeedback"] = summary
+    if stream and kind == "chat":
+        return StreamingResponse(
+            _sse(final, include_usage),
+            media_type="text/event-stream",
+            headers={_HEADER: header, "cache-control": "no-cache"},
+        )
+    return JSONResponse(final, headers={_HEADER: header})
+
+
+def _sse(final: Mapping[str, Any], include_usage: bool) -> Iterator[bytes]:
+    """The final chat completion as OpenAI ``chat.completion.chunk`` events."""
+    base = {
+        "id": final.get("id", "chatcmpl-autofeedback"),
+        "object": "chat.completion.chunk",
+        "created": final.get("created", int(time.time())),
+        "model": final.get("model", ""),
+    }
+    if final.get("system_fingerprint"):
+        base["system_fingerprint"] = final["system_fingerprint"]
+
+    def event(choices: list[Any], **extra: Any) -> bytes:
+        return f"data: {json.dumps({**base, 'choices': choices, **extra})}\n\n".encode()
+
+    for choice in final.get("choices") or []:
+        if not isinstance(choice, Mapping):
+            continue
+        index = choice.get("index", 0)
+        message = choice.get("message") or {}
+        delta: dict[str, Any] = {"role": message.get("role", "assistant")}
+        if message.get("content") is not None:
+            delta["content"] = message["content"]
+        if message.get("refusal") is not None:
+            delta["refusal"] = message["refusal"]
+        calls = message.get("tool_calls") or []
+        if calls:
+            delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(calls)]
+        yield event([{"index": index, "delta": delta, "finish_reason": None}])
+        yield event(
+            [{"index": index, "delta": {}, "finish_reason": choice.get("finish_reason", "stop")}]
+        )
+    if include_usage and final.get("usage") is not None:
+        yield event([], usage=final["usage"])
+    yield event([], autofeedback=final.get("autofeedback"))
+    yield b"data: [DONE]\n\n"
+
+
+# ------------------------------------------------------------------ CLI
+
+
+def run_proxy(
+    upstream: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8787,
+    spec: str | None = None,
+    max_rounds: int = 3,
+    token_budget: int | None = None,
+    semantic: bool = False,
+    stdout: IO[str],
+    stderr: IO[str],
+) -> int:
+    """Serve the proxy until interrupted (``autofeedback proxy``); 2 on bad configuration.
+
+    >>> run_proxy("not a url", stdout=sys.stdout, stderr=sys.stderr)  # doctest: +SKIP
+    2
+    """
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - the proxy extra is missing
+        stderr.write(
+            "autofeedback: error: the proxy needs uvicorn, starlette and httpx: "
+            "pip install 'autofeedback[proxy]'\n"
+        )
+        return 2
+    try:
+        catalog = ApiCatalog.from_file(spec) if spec else None
+        config = ProxyConfig(
+            upstream,
+            spec=catalog,
+            max_rounds=max_rounds,
+            token_budget=token_budget,
+            retriever="auto" if semantic else None,
+        )
+    except AutoFeedbackError as exc:
+        stderr.write(f"autofeedback: error: {exc}\n")
+        return 2
+    stdout.write(
+        f"autofeedback proxy on http://{host}:{port}/v1 -> {config.upstream} "
+        f"(max {config.max_rounds} rounds)\n"
+    )
+    stdout.flush()
+    uvicorn.run(create_proxy_app(config), host=host, port=port, log_level="warning")
+    return 0

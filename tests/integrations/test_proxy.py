@@ -1,0 +1,524 @@
+"""``autofeedback proxy`` with real parts: the ``openai`` client as the agent, the proxy
+served by uvicorn on 127.0.0.1, and a scripted upstream (a real HTTP server on
+127.0.0.1 that returns canned completions: the test double for the LLM, which is outside
+the product)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, httpx) is missing")
+openai = pytest.importorskip("openai", reason="the openai client is the agent in these tests")
+
+import uvicorn  # noqa: E402
+
+from autofeedback import ApiCatalog  # noqa: E402
+from autofeedback.cli import run as cli_run  # noqa: E402
+from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app  # noqa: E402
+
+SECRET = "sk-proxy-test-9f8e7d6c5b4a3210fedcba"
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+                "required": ["city"],
+            },
+        },
+    }
+]
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+def completion(
+    arguments: dict[str, Any] | None,
+    *,
+    name: str = "get_weather",
+    n: int = 1,
+    tokens: tuple[int, int] = (50, 10),
+    content: str | None = None,
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if arguments is not None:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ]
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1700000000 + n,
+        "model": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if arguments is not None else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": tokens[0],
+            "completion_tokens": tokens[1],
+            "total_tokens": sum(tokens),
+        },
+    }
+
+
+def response_object(arguments: dict[str, Any], n: int) -> dict[str, Any]:
+    return {
+        "id": f"resp_{n}",
+        "object": "response",
+        "created_at": 1700000000,
+        "status": "completed",
+        "model": "scripted",
+        "output": [
+            {
+                "type": "function_call",
+                "id": f"fc_{n}",
+                "call_id": f"call_{n}",
+                "name": "get_weather",
+                "arguments": json.dumps(arguments),
+                "status": "completed",
+            }
+        ],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": 40,
+            "output_tokens": 8,
+            "total_tokens": 48,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+class Upstream:
+    """The scripted OpenAI-compatible server: what it answers next, what it was sent."""
+
+    def __init__(self) -> None:
+        self.script: list[dict[str, Any]] = []
+        self.seen: list[dict[str, Any]] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
+        self.thread.start()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("X-Upstream", "scripted")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                upstream.seen.append(
+                    {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}}
+                )
+                if self.path == "/v1/models":
+                    body = {
+                        "object": "list",
+                        "data": [
+                            {"id": "scripted", "object": "model", "created": 0, "owned_by": "me"}
+                        ],
+                    }
+                    self._send(200, json.dumps(body).encode())
+                else:
+                    self._send(404, b'{"error": {"message": "no such path"}}')
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                sent = json.loads(raw)
+                upstream.seen.append(
+                    {
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "json": sent,
+                    }
+                )
+                if self.path == "/v1/embeddings":
+                    body = {
+                        "object": "list",
+                        "model": "scripted",
+                        "data": [{"object": "embedding", "index": 0, "embedding": [0.25, -0.5]}],
+                        "usage": {"prompt_tokens": 2, "total_tokens": 2},
+                    }
+                    self._send(200, json.dumps(body).encode())
+                    return
+                answer = upstream.script.pop(0)
+                if sent.get("stream"):  # only ever asked for requests without tools
+                    chunk = {
+                        "id": "c",
+                        "object": "chat.completion.chunk",
+                        "created": 1,
+                        "model": "scripted",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"role": "assistant", "content": "streamed hi"},
+                                "finish_reason": None,
+                            }
+                        ],
+                    }
+                    events = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+                    self._send(200, events, "text/event-stream")
+                    return
+                self._send(200, json.dumps(answer).encode())
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[Upstream]:
+    server = Upstream()
+    yield server
+    server.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Proxy:
+    def __init__(self, config: ProxyConfig) -> None:
+        self.clients: list[Any] = []
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        cfg = uvicorn.Config(
+            create_proxy_app(config),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ws="none",
+            lifespan="on",
+        )
+        self.server = uvicorn.Server(cfg)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the proxy did not start")
+            time.sleep(0.01)
+
+    def client(self, **kwargs: Any) -> Any:
+        made = openai.OpenAI(base_url=self.url, api_key=SECRET, max_retries=0, **kwargs)
+        self.clients.append(made)
+        return made
+
+    def close(self) -> None:
+        for made in self.clients:
+            made.close()
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture
+def proxy(upstream: Upstream) -> Iterator[Proxy]:
+    upstream.script.clear()
+    upstream.seen.clear()
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=3))
+    yield running
+    running.close()
+
+
+def _tool_messages(sent: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in sent["json"]["messages"] if m.get("role") == "tool"]
+
+
+def test_wrong_call_is_fed_back_and_repaired(upstream: Upstream, proxy: Proxy) -> None:
+    upstream.script += [completion({"City": "Paris"}, n=1), completion({"city": "Paris"}, n=2)]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    result = raw.parse()
+    [call] = result.choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == {"city": "Paris"}
+    # usage summed over both rounds; what happened, in the header and the body
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (100, 20)
+    assert result.usage.total_tokens == 120
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header == {"rounds": 2, "codes": ["E3.2"], "stop": "repaired"}
+    assert result.model_extra["autofeedback"]["rounds"] == 2
+    # the second upstream request carries the model's message and the feedback as the
+    # tool result, in OpenAI's own shape
+    first, second = upstream.seen
+    assert first["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert first["json"]["tools"] == TOOLS and not first["json"].get("stream")
+    assistant = second["json"]["messages"][-2]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_1"
+    [reply] = _tool_messages(second)
+    assert reply["tool_call_id"] == "call_1"
+    assert "E3.2" in reply["content"] and "'city'" in reply["content"]
+    assert "<API>" not in reply["content"]
+    assert second["json"]["messages"][0] == USER[0]
+
+
+def test_clean_call_is_one_round(upstream: Upstream, proxy: Proxy) -> None:
+    upstream.script.append(completion({"city": "Paris", "unit": "celsius"}))
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"]) == {"rounds": 1, "codes": [], "stop": "clean"}
+    assert raw.parse().usage.total_tokens == 60
+    assert len(upstream.seen) == 1
+
+
+def test_streaming_is_validated_before_anything_is_streamed(
+    upstream: Upstream, proxy: Proxy
+) -> None:
+    upstream.script += [
+        completion({"city": "Paris", "unit": "kelvin"}, n=1),
+        completion({"city": "Paris", "unit": "celsius"}, n=2),
+    ]
+    stream = proxy.client().chat.completions.create(
+        model="scripted",
+        messages=USER,
+        tools=TOOLS,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    names, arguments, usage, finish = [], "", None, None
+    for chunk in stream:
+        if chunk.usage is not None:
+            usage = chunk.usage
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            for call in choice.delta.tool_calls or []:
+                if call.function.name:
+                    names.append(call.function.name)
+                arguments += call.function.arguments or ""
+    assert names == ["get_weather"]
+    assert json.loads(arguments) == {"city": "Paris", "unit": "celsius"}
+    assert finish == "tool_calls"
+    assert usage is not None and usage.total_tokens == 120
+    # the upstream was asked without streaming, twice
+    assert [s["json"].get("stream") for s in upstream.seen] == [None, None]
+    assert "E4.2" in _tool_messages(upstream.seen[1])[0]["content"]
+
+
+def test_repeated_call_stops(upstream: Upstream, upstream_proxy_rounds: Any) -> None:
+    proxy = upstream_proxy_rounds(5, None)
+    same = {"City": "Paris"}
+    upstream.script += [completion(same, n=1), completion(same, n=2), completion(same, n=3)]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header == {"rounds": 2, "codes": ["E3.2", "E3.2"], "stop": "repeated"}
+    assert len(upstream.seen) == 2
+    body = raw.parse().model_extra["autofeedback"]
+    assert body["remaining"][0]["code"] == "E3.2"  # the client sees what is still wrong
+
+
+def test_token_budget_and_max_rounds(upstream: Upstream, upstream_proxy_rounds: Any) -> None:
+    proxy = upstream_proxy_rounds(5, 100)  # 60 tokens a round
+    upstream.script += [completion({"City": "Paris"}, n=1), completion({"town": "Paris"}, n=2)]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"])["stop"] == "token-budget"
+    assert len(upstream.seen) == 2
+    upstream.seen.clear()
+    capped = upstream_proxy_rounds(1, None)
+    upstream.script.append(completion({"City": "Paris"}))
+    raw = capped.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"]) == {
+        "rounds": 1,
+        "codes": ["E3.2"],
+        "stop": "max-rounds",
+    }
+    assert len(upstream.seen) == 1
+
+
+@pytest.fixture
+def upstream_proxy_rounds(upstream: Upstream) -> Iterator[Any]:
+    upstream.script.clear()
+    upstream.seen.clear()
+    started: list[Proxy] = []
+
+    def start(max_rounds: int, budget: int | None, spec: ApiCatalog | None = None) -> Proxy:
+        running = Proxy(
+            ProxyConfig(upstream.url, max_rounds=max_rounds, token_budget=budget, spec=spec)
+        )
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.close()
+
+
+def test_everything_else_passes_through(upstream: Upstream, proxy: Proxy) -> None:
+    client = proxy.client()
+    assert [m.id for m in client.models.list()] == ["scripted"]
+    embedding = client.embeddings.create(model="scripted", input="hello")
+    assert embedding.data[0].embedding == [0.25, -0.5]
+    # no tools: forwarded as is (stream included), no header
+    upstream.script.append(completion(None, content="hi"))
+    raw = client.chat.completions.with_raw_response.create(model="scripted", messages=USER)
+    assert raw.parse().choices[0].message.content == "hi"
+    assert "x-autofeedback" not in raw.headers and raw.headers["x-upstream"] == "scripted"
+    upstream.script.append({})
+    streamed = client.chat.completions.create(model="scripted", messages=USER, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in streamed) == "streamed hi"
+    with pytest.raises(openai.NotFoundError):
+        client.get("/nowhere", cast_to=object)
+    assert all(s["headers"]["authorization"] == f"Bearer {SECRET}" for s in upstream.seen)
+
+
+def test_responses_api(upstream: Upstream, proxy: Proxy) -> None:
+    upstream.script += [
+        response_object({"City": "Paris"}, 1),
+        response_object({"city": "Paris"}, 2),
+    ]
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": TOOLS[0]["function"]["parameters"],
+        },
+        {"type": "web_search"},  # a built-in tool: nothing to check, and no reason to skip
+    ]
+    raw = proxy.client().responses.with_raw_response.create(
+        model="scripted", input="Weather in Paris?", tools=tools
+    )
+    result = raw.parse()
+    assert json.loads(result.output[0].arguments) == {"city": "Paris"}
+    assert result.usage.total_tokens == 96 and result.usage.input_tokens == 80
+    assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E3.2"]
+    sent = upstream.seen[1]["json"]["input"]
+    assert sent[0] == {"role": "user", "content": "Weather in Paris?"}
+    assert sent[1]["type"] == "function_call" and sent[1]["call_id"] == "call_1"
+    assert sent[2]["type"] == "function_call_output" and sent[2]["call_id"] == "call_1"
+    assert "E3.2" in sent[2]["output"] and "<API>" not in sent[2]["output"]
+
+
+def test_spec_judges_http_level_tools(upstream: Upstream, upstream_proxy_rounds: Any) -> None:
+    """The request's own schema for searchBooks says nothing about genre; the OpenAPI
+    document does (an enum), so with --spec the proxy catches the E4.2."""
+    proxy = upstream_proxy_rounds(2, None, ApiCatalog.from_file(SPEC))
+    loose = [
+        {
+            "type": "function",
+            "function": {
+                "name": "searchBooks",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}, "genre": {"type": "string"}},
+                },
+            },
+        }
+    ]
+    upstream.script += [
+        completion({"query": "dune", "genre": "scifi"}, name="searchBooks", n=1),
+        completion({"query": "dune", "genre": "science"}, name="searchBooks", n=2),
+    ]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=loose
+    )
+    assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E4.2"]
+    assert "science" in _tool_messages(upstream.seen[1])[0]["content"]
+
+
+def test_upstream_down_is_a_clear_502(caplog: pytest.LogCaptureFixture) -> None:
+    port = _free_port()  # nothing listens there
+    running = Proxy(ProxyConfig(f"http://127.0.0.1:{port}/v1"))
+    try:
+        client = running.client()
+        with caplog.at_level(logging.DEBUG):
+            with pytest.raises(openai.APIStatusError) as info:
+                client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
+            assert info.value.status_code == 502
+            assert "could not be reached" in info.value.message
+            with pytest.raises(openai.APIStatusError) as info:
+                client.models.list()
+            assert info.value.status_code == 502
+    finally:
+        running.close()
+    assert SECRET not in caplog.text and SECRET not in str(info.value.body)
+
+
+def test_key_never_in_logs(
+    upstream: Upstream, proxy: Proxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    upstream.script += [completion({"City": "Paris"}, n=1), completion({"city": "Paris"}, n=2)]
+    with caplog.at_level(logging.DEBUG):
+        raw = proxy.client().chat.completions.with_raw_response.create(
+            model="scripted", messages=USER, tools=TOOLS
+        )
+    assert "rounds=2" in caplog.text  # the proxy did log the call...
+    assert SECRET not in caplog.text  # ...and not the key
+    assert SECRET not in raw.headers["x-autofeedback"] and SECRET not in raw.text
+
+
+def test_cli_proxy_bad_configuration() -> None:
+    from io import StringIO
+
+    out, err = StringIO(), StringIO()
+    assert cli_run(["proxy", "--upstream", "ftp://x"], out, err) == 2
+    assert "--upstream must be an http(s) URL" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    err = StringIO()
+    assert (
+        cli_run(["proxy", "--upstream", "http://127.0.0.1:1/v1", "--max-rounds", "0"], out, err)
+        == 2
+    )
+    assert "--max-rounds must be at least 1" in err.getvalue()
+
+
+def test_unreadable_tools_pass_through_unchecked(upstream: Upstream, proxy: Proxy) -> None:
+    """Tools the spec loader cannot read must not cost the agent its answer: the request
+    goes through as it is and the header says it was not checked."""
+    upstream.script.append(completion({"City": "Paris"}))
+    odd = [{"type": "function", "function": {"description": "no name"}}]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=odd
+    )
+    assert json.loads(raw.headers["x-autofeedback"]) == {
+        "rounds": 0,
+        "skipped": "unreadable tools",
+    }
+    assert raw.parse().choices[0].message.tool_calls[0].function.name == "get_weather"
+    assert upstream.seen[0]["json"]["tools"] == odd
