@@ -567,6 +567,25 @@ class Sandbox:
             self._log.flush()
 
 
+class _Slot:
+    """One of the server's connection slots, released at most once: a ``kill`` that lands
+    while the main thread hands a connection to its thread must not release the slot a
+    second time (a ``BoundedSemaphore`` then raises, and socketserver swallows the
+    interrupt with it, so the sandbox ignored SIGTERM)."""
+
+    def __init__(self, slots: threading.BoundedSemaphore) -> None:
+        slots.acquire()
+        self._slots = slots
+        self._lock = threading.Lock()
+        self._held = True
+
+    def release(self) -> None:
+        with self._lock:
+            if self._held:
+                self._held = False
+                self._slots.release()
+
+
 class _Server(ThreadingHTTPServer):
     """One thread per connection, at most ``slots`` at once: past that, connections wait
     in the listen backlog (long enough for a burst of thousands) instead of each
@@ -576,19 +595,26 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 4096
     slots: threading.BoundedSemaphore
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._held: dict[Any, _Slot] = {}
+        super().__init__(*args, **kwargs)
+
     def process_request(self, request: Any, client_address: Any) -> None:
-        self.slots.acquire()
+        slot = self._held[request] = _Slot(self.slots)
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self.slots.release()
+            self._held.pop(request, None)
+            slot.release()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self.slots.release()
+            slot = self._held.pop(request, None)
+            if slot is not None:
+                slot.release()
 
 
 class _IPv6Server(_Server):

@@ -509,3 +509,43 @@ def test_limits_must_be_sane(bookshop: ApiCatalog) -> None:
         Sandbox(bookshop, client_timeout=0)
     with pytest.raises(ConfigurationError):
         Sandbox(bookshop, max_connections=0)
+
+
+def test_an_interrupt_while_a_connection_is_handed_over_stops_the_server(
+    bookshop: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `kill` that lands just after the connection's thread started: the slot is released
+    once and the interrupt reaches serve_forever (it was swallowed by a ValueError from
+    the semaphore, and the sandbox went on serving)."""
+    import contextlib
+    import socketserver
+    import threading
+
+    from autofeedback._sandbox import _Server
+
+    handed_over = socketserver.ThreadingMixIn.process_request
+
+    def interrupted(self: Any, request: Any, client_address: Any) -> None:
+        handed_over(self, request, client_address)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(socketserver.ThreadingMixIn, "process_request", interrupted)
+    sandbox = Sandbox(bookshop, port=0, terse=True, max_connections=2)
+    server = sandbox._bind()
+    assert isinstance(server, _Server)
+
+    def ask() -> None:
+        # the interrupt shuts the connection down under the answer: that is fine here
+        with contextlib.suppress(requests.RequestException):
+            requests.get(sandbox.url + "/books", params={"query": "x"}, timeout=10)
+
+    client = threading.Thread(target=ask)
+    client.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            server.serve_forever(poll_interval=0.05)
+    finally:
+        client.join(timeout=15)
+        server.server_close()
+    # both slots free again: released once by the handler thread, never twice
+    assert server.slots.acquire(blocking=False) and server.slots.acquire(blocking=False)
