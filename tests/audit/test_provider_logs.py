@@ -27,7 +27,7 @@ def test_provider_chat_logs_are_audited_with_their_own_tools() -> None:
     assert code == 1
     got = {r["id"]: [f["code"] for f in r["findings"]] for r in rows}
     assert got == {
-        "claude-1": ["E3.2"],  # tool_use input {"Location": ...} against input_schema
+        "claude-1": ["E3.2", "E3.4"],  # tool_use input {"Location": ...}: required location
         "claude-2": ["E1"],  # a text-only reply is checked as raw output, as for OpenAI
         "responses-1": [],  # a function_call item that fits its tool
         "gemini-1": ["E4.2"],  # functionDeclarations with Gemini's upper-case types

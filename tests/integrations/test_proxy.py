@@ -277,7 +277,8 @@ def test_wrong_call_is_fed_back_and_repaired(upstream: Upstream, proxy: Proxy) -
     assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (100, 20)
     assert result.usage.total_tokens == 120
     header = json.loads(raw.headers["x-autofeedback"])
-    assert header == {"rounds": 2, "codes": ["E3.2"], "stop": "repaired"}
+    # E3.2 for the misspelt name, E3.4 for the required parameter it leaves missing
+    assert header == {"rounds": 2, "codes": ["E3.2", "E3.4"], "stop": "repaired"}
     assert result.model_extra["autofeedback"]["rounds"] == 2
     # the second upstream request carries the model's message and the feedback as the
     # tool result, in OpenAI's own shape
@@ -344,7 +345,7 @@ def test_repeated_call_stops(upstream: Upstream, upstream_proxy_rounds: Any) -> 
         model="scripted", messages=USER, tools=TOOLS
     )
     header = json.loads(raw.headers["x-autofeedback"])
-    assert header == {"rounds": 2, "codes": ["E3.2", "E3.2"], "stop": "repeated"}
+    assert header == {"rounds": 2, "codes": ["E3.2", "E3.4", "E3.2", "E3.4"], "stop": "repeated"}
     assert len(upstream.seen) == 2
     body = raw.parse().model_extra["autofeedback"]
     assert body["remaining"][0]["code"] == "E3.2"  # the client sees what is still wrong
@@ -366,7 +367,7 @@ def test_token_budget_and_max_rounds(upstream: Upstream, upstream_proxy_rounds: 
     )
     assert json.loads(raw.headers["x-autofeedback"]) == {
         "rounds": 1,
-        "codes": ["E3.2"],
+        "codes": ["E3.2", "E3.4"],
         "stop": "max-rounds",
     }
     assert len(upstream.seen) == 1
@@ -427,7 +428,7 @@ def test_responses_api(upstream: Upstream, proxy: Proxy) -> None:
     result = raw.parse()
     assert json.loads(result.output[0].arguments) == {"city": "Paris"}
     assert result.usage.total_tokens == 96 and result.usage.input_tokens == 80
-    assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E3.2"]
+    assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E3.2", "E3.4"]
     sent = upstream.seen[1]["json"]["input"]
     assert sent[0] == {"role": "user", "content": "Weather in Paris?"}
     assert sent[1]["type"] == "function_call" and sent[1]["call_id"] == "call_1"
