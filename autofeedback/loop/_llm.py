@@ -308,28 +308,29 @@ def _error_reason(body: str) -> str:
     return _quote(body) if body.strip() else "(empty body)"
 
 
-def _openai_tool_calls(data: object) -> str | None:
-    """``choices[0].message.tool_calls`` as ``{"tool_calls": [...]}`` JSON, or ``None``."""
+def _first_message(data: object) -> dict[str, Any] | None:
+    """``choices[0].message`` of a chat completion, or ``None``."""
     if not isinstance(data, dict):
         return None
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
     message = choices[0].get("message")
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    return message if isinstance(message, dict) else None
+
+
+def _openai_tool_calls(data: object) -> str | None:
+    """``choices[0].message.tool_calls`` as ``{"tool_calls": [...]}`` JSON, or ``None``."""
+    message = _first_message(data)
+    calls = message.get("tool_calls") if message is not None else None
     if not isinstance(calls, list) or not calls:
         return None
     return json.dumps({"tool_calls": calls}, ensure_ascii=False)
 
 
 def _openai_text(data: object) -> str | None:
-    if not isinstance(data, dict):
-        return None
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    message = _first_message(data)
+    content = message.get("content") if message is not None else None
     return content if isinstance(content, str) else None
 
 
