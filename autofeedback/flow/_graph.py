@@ -19,8 +19,9 @@ identifier: ``*_id``, ``token``, ``uri``, ``key``...; 0.5 for a description such
 path mentions it, 0.5 tags or description do) > ``context_uri`` <- ``uri`` (0.3) > an
 ``id`` of some other container (0.2, listed only when little else is); small deductions
 for a deeper path, a scalar type that differs (a string id for an integer parameter) and
-a producer that needs ids itself, small bonuses for a search, a list to pick from and a
-field inside the consumer's own resource. Types are checked: a list or an object never
+a producer that needs ids itself, a large one (0.2) for a destructive producer (a
+``DELETE``, ``cancelOrder``: never the call to suggest for learning an id), small bonuses
+for a search, a list to pick from and a field inside the consumer's own resource. Types are checked: a list or an object never
 produces a scalar; a list parameter takes an element path (``ids`` <- ``albums[].id``).
 """
 
@@ -35,6 +36,7 @@ from typing import Any
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._model import Operation, Parameter
+from autofeedback.checks._check_name import destructive
 from autofeedback.flow._paths import (
     Step,
     format_path,
@@ -495,6 +497,8 @@ class FlowGraph:
             score += 0.02  # a search is how a name the user gave becomes an id
         if via in ("name", "suffix") and f.container == self._facts[op.name].last:
             score += 0.05  # `uris` of POST /playlists/{id}/tracks: a track's uri
+        if destructive(f.op):
+            score -= 0.2  # nobody should cancel an order to learn a book's id
         return Producer(f.op.name, f.path, f.schema, via, round(score, 4))
 
     # -- links and overrides --------------------------------------------------------

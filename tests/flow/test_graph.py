@@ -262,3 +262,32 @@ def test_ids_a_collection_lists_are_that_collections() -> None:
     assert (found[0].operation, found[0].via) == ("getMe", "resource")
     listed = [p for p in found if p.operation == "myPlaylists"]
     assert listed and listed[0].via == "weak"  # playlist ids, whatever the text mentions
+
+
+def test_a_destructive_operation_is_the_last_producer_to_suggest() -> None:
+    """An order's ``book_id`` is a real book id whether the order is read or cancelled,
+    but an agent told to call ``cancelOrder`` to learn it would destroy the order."""
+    order = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "book_id": {"type": "integer"}},
+    }
+    tools = [
+        {
+            "name": "cancelOrder",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+            "outputSchema": order,
+        },
+        {
+            "name": "getOrder",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+            "outputSchema": order,
+        },
+        {
+            "name": "getBook",
+            "parameters": {"type": "object", "properties": {"book_id": {"type": "integer"}}},
+        },
+    ]
+    ranked = FlowGraph.from_catalog(ApiCatalog.from_tools(tools)).producers("getBook", "book_id")
+    named = [p for p in ranked if p.path == "book_id"]
+    assert [p.operation for p in named] == ["getOrder", "cancelOrder"]
+    assert named[0].score - named[1].score >= 0.2
