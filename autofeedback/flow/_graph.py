@@ -21,8 +21,9 @@ path mentions it, 0.5 tags or description do) > ``context_uri`` <- ``uri`` (0.3)
 for a deeper path, a scalar type that differs (a string id for an integer parameter) and
 a producer that needs ids itself, a large one (0.2) for a destructive producer (a
 ``DELETE``, ``cancelOrder``: never the call to suggest for learning an id), small bonuses
-for a search, a list to pick from and a field inside the consumer's own resource. Types are checked: a list or an object never
-produces a scalar; a list parameter takes an element path (``ids`` <- ``albums[].id``).
+for a search, a list to pick from and a field inside the consumer's own resource. Types
+are checked: a list or an object never produces a scalar; a list parameter takes an
+element path (``ids`` <- ``albums[].id``).
 """
 
 from __future__ import annotations
