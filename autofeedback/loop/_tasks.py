@@ -309,7 +309,7 @@ def program_feedback(findings: Sequence[Finding], program: str) -> str:
             index = int(f.location[0][5:-1])
             if index < len(calls):
                 where = f"line {index + 1} `{calls[index].strip()[:120]}`: "
-        hint = f" (did you mean {f.suggestion}?)" if f.suggestion else ""
+        hint = _hint(f)
         out.append(f"- {where}{f.code} {f.message or f}{hint}")
     out.append("Write the whole corrected program in a ```python block.")
     return "\n".join(out)
@@ -636,7 +636,7 @@ class ReactRunner(_Runner):
 def _call_feedback(errors: Sequence[Finding]) -> str:
     lines = ["Observation: this call was not sent, because it has problems:"]
     for f in errors or ():
-        hint = f" (did you mean {f.suggestion}?)" if f.suggestion else ""
+        hint = _hint(f)
         lines.append(f"- {f.code} {f.message or f}{hint}")
     if not errors:
         lines.append("- no API call could be read from your answer")
@@ -645,6 +645,13 @@ def _call_feedback(errors: Sequence[Finding]) -> str:
         "then write one Action (or the Final Answer)."
     )
     return "\n".join(lines)
+
+
+def _hint(f: Finding) -> str:
+    """The suggestion, unless the message already says it (E5.3's "call X first")."""
+    if not f.suggestion or f.suggestion in (f.message or ""):
+        return ""
+    return f" (did you mean {f.suggestion}?)"
 
 
 def _body(response: requests.Response) -> Any:
