@@ -315,6 +315,14 @@ def program_feedback(findings: Sequence[Finding], program: str) -> str:
     return "\n".join(out)
 
 
+_NO_PROGRAM = Finding(
+    "E1",
+    (),
+    "",
+    message="the answer holds no program: write the calls, one per line, in a ```python block",
+)
+
+
 class ProgramRunner(_Runner):
     """The model writes the whole program; E1-E5 feed back; it writes it again.
 
@@ -360,7 +368,10 @@ class ProgramRunner(_Runner):
             text, p_tok, c_tok = self._ask(messages)
             tokens += (p_tok or 0) + (c_tok or 0)
             program = extract_program(text)
-            findings = self.checker.check(sequence_from_program(program, instruction=instruction))
+            seq = sequence_from_program(program, instruction=instruction)
+            findings = self.checker.check(seq)
+            if not seq.steps and not seq.problems:  # an answer with no program in it
+                findings.insert(0, _NO_PROGRAM)
             errors = [f for f in findings if f.severity == "error"]
             base = TaskTurn(
                 len(turns) + 1,

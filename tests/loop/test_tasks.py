@@ -328,3 +328,11 @@ def test_react_a_tool_an_earlier_response_documents_is_callable() -> None:
     assert not [f for f in after.turns[1].findings if f.severity == "error"]
     # sent where a function-style tool lives on the same server
     assert after.turns[1].sent is not None and after.turns[1].sent["url"].endswith("/getForecast")
+
+
+def test_program_an_answer_without_a_program_is_not_clean(bookshop: Any) -> None:
+    llm, seen = _scripted("I would search for the book.", BOOKSHOP_WRONG_PATH)
+    result = ProgramRunner(llm, bookshop, max_rounds=1).run("Dune")
+    first = result.turns[0]
+    assert first.program == "" and [f.code for f in first.findings] == ["E1"]
+    assert first.feedback and "no program" in first.feedback and len(seen) == 2
