@@ -1151,7 +1151,8 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         "hooks": {"turn": [lambda t: _print_turn(console, t)]},
     }
     if args.mode == "program":
-        result = ProgramRunner(llm, catalog, **common).run(args.instruction, trace=args.trace)
+        runner = ProgramRunner(llm, catalog, constrain=bool(args.constrain), **common)
+        result = runner.run(args.instruction, trace=args.trace)
     else:
         result = ReactRunner(
             llm,

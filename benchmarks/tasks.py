@@ -20,9 +20,11 @@ every setting starts from the same first answer; greedy decoding):
 * Feedback: the E1-E5 findings fed back (a program rewritten, a ReAct call rejected
   before it is sent), at most 3 rounds.
 
-Grammar-constrained decoding does not apply as built: the loop's grammar
-(:func:`~autofeedback.loop._prompt.call_schema`) holds one JSON call, and a program with
-variables, or a ReAct turn with its thought and final answer, is not one call.
+* Grammar (programs only): the program written as JSON under a llama.cpp grammar
+  (:func:`~autofeedback.loop._tasks.program_schema`): calls to the sample's functions with
+  their documented parameters and types, a value read from a response as ``{"ref":
+  ...}``, so E1-E3 cannot happen; Grammar + Feedback adds the E4/E5 feedback. It does not
+  apply to a ReAct turn (a thought, then a call or a final answer).
 
 Each finished task is appended to a JSONL checkpoint and every model answer to an answer
 store, so a stopped run resumes where it stopped. A table goes into RESULTS.md only
@@ -65,7 +67,13 @@ from benchmarks.loop import SharedLLM, _commit, _rate, mcnemar
 SETTINGS: dict[str, dict[str, Any]] = {
     "Base": {"feedback": False},
     "Feedback": {"feedback": True, "max_rounds": 3},
+    "Grammar": {"feedback": False, "constrain": True},
+    "Grammar + Feedback": {"feedback": True, "max_rounds": 3, "constrain": True},
 }
+#: the settings of each runner: the grammar holds a program (a list of JSON calls), not
+#: a ReAct turn with its thought and final answer
+PROGRAM_SETTINGS = tuple(SETTINGS)
+REACT_SETTINGS = ("Base", "Feedback")
 #: RestBench: the APIs in the ReAct prompt (ranked by the retriever for the query) and
 #: the most calls per task (gold paths have 1-4)
 REACT_APIS = 12
@@ -266,13 +274,18 @@ class Runner:
             [f.code for f in result.errors],
         )
 
-    def run_task(self, task: Task, settings: Sequence[str]) -> dict[str, Outcome]:
-        run = self.program if task.dataset == "graphqlrestbench" else self.react
-        return {s: run(task, s) for s in settings}
+    def run_task(self, task: Task) -> dict[str, Outcome]:
+        if task.dataset == "graphqlrestbench":
+            return {s: self.program(task, s) for s in PROGRAM_SETTINGS}
+        return {s: self.react(task, s) for s in REACT_SETTINGS}
 
     def close(self) -> None:
         for sandbox in self.sandboxes.values():
             sandbox.stop()
+
+
+def _settings(task: Task) -> tuple[str, ...]:
+    return PROGRAM_SETTINGS if task.dataset == "graphqlrestbench" else REACT_SETTINGS
 
 
 def task_list(data: Path, n: int | None, datasets: Sequence[str]) -> list[Task]:
@@ -313,9 +326,9 @@ def load_checkpoint(path: Path) -> dict[str, dict[str, Outcome]]:
 # -- tables ----------------------------------------------------------------------------------
 
 
-def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str]) -> str:
+def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setting: str) -> str:
     base = [done[i]["Base"].correct for i in ids]
-    fb = [done[i]["Feedback"].correct for i in ids]
+    fb = [done[i][setting].correct for i in ids]
     failures = sum(not b for b in base)
     successes = sum(base)
     repaired = sum(not b and f for b, f in zip(base, fb, strict=True))
@@ -337,7 +350,7 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task |",
             "|---|---|---|---|---|---|",
         ]
-        for s in SETTINGS:
+        for s in PROGRAM_SETTINGS:
             scores = score_programs((done[t.id][s].final, t.gold) for t in gql)
             turns = sum(done[t.id][s].turns for t in gql) / len(gql)
             d = scores.as_dict()
@@ -347,7 +360,11 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             )
         for name, (a, b, c, e) in PUBLISHED.items():
             lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — |")
-        lines += ["", "ArgFull, paired: " + _paired(done, [t.id for t in gql]), ""]
+        ids = [t.id for t in gql]
+        lines.append("")
+        for s in PROGRAM_SETTINGS[1:]:
+            lines.append(f"ArgFull, {s} against Base: " + _paired(done, ids, s) + "  ")
+        lines.append("")
     for name in ("tmdb", "spotify"):
         rb = [t for t in tasks if t.dataset == name]
         if not rb:
@@ -358,7 +375,7 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task |",
             "|---|---|---|---|---|",
         ]
-        for s in SETTINGS:
+        for s in REACT_SETTINGS:
             ok = [t for t in rb if done[t.id][s].correct]
             delta = (
                 f"{sum(len(done[t.id][s].detail['made']) - len(t.gold) for t in ok) / len(ok):+.2f}"
@@ -370,7 +387,7 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             lines.append(
                 f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} |"
             )
-        lines += ["", "Correct Path, paired: " + _paired(done, [t.id for t in rb]), ""]
+        lines += ["", "Correct Path, paired: " + _paired(done, [t.id for t in rb], "Feedback"), ""]
     return "\n".join(lines)
 
 
@@ -401,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     checkpoint = args.checkpoint or Path(tempfile.gettempdir(), f"autofeedback-tasks-{safe}.jsonl")
     tasks = task_list(data, args.tasks, datasets)
     done = load_checkpoint(checkpoint)
-    todo = [t for t in tasks if set(SETTINGS) - set(done.get(t.id, {}))]
+    todo = [t for t in tasks if set(_settings(t)) - set(done.get(t.id, {}))]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
     started = time.perf_counter()
     if todo and not args.report_only:
@@ -417,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with open(checkpoint, "a", encoding="utf-8") as fh:
                 for task in todo:
-                    outcomes = runner.run_task(task, list(SETTINGS))
+                    outcomes = runner.run_task(task)
                     done[task.id] = outcomes
                     row = {
                         "task": task.id,
@@ -435,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[{elapsed:.0f}s] {task.id:<22} {marks}", flush=True)
         finally:
             runner.close()
-    finished = [t for t in tasks if set(SETTINGS) <= set(done.get(t.id, {}))]
+    finished = [t for t in tasks if set(_settings(t)) <= set(done.get(t.id, {}))]
     if not finished:
         print("no finished task to tabulate", file=sys.stderr)
         return 1

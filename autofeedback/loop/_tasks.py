@@ -182,8 +182,13 @@ class _Runner:
         self._names = auth_names(catalog)
         self._secrets = list(secrets)
 
-    def _ask(self, messages: list[dict[str, str]]) -> tuple[str, int | None, int | None]:
-        text = self.llm.complete(list(messages))
+    def _ask(
+        self, messages: list[dict[str, str]], schema: Mapping[str, Any] | None = None
+    ) -> tuple[str, int | None, int | None]:
+        if schema is not None:
+            text = self.llm.complete(list(messages), schema=schema)  # type: ignore[call-arg]
+        else:
+            text = self.llm.complete(list(messages))
         usage = getattr(self.llm, "last_usage", None)
         return (
             text,
@@ -291,7 +296,9 @@ def extract_program(text: str) -> str:
     return "\n".join(kept)
 
 
-def program_feedback(findings: Sequence[Finding], program: str) -> str:
+def program_feedback(
+    findings: Sequence[Finding], program: str, *, ask: str = "in a ```python block"
+) -> str:
     """The feedback turn for a program: each error with the line it is on, then the ask.
 
     >>> print(program_feedback([Finding("E5.1", ("step[0]", "id"), "r.id",
@@ -311,8 +318,124 @@ def program_feedback(findings: Sequence[Finding], program: str) -> str:
                 where = f"line {index + 1} `{calls[index].strip()[:120]}`: "
         hint = _hint(f)
         out.append(f"- {where}{f.code} {f.message or f}{hint}")
-    out.append("Write the whole corrected program in a ```python block.")
+    out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
     return "\n".join(out)
+
+
+PROGRAM_JSON_FORMAT = (
+    "Write the program as JSON: "
+    '{"calls": [{"var": "response_obj", "name": "FUNCTION", "arguments": {"arg": "value", '
+    '"other": {"ref": "response_obj.results[0].id"}}}, ...]}; a value read from an earlier '
+    'call\'s response is {"ref": "variable.field[0].id"}.'
+)
+_REF = {
+    "type": "object",
+    "properties": {"ref": {"type": "string"}},
+    "required": ["ref"],
+    "additionalProperties": False,
+}
+
+
+def program_schema(ops: Iterable[Operation]) -> dict[str, Any]:
+    """The JSON schema of a program for a constrained decoder: a list of calls, each to
+    one of ``ops`` with only its documented parameters (the required ones present), each
+    value of the documented type or a ``{"ref": "var.path"}`` read of an earlier result.
+
+    >>> from autofeedback._model import Parameter
+    >>> op = Operation("getBook", parameters=(Parameter("bookId", "path", {"type": "integer"},
+    ...     required=True),))
+    >>> call = program_schema([op])["properties"]["calls"]["items"]["anyOf"][0]
+    >>> call["properties"]["arguments"]["properties"]["bookId"]["anyOf"][1] == _REF
+    True
+    """
+    from autofeedback.loop._prompt import _grammar_schema
+
+    branches = []
+    for op in ops:
+        args = {
+            "type": "object",
+            "properties": {
+                p.name: {"anyOf": [_grammar_schema(p.schema), _REF]} for p in op.parameters
+            },
+            "required": [p.name for p in op.parameters if p.required],
+            "additionalProperties": False,
+        }
+        branches.append(
+            {
+                "type": "object",
+                "properties": {
+                    "var": {"type": "string"},
+                    "name": {"const": op.name},
+                    "arguments": args,
+                },
+                "required": ["var", "name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return {
+        "type": "object",
+        "properties": {"calls": {"type": "array", "items": {"anyOf": branches}, "minItems": 1}},
+        "required": ["calls"],
+        "additionalProperties": False,
+    }
+
+
+def program_from_json(text: str) -> str:
+    """A JSON program (:func:`program_schema`) as program text; the text as it is when it
+    is not one (the checks then report E1).
+
+    >>> print(program_from_json('{"calls": [{"var": "r", "name": "find", "arguments": '
+    ...     '{"q": "x"}}, {"var": "b", "name": "get", "arguments": '
+    ...     '{"id": {"ref": "r.items[0].id"}}}]}'))
+    r = find(q='x')
+    b = get(id=r.items[0].id)
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    calls = data.get("calls") if isinstance(data, Mapping) else None
+    if not isinstance(calls, list):
+        return text
+    lines = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            lines.append(json.dumps(call))  # unreadable: E1 on that line
+            continue
+        var = call.get("var")
+        var = var if isinstance(var, str) and var.isidentifier() else f"response_obj{i}"
+        raw = call.get("arguments")
+        args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        parts = []
+        for key, value in args.items():
+            if isinstance(value, Mapping) and isinstance(value.get("ref"), str):
+                parts.append(f"{key}={value['ref']}")
+            else:
+                parts.append(f"{key}={value!r}")
+        lines.append(f"{var} = {call['name']}({', '.join(parts)})")
+    return "\n".join(lines)
+
+
+def program_as_json(program: str) -> str:
+    """A program in the JSON form of :func:`program_schema` (few-shot answers for a
+    constrained model).
+
+    >>> json.loads(program_as_json("r = find(q='x')\\nget(id=r.items[0].id)"))["calls"][1]
+    {'var': 'response_obj1', 'name': 'get', 'arguments': {'id': {'ref': 'r.items[0].id'}}}
+    """
+    from autofeedback.flow._program import is_literal, parse_program
+
+    calls, _ = parse_program(program)
+    out = []
+    for i, call in enumerate(calls):
+        args = {
+            k: v if is_literal(v) else {"ref": getattr(v, "text", "") or str(v)}
+            for k, v in call.arguments.items()
+        }
+        out.append(
+            {"var": call.variable or f"response_obj{i}", "name": call.name, "arguments": args}
+        )
+    return json.dumps({"calls": out})
 
 
 _NO_PROGRAM = Finding(
@@ -335,6 +458,28 @@ class ProgramRunner(_Runner):
 
     mode = "program"
 
+    def __init__(
+        self,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
+        catalog: ApiCatalog,
+        *,
+        constrain: bool = False,
+        **options: Any,
+    ) -> None:
+        super().__init__(llm, catalog, **options)
+        if constrain:
+            from autofeedback.loop._loop import _takes_schema
+
+            if not _takes_schema(self.llm):
+                raise ConfigurationError(
+                    f"constrain=True needs an LLM client whose complete() takes schema= "
+                    f"(LocalLLM, OpenAICompatibleLLM); {type(self.llm).__name__} does not"
+                )
+        #: grammar-constrained decoding: the program is written as JSON
+        #: (:func:`program_schema`), calls to documented functions with documented
+        #: parameter names and types, or ``{"ref": ...}`` for a value read from a response
+        self.constrain = constrain
+
     def run(
         self,
         instruction: str,
@@ -353,11 +498,19 @@ class ProgramRunner(_Runner):
             if prompt is not None
             else program_prompt(self.catalog, instruction, self.checker)
         )
+        schema = program_schema(self.catalog.operations) if self.constrain else None
+        if schema is not None:
+            first += "\n\n" + PROGRAM_JSON_FORMAT
         messages: list[dict[str, str]] = []
         for shot, answer in examples:
+            shown = (
+                program_as_json(answer)
+                if schema is not None
+                else f"```python\n{answer.strip()}\n```"
+            )
             messages += [
                 {"role": "user", "content": shot},
-                {"role": "assistant", "content": f"```python\n{answer.strip()}\n```"},
+                {"role": "assistant", "content": shown},
             ]
         messages.append({"role": "user", "content": first})
         turns: list[TaskTurn] = []
@@ -365,9 +518,9 @@ class ProgramRunner(_Runner):
         rounds, tokens = 0, 0
         while True:
             started = time.perf_counter()
-            text, p_tok, c_tok = self._ask(messages)
+            text, p_tok, c_tok = self._ask(messages, schema)
             tokens += (p_tok or 0) + (c_tok or 0)
-            program = extract_program(text)
+            program = program_from_json(text) if schema is not None else extract_program(text)
             seq = sequence_from_program(program, instruction=instruction)
             findings = self.checker.check(seq)
             if not seq.steps and not seq.problems:  # an answer with no program in it
@@ -397,7 +550,9 @@ class ProgramRunner(_Runner):
             if stop is not None:
                 self._turn(_timed(base, started), turns)
                 break
-            feedback = program_feedback(errors, program)
+            feedback = program_feedback(
+                errors, program, ask="" if schema is not None else "in a ```python block"
+            )
             rounds += 1
             self._turn(_timed(base, started, feedback=feedback), turns)
             messages = [

@@ -336,3 +336,58 @@ def test_program_an_answer_without_a_program_is_not_clean(bookshop: Any) -> None
     first = result.turns[0]
     assert first.program == "" and [f.code for f in first.findings] == ["E1"]
     assert first.feedback and "no program" in first.feedback and len(seen) == 2
+
+
+class _JsonModel:
+    """A test double for a constrained model: answers from a script, and checks that each
+    answer is one the grammar's schema allows (jsonschema, the real validator)."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+        self.schemas: list[Any] = []
+        self.seen: list[list[dict[str, str]]] = []
+
+    def complete(self, messages: list[dict[str, str]], *, schema: Any = None) -> str:
+        import jsonschema
+
+        self.seen.append(messages)
+        self.schemas.append(schema)
+        answer = self.answers.pop(0)
+        jsonschema.validate(answer, schema)
+        return json.dumps(answer)
+
+
+def test_program_constrained_writes_json_programs_that_the_checks_read(bookshop: Any) -> None:
+    search = {"var": "r", "name": "searchBooks", "arguments": {"query": "Dune"}}
+    wrong = {"var": "b", "name": "getBook", "arguments": {"bookId": {"ref": "r.items[0].id"}}}
+    right = {"var": "b", "name": "getBook", "arguments": {"bookId": {"ref": "r.books[0].id"}}}
+    model = _JsonModel({"calls": [search, wrong]}, {"calls": [search, right]})
+    result = ProgramRunner(model, bookshop, constrain=True).run(
+        "Get Dune", examples=[("Utterance: find x", "r = searchBooks(query='x')")]
+    )
+    assert result.stop_reason == "clean"
+    assert result.program == "r = searchBooks(query='Dune')\nb = getBook(bookId=r.books[0].id)"
+    assert "E5.2" in [f.code for f in result.turns[0].findings]
+    assert all(s is not None for s in model.schemas)
+    # the few-shot answer is shown in the same JSON form the grammar forces
+    assert json.loads(model.seen[0][1]["content"])["calls"][0]["name"] == "searchBooks"
+    # an undocumented parameter cannot be written: the schema refuses it
+    import jsonschema
+
+    bad = {"calls": [{"var": "r", "name": "searchBooks", "arguments": {"q": "Dune"}}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, model.schemas[0])
+
+
+def test_program_constrained_schema_is_a_llama_cpp_grammar(bookshop: Any) -> None:
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    from autofeedback.loop._tasks import program_schema
+
+    schema = program_schema(bookshop.operations)
+    assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+
+
+def test_program_constrained_needs_a_client_that_can(bookshop: Any) -> None:
+    llm, _ = _scripted("x")
+    with pytest.raises(ConfigurationError, match="schema="):
+        ProgramRunner(llm, bookshop, constrain=True)
