@@ -384,7 +384,7 @@ def test_program_constrained_schema_is_a_llama_cpp_grammar(bookshop: Any) -> Non
     from autofeedback.loop._tasks import program_schema
 
     schema = program_schema(bookshop.operations)
-    assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=True)
 
 
 def test_program_constrained_needs_a_client_that_can(bookshop: Any) -> None:
