@@ -288,7 +288,10 @@ examples:
 examples:
   autofeedback run --spec api.yaml --instruction "Find science books" --llm local:1.5b
   autofeedback run --spec api.yaml --instruction "..." --llm http://127.0.0.1:8000/v1 \\
-      --model qwen2.5-coder --base-url http://127.0.0.1:8080 --trace trace.jsonl""",
+      --model qwen2.5-coder --base-url http://127.0.0.1:8080 --trace trace.jsonl
+  autofeedback run --mode react --spec api.yaml --instruction "Who wrote Dune?" \
+      --llm local:1.5b        (a multi-step task; exit 0 when the model gave a final
+                              answer, or with --mode program when the program is clean)""",
     )
     r.add_argument("--spec", help="spec file (required)")
     r.add_argument("--instruction", help="what the user asks for (required)")
