@@ -289,7 +289,7 @@ examples:
   autofeedback run --spec api.yaml --instruction "Find science books" --llm local:1.5b
   autofeedback run --spec api.yaml --instruction "..." --llm http://127.0.0.1:8000/v1 \\
       --model qwen2.5-coder --base-url http://127.0.0.1:8080 --trace trace.jsonl
-  autofeedback run --mode react --spec api.yaml --instruction "Who wrote Dune?" \
+  autofeedback run --mode react --spec api.yaml --instruction "Who wrote Dune?" \\
       --llm local:1.5b        (a multi-step task; exit 0 when the model gave a final
                               answer, or with --mode program when the program is clean)""",
     )
