@@ -583,6 +583,7 @@ REACT_SYSTEM = (
 
 _FINAL = re.compile(r"Final Answer\s*:\s*(.*)", re.DOTALL | re.IGNORECASE)
 _ACTION = re.compile(r"Action\s*:\s*(.*)", re.DOTALL)
+_OWN_OBSERVATION = re.compile(r"^\s*Observation\s*:", re.MULTILINE)
 
 
 def read_react(text: str) -> tuple[str | None, str | None]:
@@ -594,7 +595,14 @@ def read_react(text: str) -> tuple[str | None, str | None]:
     (None, '42')
     >>> read_react("Thought: x\\nAction: <API>f(a=1)</API>")
     ('<API>f(a=1)</API>', None)
+
+    What a model writes after its action (an ``Observation:`` of its own, the next turns,
+    an answer) is cut off: the observation is the server's to give.
+
+    >>> read_react("Action: <API>f(a=1)</API>\\nObservation: {}\\nFinal Answer: 2")
+    ('<API>f(a=1)</API>', None)
     """
+    text = _OWN_OBSERVATION.split(text, maxsplit=1)[0]
     final = _FINAL.search(text)
     head = text[: final.start()] if final else text
     action = _ACTION.search(head)
