@@ -572,12 +572,14 @@ REACT_SYSTEM = (
     "You are an assistant that fulfils the user's request by calling web APIs, one call "
     "at a time, and reading each response before the next call.\n"
     "Available APIs:\n{docs}\n\n"
-    "Each turn, write\n"
+    "Each turn, write one Thought line and one Action line, then stop:\n"
     "Thought: what you need next and why\n"
-    "Action: <API>ApiName(parameter_name='text value', other_parameter=42)</API>\n"
-    "and stop; the response comes back as an Observation. Take ids and other values "
-    "from the user's request or from earlier Observations, never make them up. When the "
-    "Observations answer the request, write\n"
+    "Action: the call, written as <API>Name(parameter='text value', other=42)</API>\n"
+    "For example, for an API GetWeather with parameters city and days, the action for a "
+    "three-day forecast in Paris is Action: <API>GetWeather(city='Paris', days=3)</API>.\n"
+    "The response comes back to you as an Observation: never write an Observation "
+    "yourself. Take ids and other values from the user's request or from earlier "
+    "Observations, never make them up. Once the Observations answer the request, write\n"
     "Final Answer: the answer for the user"
 )
 
@@ -685,6 +687,7 @@ class ReactRunner(_Runner):
         findings_made: list[Finding] = []
         turns: list[TaskTurn] = []
         rejected: set[str] = set()
+        made: set[str] = set()  # the calls sent: one sent again would only repeat itself
         rounds, tokens = 0, 0
         answer: str | None = None
         stop: TaskStop | None = None
@@ -738,6 +741,28 @@ class ReactRunner(_Runner):
                 ]
                 continue
             assert request is not None
+            if key in made:
+                # the same call again: its Observation is already in the conversation
+                turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
+                if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
+                    self._turn(_replace(turn, error="the model repeated a call it made"), turns)
+                    stop = "repeated"
+                    break
+                rounds += 1
+                rejected.add(key)
+                fb = (
+                    "Observation: this call was not sent again: you made it already, and its "
+                    "response is above. Write the next Action, or the Final Answer if the "
+                    "Observations answer the request."
+                )
+                self._turn(_replace(turn, feedback=fb), turns)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": fb},
+                ]
+                continue
+            made.add(key)
             op = check_name(request, catalog).operation
             call = build_http(
                 request, op or Operation(request.name or ""), self.base_url or "", self.headers
@@ -814,6 +839,11 @@ def _call_feedback(errors: Sequence[Finding]) -> str:
         lines.append(f"- {f.code} {f.message or f}{hint}")
     if not errors:
         lines.append("- no API call could be read from your answer")
+    if any(f.code == "E1" for f in errors):
+        lines.append(
+            "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
+            "API name and documented parameter names."
+        )
     lines.append(
         "Thought: fix it, taking values only from the request or earlier Observations, "
         "then write one Action (or the Final Answer)."

@@ -133,10 +133,20 @@ def test_react_bounds(bookshop: Any, sandbox: Sandbox) -> None:
     assert (result.stop_reason, len(seen)) == ("feedback-budget", 3)
     assert result.turns[0].findings[0].code == "E1"
     # steps
-    search = "Action: <API>searchBooks(query='Dune')</API>"
-    llm, seen = _scripted(search, search, search)
+    searches = [f"Action: <API>searchBooks(query='{q}')</API>" for q in ("Dune", "Emma", "Kim")]
+    llm, seen = _scripted(*searches)
     result = ReactRunner(llm, bookshop, base_url=sandbox.url, max_steps=2).run("Dune")
     assert (result.stop_reason, len(result.calls)) == ("step-budget", 2)
+    # a call it already made (the model wrote its own Observation and Final Answer after
+    # it, which are cut off): not sent again; told once, then stopped
+    again = "Action: <API>searchBooks(query='Dune')</API>\nObservation: x\nFinal Answer: y"
+    llm, seen = _scripted(again, again, again)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Dune")
+    assert (result.stop_reason, len(result.calls), len(seen)) == ("repeated", 1, 3)
+    assert result.turns[1].feedback and "not sent again" in result.turns[1].feedback
+    llm, seen = _scripted(again, again)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, feedback=False).run("Dune")
+    assert (result.stop_reason, len(result.calls), len(seen)) == ("repeated", 1, 2)
     with pytest.raises(ConfigurationError):
         ReactRunner(llm, bookshop, base_url=sandbox.url, max_steps=0)
 
