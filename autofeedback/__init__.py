@@ -72,6 +72,7 @@ if _TYPE_CHECKING:
         load_llm,
     )
     from autofeedback.loop._loop import Attempt, FeedbackLoop, LoopResult
+    from autofeedback.loop._tasks import ProgramRunner, ReactRunner, TaskResult, TaskTurn
 
 # Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
 # `import autofeedback` and `autofeedback scan` stay fast.
@@ -106,6 +107,10 @@ _LAZY: dict[str, str] = {
     "Attempt": "autofeedback.loop._loop",
     "FeedbackLoop": "autofeedback.loop._loop",
     "LoopResult": "autofeedback.loop._loop",
+    "ProgramRunner": "autofeedback.loop._tasks",
+    "ReactRunner": "autofeedback.loop._tasks",
+    "TaskResult": "autofeedback.loop._tasks",
+    "TaskTurn": "autofeedback.loop._tasks",
     "function_path": "autofeedback._openapi",
     "to_openapi": "autofeedback._openapi",
     "Sandbox": "autofeedback._sandbox",
@@ -169,9 +174,11 @@ __all__ = [
     "Parameter",
     "ParseResult",
     "Producer",
+    "ProgramRunner",
     "ProgramScores",
 
     "ProxyConfig",
+    "ReactRunner",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -184,6 +191,8 @@ __all__ = [
     "Severity",
     "SpecError",
     "SpecWarning",
+    "TaskResult",
+    "TaskTurn",
     "ToolCallRejected",
     "Usage",
     "audit_lines",

@@ -288,7 +288,10 @@ examples:
 examples:
   autofeedback run --spec api.yaml --instruction "Find science books" --llm local:1.5b
   autofeedback run --spec api.yaml --instruction "..." --llm http://127.0.0.1:8000/v1 \\
-      --model qwen2.5-coder --base-url http://127.0.0.1:8080 --trace trace.jsonl""",
+      --model qwen2.5-coder --base-url http://127.0.0.1:8080 --trace trace.jsonl
+  autofeedback run --mode react --spec api.yaml --instruction "Who wrote Dune?" \\
+      --llm local:1.5b        (a multi-step task; exit 0 when the model gave a final
+                              answer, or with --mode program when the program is clean)""",
     )
     r.add_argument("--spec", help="spec file (required)")
     r.add_argument("--instruction", help="what the user asks for (required)")
@@ -360,6 +363,18 @@ examples:
         help="grammar-constrained decoding: the model can only write calls to documented "
         "APIs with documented parameters (default on for local models; an "
         "OpenAI-compatible server needs structured outputs)",
+    )
+    r.add_argument(
+        "--mode",
+        choices=["single", "program", "react"],
+        default="single",
+        help="single: one request, the loop above (default); program: the model writes the "
+        "whole multi-step program, checked (E1-E5) and fed back, never executed; react: one "
+        "call at a time against the API, each checked against the calls so far before it is "
+        "sent, until the model gives a final answer",
+    )
+    r.add_argument(
+        "--max-steps", type=int, default=8, help="--mode react: most calls sent (default 8)"
     )
     _mcp_proxy_parser(sub)
     _proxy_parser(sub)
@@ -554,6 +569,8 @@ def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
             return _index(args, out)
         if args.command == "run":
             _require(args, "spec", "instruction")
+            if args.mode != "single":
+                return _run_task(args, out, err)
             return _run_loop(args, out, err)
         if args.command == "flow":
             return _flow(args, out)
@@ -1105,6 +1122,100 @@ class _Progress:
 class _ProgressSchema(_Progress):
     def complete(self, messages: Any, *, schema: Any = None) -> Any:
         return self._complete(messages, **({} if schema is None else {"schema": schema}))
+
+
+def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
+    """``autofeedback run --mode program|react``: a multi-step task, each turn printed
+    with what was checked and what was fed back."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from autofeedback._redact import redact
+    from autofeedback.loop._llm import load_llm
+    from autofeedback.loop._replay import ReplayLLM
+    from autofeedback.loop._tasks import ProgramRunner, ReactRunner
+
+    catalog = ApiCatalog.from_file(args.spec)
+    show = args.progress == "always" or (args.progress == "auto" and err.isatty())
+    if args.llm.startswith("replay:"):
+        llm: Any = ReplayLLM.from_file(args.llm.removeprefix("replay:"))
+    else:
+        remote = args.llm.startswith(("http://", "https://"))
+        if show and not remote:
+            err.write(f"loading the model ({args.llm})...\n")
+        llm = load_llm(args.llm, **({"model": args.model} if args.model and remote else {}))
+    if show:
+        llm = _Progress(llm, err)
+    console = Console(file=out, highlight=False, width=None if out.isatty() else 120)
+    common: dict[str, Any] = {
+        "feedback": args.static is not False,
+        "max_rounds": args.max_static,
+        "token_budget": args.token_budget,
+        "hooks": {"turn": [lambda t: _print_turn(console, t)]},
+    }
+    if args.mode == "program":
+        runner = ProgramRunner(llm, catalog, constrain=bool(args.constrain), **common)
+        result = runner.run(args.instruction, trace=args.trace)
+    else:
+        result = ReactRunner(
+            llm,
+            catalog,
+            base_url=args.base_url,
+            allow_hosts=args.allow_host,
+            max_steps=args.max_steps,
+            timeout=args.timeout,
+            **common,
+        ).run(args.instruction, trace=args.trace)
+    ok = result.stop_reason in ("clean", "answered")
+    verdict = "[green]done[/]" if ok else "[red]stopped[/]"
+    console.print(
+        f"\n[bold]Result:[/] {verdict} ({result.stop_reason}) after {len(result.turns)} "
+        f"model turn(s), {len(result.calls)} call(s) sent, {result.tokens} tokens"
+    )
+    if result.program:
+        label = "Program" if args.mode == "program" else "Calls made"
+        console.print(f"[bold]{label}:[/]\n" + escape(str(redact(result.program))))
+    for f in result.errors:
+        console.print(f"[red]error:[/] {escape(str(redact(str(f))))}")
+    if result.answer is not None:
+        console.print(f"[bold]Final answer:[/] {escape(str(redact(result.answer)))}")
+    if result.stop_reason == "unreachable":
+        err.write(f"{_ERROR}{result.turns[-1].error}\n")
+        return 2
+    return 0 if ok else 1
+
+
+def _print_turn(console: Any, turn: Any) -> None:
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from autofeedback._redact import redact
+
+    body = Text()
+    body.append("model: ", style="bold")
+    body.append(str(redact(turn.output.strip()[:800])) + "\n")
+    if turn.kind == "program":
+        body.append("checked: the whole program (E1-E5)\n", style="bold")
+    elif turn.kind == "call" and turn.request is not None:
+        body.append(
+            f"checked: {turn.request.name} against the calls so far (E1-E5)\n", style="bold"
+        )
+    errors = [f for f in turn.findings if f.severity == "error"]
+    if not errors and turn.kind in ("program", "call"):
+        body.append("no errors\n", style="green")
+    for f in turn.findings:
+        style = "yellow" if f.severity == "warning" else "red"
+        body.append(f"{f.severity}: {redact(str(f))}\n", style=style)
+    if turn.sent is not None:
+        body.append(f"sent: {turn.sent['method']} {turn.sent['url']}\n", style="cyan")
+    if turn.observation is not None:
+        body.append(f"response: {turn.observation[:600]}\n")
+    if turn.error:
+        body.append(turn.error + "\n", style="red")
+    if turn.feedback:
+        body.append("fed back:\n", style="bold magenta")
+        body.append(turn.feedback)
+    console.print(Panel(body, title=f"turn {turn.number} ({turn.kind})", expand=False))
 
 
 def _print_attempt(console: Any, attempt: Any) -> None:

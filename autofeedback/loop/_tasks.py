@@ -1,0 +1,892 @@
+"""Multi-step tasks: the model plans several calls, and the data-flow checks (E5) feed back.
+
+Two runners, both bounded (feedback rounds, a repeated identical answer stops, an
+optional token budget) and both logging every model turn for the person who takes over
+(:meth:`TaskResult.as_dicts`, one JSON-able dict per turn, credentials redacted):
+
+* :class:`ProgramRunner`: the model writes the whole program at once, in
+  GraphQL-RestBench's CoT prompt shape (function signatures, then the instruction); the
+  program is read with :mod:`ast` (never executed) and
+  :class:`~autofeedback.flow.SequenceChecker` checks it (E1-E5); its errors are fed back
+  and the model writes the program again.
+* :class:`ReactRunner`: the model issues one call per turn (``Thought`` / ``Action``,
+  the call in the loop's ``<API>...</API>`` format or as a JSON call), each call is
+  checked against the trace so far *before* it is sent (a made-up id is E5.3 and never
+  reaches the server), the response is shown as the next ``Observation`` (cut to
+  ``observation_chars``), and the model ends with ``Final Answer:``. Tools that an
+  earlier response documents (a tool-search result) become callable.
+
+With ``feedback=False`` both runners are the Base setting: nothing is checked before a
+call is sent, and a program is taken as first written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import requests
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._redact import auth_names, credential_values, redact
+from autofeedback._scan import Scanner, to_requests
+from autofeedback.checks._check_name import check_name
+from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
+from autofeedback.flow._graph import FlowGraph
+from autofeedback.flow._graphql import with_responses
+from autofeedback.flow._sequence import Sequence as StepSequence
+from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
+from autofeedback.loop._llm import LLMClient
+from autofeedback.loop._prompt import describe_operations
+from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
+
+__all__ = ["ProgramRunner", "ReactRunner", "TaskResult", "TaskTurn"]
+
+TaskStop = Literal[
+    "clean",
+    "base",
+    "answered",
+    "feedback-budget",
+    "step-budget",
+    "repeated",
+    "token-budget",
+    "no-call",
+    "host-not-allowed",
+    "unreachable",
+]
+HOOKS = ("turn",)
+
+
+@dataclass(frozen=True)
+class TaskTurn:
+    """One model turn of a task and what became of it.
+
+    ``kind``: ``program`` (a whole program), ``call`` (one ReAct call), ``answer`` (the
+    final answer) or ``none`` (nothing usable). ``findings`` are the checks' findings on
+    what the turn wrote; ``feedback`` what was fed back for it; ``sent`` / ``status`` /
+    ``observation`` the HTTP call (credentials redacted) and what came back.
+    """
+
+    number: int
+    kind: Literal["program", "call", "answer", "none"]
+    output: str
+    program: str | None = None
+    request: ApiRequest | None = None
+    findings: tuple[Finding, ...] = ()
+    feedback: str | None = None
+    sent: Mapping[str, Any] | None = None
+    status: int | None = None
+    observation: str | None = None
+    error: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = [f.as_dict() for f in self.findings]
+        d["request"] = _request_dict(self.request)
+        return d
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The outcome of a task.
+
+    ``program``: the final program (program mode) or the calls made, one per line
+    (ReAct); ``calls``: the calls sent, in order, as ``(request, status, body)``;
+    ``findings``: the checks' findings on the final program / on the calls made;
+    ``answer``: the model's final answer (ReAct); ``turns``: every model turn.
+    """
+
+    mode: Literal["program", "react"]
+    stop_reason: TaskStop
+    program: str
+    findings: tuple[Finding, ...] = ()
+    calls: tuple[tuple[ApiRequest, int | None, Any], ...] = ()
+    answer: str | None = None
+    turns: tuple[TaskTurn, ...] = field(default_factory=tuple)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def tokens(self) -> int:
+        return sum((t.prompt_tokens or 0) + (t.completion_tokens or 0) for t in self.turns)
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        """One dict per turn, then a summary dict (``summary: True``)."""
+        rows = [t.as_dict() for t in self.turns]
+        rows.append(
+            {
+                "summary": True,
+                "mode": self.mode,
+                "stop_reason": self.stop_reason,
+                "program": self.program,
+                "answer": self.answer,
+                "findings": [f.as_dict() for f in self.findings],
+                "calls": [{"request": _request_dict(r), "status": s} for r, s, _ in self.calls],
+                "tokens": self.tokens,
+            }
+        )
+        return rows
+
+
+class _Runner:
+    """What both runners share: the client, the checker, the bounds, the trace."""
+
+    mode: Literal["program", "react"]
+
+    def __init__(
+        self,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
+        catalog: ApiCatalog,
+        *,
+        scanner: Scanner | None = None,
+        checker: SequenceChecker | None = None,
+        responses: Any = None,
+        feedback: bool = True,
+        max_rounds: int = 3,
+        token_budget: int | None = None,
+        hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        from autofeedback.loop._loop import _as_client
+
+        if max_rounds < 0:
+            raise ConfigurationError("max_rounds must be >= 0")
+        unknown = set(hooks or {}) - set(HOOKS)
+        if unknown:
+            raise ConfigurationError(f"unknown hooks {sorted(unknown)}; known: {list(HOOKS)}")
+        self.llm = _as_client(llm)
+        self.catalog = catalog
+        self.scanner = scanner or Scanner(catalog, retriever=None)
+        if checker is None:
+            schemas = response_schemas(responses)
+            graph = FlowGraph.from_catalog(with_responses(catalog, schemas) if schemas else catalog)
+            checker = SequenceChecker(self.scanner, graph=graph, responses=schemas)
+        self.checker = checker
+        self.feedback = feedback
+        self.max_rounds = max_rounds
+        self.token_budget = token_budget
+        self.hooks = {name: list((hooks or {}).get(name, ())) for name in HOOKS}
+        self._names = auth_names(catalog)
+        self._secrets = list(secrets)
+
+    def _ask(
+        self, messages: list[dict[str, str]], schema: Mapping[str, Any] | None = None
+    ) -> tuple[str, int | None, int | None]:
+        if schema is not None:
+            text = self.llm.complete(list(messages), schema=schema)  # type: ignore[call-arg]
+        else:
+            text = self.llm.complete(list(messages))
+        usage = getattr(self.llm, "last_usage", None)
+        return (
+            text,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+        )
+
+    def _scrub(self, value: Any) -> Any:
+        return redact(value, names=self._names, secrets=self._secrets)
+
+    def _turn(self, turn: TaskTurn, turns: list[TaskTurn]) -> None:
+        turns.append(turn)
+        for fn in self.hooks["turn"]:
+            fn(turn)
+
+    def write_trace(self, result: TaskResult, path: str | Path) -> None:
+        """Append one JSON line per turn, then the summary line; credentials redacted."""
+        with open(path, "a", encoding="utf-8") as fh:
+            for row in result.as_dicts():
+                fh.write(json.dumps(self._scrub(row), default=str) + "\n")
+
+
+# -- program mode -------------------------------------------------------------------------
+
+PROGRAM_PROMPT = (
+    "Function Signatures:\n\n{signatures}\n\n{outputs}"
+    "Write a program that fulfils the utterance by calling the functions above: one call "
+    "per line, keyword arguments only, the result of a call bound to a variable "
+    '(response_obj = FUNCTION(arg="value")) and read by later calls as '
+    "response_obj.field[0].id. Use only the functions and parameters documented above, "
+    "and only fields their responses document. Think step by step about which calls are "
+    "needed and in what order, then write only the program in a ```python block.\n\n"
+    "Utterance: {instruction}"
+)
+
+
+def program_prompt(
+    catalog: ApiCatalog, instruction: str, checker: SequenceChecker | None = None
+) -> str:
+    """GraphQL-RestBench's prompt shape: the function signatures (JSON), the fields each
+    function returns where documented, then the utterance.
+
+    >>> catalog = ApiCatalog.from_tools([{"name": "f", "parameters": {"type": "object",
+    ...     "properties": {}}}])
+    >>> program_prompt(catalog, "do it").endswith("Utterance: do it")
+    True
+    """
+    from autofeedback.flow._paths import format_path, iter_paths
+
+    signatures = [
+        {
+            "name": op.name,
+            "description": " ".join(op.description.split())[:300],
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    p.name: {
+                        "type": p.schema.get("type", "string"),
+                        "description": " ".join(p.description.split())[:150],
+                    }
+                    for p in op.parameters
+                },
+                "required": [p.name for p in op.parameters if p.required],
+            },
+        }
+        for op in catalog.operations
+    ]
+    lines: list[str] = []
+    if checker is not None:
+        for op in catalog.operations:
+            schema = checker.response_schema(op.name)
+            if schema:
+                # the leaves: what a later call can read (ids, names), shallow first
+                paths = [
+                    format_path(p)
+                    for p, sub in iter_paths(schema)
+                    if sub.get("type") not in ("object", "array")
+                ][:25]
+                if paths:
+                    lines.append(f"{op.name} returns: " + ", ".join(paths))
+    outputs = ("Response fields:\n" + "\n".join(lines) + "\n\n") if lines else ""
+    return PROGRAM_PROMPT.format(
+        signatures=json.dumps(signatures), outputs=outputs, instruction=instruction
+    )
+
+
+_FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)(?:```|$)", re.DOTALL)
+_CALL_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*\s*\(")
+
+
+def extract_program(text: str) -> str:
+    """The program in a model's answer: the first fenced block if there is one, else the
+    lines from the first call on; comment lines dropped.
+
+    >>> extract_program("Search first.\\n```python\\nr = f(q='x')\\n# then\\ng(id=r.id)\\n```")
+    "r = f(q='x')\\ng(id=r.id)"
+    """
+    match = _FENCE.search(text)
+    body = match.group(1) if match else text
+    lines = body.splitlines()
+    if not match:
+        start = next((i for i, line in enumerate(lines) if _CALL_LINE.match(line)), len(lines))
+        lines = lines[start:]
+    kept = [line.rstrip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    return "\n".join(kept)
+
+
+def program_feedback(
+    findings: Sequence[Finding], program: str, *, ask: str = "in a ```python block"
+) -> str:
+    """The feedback turn for a program: each error with the line it is on, then the ask.
+
+    >>> print(program_feedback([Finding("E5.1", ("step[0]", "id"), "r.id",
+    ...     message="'r' is not assigned before it is read")], "g(id=r.id)"))
+    Your program has 1 problem:
+    - line 1 `g(id=r.id)`: E5.1 'r' is not assigned before it is read
+    Write the whole corrected program in a ```python block.
+    """
+    lines = program.splitlines()
+    out = [f"Your program has {len(findings)} problem{'s' if len(findings) != 1 else ''}:"]
+    calls = [line for line in lines if _CALL_LINE.match(line)]
+    for f in findings:
+        where = ""
+        if f.location and f.location[0].startswith("step["):
+            index = int(f.location[0][5:-1])
+            if index < len(calls):
+                where = f"line {index + 1} `{calls[index].strip()[:120]}`: "
+        hint = _hint(f)
+        out.append(f"- {where}{f.code} {f.message or f}{hint}")
+    out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
+    return "\n".join(out)
+
+
+PROGRAM_JSON_FORMAT = (
+    "Write the program as JSON: "
+    '{"calls": [{"var": "response_obj", "name": "FUNCTION", "arguments": {"arg": "value", '
+    '"other": {"ref": "response_obj.results[0].id"}}}, ...]}; a value read from an earlier '
+    'call\'s response is {"ref": "variable.field[0].id"}.'
+)
+_REF = {
+    "type": "object",
+    "properties": {"ref": {"type": "string"}},
+    "required": ["ref"],
+    "additionalProperties": False,
+}
+
+
+def program_schema(ops: Iterable[Operation]) -> dict[str, Any]:
+    """The JSON schema of a program for a constrained decoder: a list of calls, each to
+    one of ``ops`` with only its documented parameters (the required ones present), each
+    value of the documented type or a ``{"ref": "var.path"}`` read of an earlier result.
+
+    >>> from autofeedback._model import Parameter
+    >>> op = Operation("getBook", parameters=(Parameter("bookId", "path", {"type": "integer"},
+    ...     required=True),))
+    >>> call = program_schema([op])["properties"]["calls"]["items"]["anyOf"][0]
+    >>> call["properties"]["arguments"]["properties"]["bookId"]["anyOf"][1] == _REF
+    True
+    """
+    from autofeedback.loop._prompt import _grammar_schema
+
+    branches = []
+    for op in ops:
+        args = {
+            "type": "object",
+            "properties": {
+                p.name: {"anyOf": [_grammar_schema(p.schema), _REF]} for p in op.parameters
+            },
+            "required": [p.name for p in op.parameters if p.required],
+            "additionalProperties": False,
+        }
+        branches.append(
+            {
+                "type": "object",
+                "properties": {
+                    "var": {"type": "string"},
+                    "name": {"const": op.name},
+                    "arguments": args,
+                },
+                "required": ["var", "name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    return {
+        "type": "object",
+        "properties": {"calls": {"type": "array", "items": {"anyOf": branches}, "minItems": 1}},
+        "required": ["calls"],
+        "additionalProperties": False,
+    }
+
+
+def program_from_json(text: str) -> str:
+    """A JSON program (:func:`program_schema`) as program text; the text as it is when it
+    is not one (the checks then report E1).
+
+    >>> print(program_from_json('{"calls": [{"var": "r", "name": "find", "arguments": '
+    ...     '{"q": "x"}}, {"var": "b", "name": "get", "arguments": '
+    ...     '{"id": {"ref": "r.items[0].id"}}}]}'))
+    r = find(q='x')
+    b = get(id=r.items[0].id)
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    calls = data.get("calls") if isinstance(data, Mapping) else None
+    if not isinstance(calls, list):
+        return text
+    lines = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            lines.append(json.dumps(call))  # unreadable: E1 on that line
+            continue
+        var = call.get("var")
+        var = var if isinstance(var, str) and var.isidentifier() else f"response_obj{i}"
+        raw = call.get("arguments")
+        args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        parts = []
+        for key, value in args.items():
+            if isinstance(value, Mapping) and isinstance(value.get("ref"), str):
+                parts.append(f"{key}={value['ref']}")
+            else:
+                parts.append(f"{key}={value!r}")
+        lines.append(f"{var} = {call['name']}({', '.join(parts)})")
+    return "\n".join(lines)
+
+
+def program_as_json(program: str) -> str:
+    """A program in the JSON form of :func:`program_schema` (few-shot answers for a
+    constrained model).
+
+    >>> json.loads(program_as_json("r = find(q='x')\\nget(id=r.items[0].id)"))["calls"][1]
+    {'var': 'response_obj1', 'name': 'get', 'arguments': {'id': {'ref': 'r.items[0].id'}}}
+    """
+    from autofeedback.flow._program import is_literal, parse_program
+
+    calls, _ = parse_program(program)
+    out = []
+    for i, call in enumerate(calls):
+        args = {
+            k: v if is_literal(v) else {"ref": getattr(v, "text", "") or str(v)}
+            for k, v in call.arguments.items()
+        }
+        out.append(
+            {"var": call.variable or f"response_obj{i}", "name": call.name, "arguments": args}
+        )
+    return json.dumps({"calls": out})
+
+
+_NO_PROGRAM = Finding(
+    "E1",
+    (),
+    "",
+    message="the answer holds no program: write the calls, one per line, in a ```python block",
+)
+
+
+class ProgramRunner(_Runner):
+    """The model writes the whole program; E1-E5 feed back; it writes it again.
+
+    >>> runner = ProgramRunner(llm, catalog)                      # doctest: +SKIP
+    >>> result = runner.run("Who directed Titanic?")              # doctest: +SKIP
+    >>> print(result.program)                                     # doctest: +SKIP
+    r = GET_search_movie(query="Titanic")
+    GET_movie__movie_id__credits(movie_id=r.results[0].id)
+    """
+
+    mode = "program"
+
+    def __init__(
+        self,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
+        catalog: ApiCatalog,
+        *,
+        constrain: bool = False,
+        **options: Any,
+    ) -> None:
+        super().__init__(llm, catalog, **options)
+        if constrain:
+            from autofeedback.loop._loop import _takes_schema
+
+            if not _takes_schema(self.llm):
+                raise ConfigurationError(
+                    f"constrain=True needs an LLM client whose complete() takes schema= "
+                    f"(LocalLLM, OpenAICompatibleLLM); {type(self.llm).__name__} does not"
+                )
+        #: grammar-constrained decoding: the program is written as JSON
+        #: (:func:`program_schema`), calls to documented functions with documented
+        #: parameter names and types, or ``{"ref": ...}`` for a value read from a response
+        self.constrain = constrain
+
+    def run(
+        self,
+        instruction: str,
+        *,
+        prompt: str | None = None,
+        examples: Sequence[tuple[str, str]] = (),
+        trace: str | Path | None = None,
+    ) -> TaskResult:
+        """Ask for a program, check it, feed its errors back, within the bounds.
+
+        ``prompt``: the user turn (default :func:`program_prompt`); ``examples``:
+        few-shot ``(prompt, program)`` pairs shown before it.
+        """
+        first = (
+            prompt
+            if prompt is not None
+            else program_prompt(self.catalog, instruction, self.checker)
+        )
+        schema = program_schema(self.catalog.operations) if self.constrain else None
+        if schema is not None:
+            first += "\n\n" + PROGRAM_JSON_FORMAT
+        messages: list[dict[str, str]] = []
+        for shot, answer in examples:
+            shown = (
+                program_as_json(answer)
+                if schema is not None
+                else f"```python\n{answer.strip()}\n```"
+            )
+            messages += [
+                {"role": "user", "content": shot},
+                {"role": "assistant", "content": shown},
+            ]
+        messages.append({"role": "user", "content": first})
+        turns: list[TaskTurn] = []
+        seen: set[str] = set()
+        rounds, tokens = 0, 0
+        while True:
+            started = time.perf_counter()
+            text, p_tok, c_tok = self._ask(messages, schema)
+            tokens += (p_tok or 0) + (c_tok or 0)
+            program = program_from_json(text) if schema is not None else extract_program(text)
+            seq = sequence_from_program(program, instruction=instruction)
+            findings = self.checker.check(seq)
+            if not seq.steps and not seq.problems:  # an answer with no program in it
+                findings.insert(0, _NO_PROGRAM)
+            errors = [f for f in findings if f.severity == "error"]
+            base = TaskTurn(
+                len(turns) + 1,
+                "program",
+                text,
+                program=program,
+                findings=tuple(findings),
+                prompt_tokens=p_tok,
+                completion_tokens=c_tok,
+            )
+            stop: TaskStop | None = None
+            if not errors:
+                stop = "clean"
+            elif not self.feedback:
+                stop = "base"
+            elif program in seen:
+                stop = "repeated"
+            elif rounds >= self.max_rounds:
+                stop = "feedback-budget"
+            elif self.token_budget is not None and tokens >= self.token_budget:
+                stop = "token-budget"
+            seen.add(program)
+            if stop is not None:
+                self._turn(_timed(base, started), turns)
+                break
+            feedback = program_feedback(
+                errors, program, ask="" if schema is not None else "in a ```python block"
+            )
+            rounds += 1
+            self._turn(_timed(base, started, feedback=feedback), turns)
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": feedback},
+            ]
+        result = TaskResult("program", stop, program, tuple(findings), turns=tuple(turns))
+        if trace is not None:
+            self.write_trace(result, trace)
+        return result
+
+
+# -- ReAct mode ---------------------------------------------------------------------------
+
+REACT_SYSTEM = (
+    "You are an assistant that fulfils the user's request by calling web APIs, one call "
+    "at a time, and reading each response before the next call.\n"
+    "Available APIs:\n{docs}\n\n"
+    "Each turn, write one Thought line and one Action line, then stop:\n"
+    "Thought: what you need next and why\n"
+    "Action: the call, written as <API>Name(parameter='text value', other=42)</API>\n"
+    "For example, for an API GetWeather with parameters city and days, the action for a "
+    "three-day forecast in Paris is Action: <API>GetWeather(city='Paris', days=3)</API>.\n"
+    "The response comes back to you as an Observation: never write an Observation "
+    "yourself. Take ids and other values from the user's request or from earlier "
+    "Observations, never make them up. Once the Observations answer the request, write\n"
+    "Final Answer: the answer for the user"
+)
+
+_FINAL = re.compile(r"Final Answer\s*:\s*(.*)", re.DOTALL | re.IGNORECASE)
+_ACTION = re.compile(r"Action\s*:\s*(.*)", re.DOTALL)
+_OWN_OBSERVATION = re.compile(r"^\s*Observation\s*:", re.MULTILINE)
+
+
+def read_react(text: str) -> tuple[str | None, str | None]:
+    """``(call text, final answer)`` of a ReAct turn: the text after ``Action:`` (or the
+    whole turn when it has none), and the text after ``Final Answer:`` when the turn
+    holds no call before it.
+
+    >>> read_react("Thought: done\\nFinal Answer: 42")
+    (None, '42')
+    >>> read_react("Thought: x\\nAction: <API>f(a=1)</API>")
+    ('<API>f(a=1)</API>', None)
+
+    What a model writes after its action (an ``Observation:`` of its own, the next turns,
+    an answer) is cut off: the observation is the server's to give.
+
+    >>> read_react("Action: <API>f(a=1)</API>\\nObservation: {}\\nFinal Answer: 2")
+    ('<API>f(a=1)</API>', None)
+    """
+    text = _OWN_OBSERVATION.split(text, maxsplit=1)[0]
+    final = _FINAL.search(text)
+    head = text[: final.start()] if final else text
+    action = _ACTION.search(head)
+    call = action.group(1).strip() if action else None
+    if call is None and final is None:
+        call = head.strip() or None
+    if call and "(" not in call and "{" not in call:
+        call = None  # "Action: none": no call here
+    answer = final.group(1).strip() if final and not call else None
+    return call, answer
+
+
+class ReactRunner(_Runner):
+    """The model issues one call at a time against ``base_url``; each call is checked
+    against the trace so far before it is sent.
+
+    >>> with Sandbox(catalog) as sandbox:                         # doctest: +SKIP
+    ...     result = ReactRunner(llm, catalog, base_url=sandbox.url).run(
+    ...         "Who wrote the book called Dune?")
+    >>> [r.name for r, _, _ in result.calls], result.answer      # doctest: +SKIP
+    (['searchBooks', 'getBook'], 'Frank Herbert')
+    """
+
+    mode = "react"
+
+    def __init__(
+        self,
+        llm: LLMClient | Callable[[list[dict[str, str]]], Any],
+        catalog: ApiCatalog,
+        *,
+        base_url: str | None = None,
+        allow_hosts: Iterable[str] = (),
+        max_steps: int = 8,
+        observation_chars: int = 1500,
+        timeout: float = 10.0,
+        headers: Mapping[str, str] | None = None,
+        session: requests.Session | None = None,
+        max_prompt_apis: int = 50,
+        **options: Any,
+    ) -> None:
+        headers = dict(headers or {})
+        secrets = [
+            p
+            for k, v in headers.items()
+            if k.lower() in SENSITIVE and v
+            for p in credential_values(v)
+        ]
+        super().__init__(llm, catalog, secrets=secrets, **options)
+        self.base_url = base_url or (catalog.servers[0] if catalog.servers else None)
+        if self.base_url is None:
+            raise ConfigurationError("the spec declares no server: pass base_url")
+        if max_steps < 1 or observation_chars < 50:
+            raise ConfigurationError("max_steps must be >= 1 and observation_chars >= 50")
+        self.allowed = allowed_hosts(catalog, base_url, allow_hosts)
+        self.max_steps = max_steps
+        self.observation_chars = observation_chars
+        self.timeout = timeout
+        self.headers = headers
+        self.session = session or requests.Session()
+        self.max_prompt_apis = max_prompt_apis
+
+    def _prompt_ops(self, instruction: str) -> list[Operation]:
+        ops = list(self.catalog.operations)
+        retriever = self.scanner.retriever
+        if len(ops) <= self.max_prompt_apis or retriever is None:
+            return ops
+        ranked = retriever.rank(instruction, self.catalog, k=self.max_prompt_apis)
+        return [op for r in ranked if (op := self.catalog.get(r.name)) is not None]
+
+    def run(self, instruction: str, *, trace: str | Path | None = None) -> TaskResult:
+        """Think, check, act, observe until the model answers or the bounds run out."""
+        docs = describe_operations(self._prompt_ops(instruction))
+        messages = [
+            {"role": "system", "content": REACT_SYSTEM.format(docs=docs)},
+            {"role": "user", "content": instruction},
+        ]
+        catalog = self.catalog
+        steps: list[Step] = []
+        calls: list[tuple[ApiRequest, int | None, Any]] = []
+        findings_made: list[Finding] = []
+        turns: list[TaskTurn] = []
+        rejected: set[str] = set()
+        made: set[str] = set()  # the calls sent: one sent again would only repeat itself
+        rounds, tokens = 0, 0
+        answer: str | None = None
+        stop: TaskStop | None = None
+        while stop is None:
+            started = time.perf_counter()
+            text, p_tok, c_tok = self._ask(messages)
+            tokens += (p_tok or 0) + (c_tok or 0)
+            over = self.token_budget is not None and tokens >= self.token_budget
+            call_text, final = read_react(text)
+            base = TaskTurn(
+                len(turns) + 1, "none", text, prompt_tokens=p_tok, completion_tokens=c_tok
+            )
+            if final is not None:
+                answer = final
+                self._turn(_timed(base, started, kind="answer"), turns)
+                stop = "answered"
+                break
+            parsed, problem = to_requests(call_text or text)
+            request = parsed[0] if parsed and problem is None else None
+            key = _key(request) if request is not None else f"text:{text.strip()}"
+            findings: list[Finding] = []
+            if problem is not None:
+                findings = [problem]
+            elif request is not None:
+                findings = self._check(steps, request, instruction)
+            # Base: whatever was found, the call goes out (the findings stay on record)
+            errors = [f for f in findings if f.severity == "error"] if self.feedback else []
+            if request is None and not self.feedback:
+                self._turn(_timed(base, started, findings=tuple(findings)), turns)
+                stop = "no-call"
+                break
+            if errors or request is None:
+                turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
+                if key in rejected:
+                    stop = "repeated"
+                elif rounds >= self.max_rounds:
+                    stop = "feedback-budget"
+                elif over:
+                    stop = "token-budget"
+                if stop is not None:
+                    self._turn(turn, turns)
+                    break
+                rounds += 1
+                rejected.add(key)
+                fb = _call_feedback(errors)
+                self._turn(_replace(turn, feedback=fb), turns)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": fb},
+                ]
+                continue
+            assert request is not None
+            if key in made:
+                # the same call again: its Observation is already in the conversation
+                turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
+                if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
+                    self._turn(_replace(turn, error="the model repeated a call it made"), turns)
+                    stop = "repeated"
+                    break
+                rounds += 1
+                rejected.add(key)
+                fb = (
+                    "Observation: this call was not sent again: you made it already, and its "
+                    "response is above. Write the next Action, or the Final Answer if the "
+                    "Observations answer the request."
+                )
+                self._turn(_replace(turn, feedback=fb), turns)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": fb},
+                ]
+                continue
+            made.add(key)
+            op = check_name(request, catalog).operation
+            call = build_http(
+                request, op or Operation(request.name or ""), self.base_url or "", self.headers
+            )
+            sent = self._scrub(call.redacted([p.name for p in op.auth_parameters] if op else []))
+            turn = _timed(
+                base, started, kind="call", request=request, findings=tuple(findings), sent=sent
+            )
+            try:
+                response = send(
+                    call, allowed=self.allowed, session=self.session, timeout=self.timeout
+                )
+            except HostNotAllowed as exc:
+                self._turn(_replace(turn, error=str(exc)), turns)
+                stop = "host-not-allowed"
+                break
+            except requests.RequestException as exc:
+                self._turn(
+                    _replace(turn, error=f"cannot reach the API: {type(exc).__name__}"), turns
+                )
+                stop = "unreachable"
+                break
+            body = _body(response)
+            observation = self._observation(response.status_code, body)
+            steps.append(
+                Step(len(steps), request, response=StepResponse(response.status_code, body))
+            )
+            calls.append((request, response.status_code, body))
+            findings_made += findings
+            found = _documented_tools(body)
+            if found is not None:  # a tool-search answer: its tools are callable now
+                catalog = ApiCatalog.merge(catalog, found)
+            self._turn(_replace(turn, status=response.status_code, observation=observation), turns)
+            if len(calls) >= self.max_steps:
+                stop = "step-budget"
+            elif over:
+                stop = "token-budget"
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"Observation: {observation}"},
+            ]
+        program = "\n".join(_call_text(r) for r, _, _ in calls)
+        result = TaskResult(
+            "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
+        )
+        if trace is not None:
+            self.write_trace(result, trace)
+        return result
+
+    def _check(self, steps: list[Step], request: ApiRequest, instruction: str) -> list[Finding]:
+        """The findings of ``request`` as the next step of the trace so far."""
+        seq = StepSequence((*steps, Step(len(steps), request)), instruction=instruction)
+        where = f"step[{len(steps)}]"
+        return [
+            f
+            for f in self.checker.iter_findings(seq)
+            if f.location[:1] == (where,) and not f.code.startswith("E2.1")
+        ]
+
+    def _observation(self, status: int, body: Any) -> str:
+        text = body if isinstance(body, str) else json.dumps(body, default=str)
+        text = str(self._scrub(text))
+        limit = self.observation_chars
+        if len(text) > limit:
+            text = text[:limit] + f"... ({len(text) - limit} more characters)"
+        return f"HTTP {status} {text}"
+
+
+def _call_feedback(errors: Sequence[Finding]) -> str:
+    lines = ["Observation: this call was not sent, because it has problems:"]
+    for f in errors or ():
+        hint = _hint(f)
+        lines.append(f"- {f.code} {f.message or f}{hint}")
+    if not errors:
+        lines.append("- no API call could be read from your answer")
+    if any(f.code == "E1" for f in errors):
+        lines.append(
+            "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
+            "API name and documented parameter names."
+        )
+    lines.append(
+        "Thought: fix it, taking values only from the request or earlier Observations, "
+        "then write one Action (or the Final Answer)."
+    )
+    return "\n".join(lines)
+
+
+def _hint(f: Finding) -> str:
+    """The suggestion, unless the message already says it (E5.3's "call X first")."""
+    if not f.suggestion or f.suggestion in (f.message or ""):
+        return ""
+    return f" (did you mean {f.suggestion}?)"
+
+
+def _body(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return response.text
+
+
+def _call_text(request: ApiRequest) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in request.arguments.items())
+    return f"{request.name}({args})" if request.name else str(request.raw or "")
+
+
+def _key(request: ApiRequest) -> str:
+    from autofeedback.loop._loop import _request_key
+
+    return _request_key(request)
+
+
+def _request_dict(request: ApiRequest | None) -> dict[str, Any] | None:
+    from autofeedback.loop._loop import _request_dict as convert
+
+    return convert(request)
+
+
+def _replace(turn: TaskTurn, **changes: Any) -> TaskTurn:
+    from dataclasses import replace
+
+    return replace(turn, **changes)
+
+
+def _timed(turn: TaskTurn, started: float, **changes: Any) -> TaskTurn:
+    return _replace(turn, seconds=round(time.perf_counter() - started, 4), **changes)

@@ -1,0 +1,475 @@
+"""Multi-step tasks, the seed papers' way: does feedback on whole plans help a real model?
+
+* **GraphQL-RestBench** through :class:`~autofeedback.ProgramRunner`: the model writes the
+  whole program (function signatures, the fields each response documents, the
+  utterance; few-shot), scored with the paper's four metrics
+  (:func:`~autofeedback.score_programs`: ArgFull, ArgFunc, SeqFull, SeqConn). Tasks: every
+  sample of train + valid + test except the few-shot examples, which come from
+  ``train.jsonl`` as in the paper: per domain, the first two train samples whose gold
+  program the checks find clean and that pass a value from one response into a later
+  call (:func:`few_shot` says which).
+* **RestBench** TMDB and Spotify (157 queries) through :class:`~autofeedback.ReactRunner`
+  against the stateful sandbox on 127.0.0.1 serving each real spec: Correct Path % (the
+  gold path is a subsequence of the calls made, RestGPT's metric) and ΔSolution Len
+  (calls made minus gold calls, over the tasks whose path is correct).
+
+Settings, paired (the same tasks, the model asked each distinct conversation once, so
+every setting starts from the same first answer; greedy decoding):
+
+* Base: the first answer as written (a program unchecked; ReAct calls sent unchecked);
+* Feedback: the E1-E5 findings fed back (a program rewritten, a ReAct call rejected
+  before it is sent), at most 3 rounds.
+
+* Grammar (programs only): the program written as JSON under a llama.cpp grammar
+  (:func:`~autofeedback.loop._tasks.program_schema`): calls to the sample's functions with
+  their documented parameters and types, a value read from a response as ``{"ref":
+  ...}``, so E1-E3 cannot happen; Grammar + Feedback adds the E4/E5 feedback. It does not
+  apply to a ReAct turn (a thought, then a call or a final answer).
+
+Each finished task is appended to a JSONL checkpoint and every model answer to an answer
+store, so a stopped run resumes where it stopped. A table goes into RESULTS.md only
+when every task of the chosen datasets finished (``--no-write`` for smoke runs).
+
+    python benchmarks/tasks.py --llm local:1.5b
+    python benchmarks/tasks.py --llm local:1.5b --tasks 3 --no-write     # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autofeedback import ApiCatalog, ProgramRunner, ReactRunner, Sandbox, Scanner, load_llm
+from autofeedback.checks._check_name import check_name
+from autofeedback.flow import (
+    FlowGraph,
+    SequenceChecker,
+    response_schemas_from_graphql,
+    score_program,
+    score_programs,
+    sequence_from_program,
+    with_responses,
+)
+from benchmarks import _datasets
+from benchmarks._results import write_section
+from benchmarks.loop import SharedLLM, _commit, _rate, mcnemar
+
+SETTINGS: dict[str, dict[str, Any]] = {
+    "Base": {"feedback": False},
+    "Feedback": {"feedback": True, "max_rounds": 3},
+    "Grammar": {"feedback": False, "constrain": True},
+    "Grammar + Feedback": {"feedback": True, "max_rounds": 3, "constrain": True},
+}
+#: the settings of each runner: the grammar holds a program (a list of JSON calls), not
+#: a ReAct turn with its thought and final answer
+PROGRAM_SETTINGS = tuple(SETTINGS)
+REACT_SETTINGS = ("Base", "Feedback")
+#: RestBench: the APIs in the ReAct prompt (ranked by the retriever for the query) and
+#: the most calls per task (gold paths have 1-4)
+REACT_APIS = 12
+MAX_STEPS = 6
+SHOTS_PER_DOMAIN = 2
+#: published, for reference (not measured here): GraphQL-RestBench Table 3, few-shot
+PUBLISHED = {
+    "llama-3-8b CoT": (0.500, 0.662, 0.781, 0.719),
+    "llama-3-70b ReAct": (0.625, 0.818, 0.875, 0.844),
+    "deepseek-coder-33b CoT": (0.750, 0.870, 0.969, 1.000),
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    dataset: str  # graphqlrestbench | tmdb | spotify
+    instruction: str
+    gold: Any  # a program (str) or a gold path (list of "METHOD /path")
+    row: Mapping[str, Any]
+
+
+@dataclass
+class Outcome:
+    correct: bool  # ArgFull == 1 (programs) / Correct Path (ReAct)
+    stop: str
+    turns: int
+    tokens: int
+    final: str  # the final program, or the calls made one per line
+    detail: dict[str, Any]  # the metrics of one program / the path made
+    errors: list[str]  # the codes of the errors left, for the per-task log
+
+
+# -- GraphQL-RestBench ----------------------------------------------------------------------
+
+
+def _gql_rows(data: Path) -> list[dict[str, Any]]:
+    folder = data / "graphqlrestbench"
+    rows = []
+    for split in ("train", "valid", "test"):
+        lines = (folder / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows += [{**json.loads(line), "_id": f"{split}-{i}"} for i, line in enumerate(lines)]
+    return rows
+
+
+class GqlDomains:
+    """Each domain's functions, response schemas and data-flow graph, built once."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        specs: dict[str, dict[str, Any]] = {}
+        self.schemas: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            for spec in json.loads(row["function_specs"]):
+                specs.setdefault(row["domain"], {}).setdefault(spec["name"], spec)
+            for name, schema in response_schemas_from_graphql(row["GraphQL_schema"]).items():
+                self.schemas.setdefault(row["domain"], {}).setdefault(name, schema)
+        self.graphs = {
+            d: FlowGraph.from_catalog(
+                with_responses(ApiCatalog.from_tools(list(s.values())), self.schemas[d])
+            )
+            for d, s in specs.items()
+        }
+
+    def runner_for(self, row: Mapping[str, Any], llm: Any, **options: Any) -> ProgramRunner:
+        """A runner over the sample's own functions, its schema before the domain's."""
+        catalog = ApiCatalog.from_tools(json.loads(row["function_specs"]))
+        own = response_schemas_from_graphql(row["GraphQL_schema"])
+        # E2.1 (the retriever's doubt about the API choice) is off: only errors of the
+        # program itself are fed back
+        checker = SequenceChecker(
+            Scanner(catalog, retriever=None),
+            graph=self.graphs[row["domain"]],
+            responses={**self.schemas[row["domain"]], **own},
+        )
+        return ProgramRunner(llm, catalog, checker=checker, **options)
+
+
+def few_shot(rows: Sequence[Mapping[str, Any]], domains: GqlDomains) -> list[Mapping[str, Any]]:
+    """Per domain, the first train samples with a clean gold program that reads an
+    earlier response (``SHOTS_PER_DOMAIN`` each)."""
+    shots: list[Mapping[str, Any]] = []
+    for domain in sorted({r["domain"] for r in rows}):
+        for row in rows:
+            if row["domain"] != domain or not row["_id"].startswith("train-"):
+                continue
+            if sum(s["domain"] == domain for s in shots) >= SHOTS_PER_DOMAIN:
+                break
+            gold = row["output"].strip()
+            if "response_obj." not in gold.split("\n", 1)[-1]:
+                continue
+            runner = domains.runner_for(row, llm=lambda m: "")
+            found = runner.checker.check(sequence_from_program(gold, instruction=row["utterance"]))
+            if not [f for f in found if f.severity == "error"]:
+                shots.append(row)
+    return shots
+
+
+def gql_prompt(row: Mapping[str, Any], runner: ProgramRunner) -> str:
+    from autofeedback.loop._tasks import program_prompt
+
+    return program_prompt(runner.catalog, row["utterance"], runner.checker)
+
+
+# -- RestBench -------------------------------------------------------------------------------
+
+
+def _path(text: str) -> str:
+    method, _, path = " ".join(text.split()).partition(" ")
+    return f"{method.upper()} {path.replace(' ', '')}"
+
+
+def _subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
+    it = iter(hay)
+    return all(any(x == y for y in it) for x in needle)
+
+
+def restbench_tasks(data: Path) -> list[Task]:
+    out = []
+    for name in ("tmdb", "spotify"):
+        rows = json.loads((data / "restbench" / f"{name}.json").read_text(encoding="utf-8"))
+        for i, row in enumerate(rows):
+            gold = [_path(p) for p in row["solution"]]
+            out.append(Task(f"{name}-{i}", name, row["query"], gold, row))
+    return out
+
+
+# -- running ---------------------------------------------------------------------------------
+
+
+class Runner:
+    def __init__(self, llm: SharedLLM, data: Path, gql_rows: list[dict[str, Any]]) -> None:
+        from retriever import ApiRetriever
+
+        self.llm = llm
+        self.domains = GqlDomains(gql_rows)
+        self.shots = few_shot(gql_rows, self.domains)
+        self.retriever = ApiRetriever()
+        self.catalogs: dict[str, ApiCatalog] = {}
+        self.sandboxes: dict[str, Sandbox] = {}
+        self.data = data
+
+    def _examples(self, domain: str) -> list[tuple[str, str]]:
+        return [
+            (f"Utterance: {s['utterance']}", s["output"].strip())
+            for s in self.shots
+            if s["domain"] == domain
+        ]
+
+    def program(self, task: Task, setting: str) -> Outcome:
+        runner = self.domains.runner_for(task.row, self.llm, **SETTINGS[setting])
+        result = runner.run(
+            task.instruction,
+            prompt=gql_prompt(task.row, runner),
+            examples=self._examples(task.row["domain"]),
+        )
+        scores = score_program(result.program, task.gold)
+        return Outcome(
+            scores.arg_match_full == 1.0,
+            result.stop_reason,
+            len(result.turns),
+            result.tokens,
+            result.program,
+            scores.as_dict(),
+            [f.code for f in result.errors],
+        )
+
+    def react(self, task: Task, setting: str) -> Outcome:
+        name = task.dataset
+        if name not in self.catalogs:
+            spec = self.data / "restbench" / f"{name}_oas.json"
+            self.catalogs[name] = ApiCatalog.from_file(spec)
+            self.sandboxes[name] = Sandbox(self.catalogs[name], seed=0).start()
+        catalog, sandbox = self.catalogs[name], self.sandboxes[name]
+        sandbox.reset()  # every setting meets the same fresh state
+        runner = ReactRunner(
+            self.llm,
+            catalog,
+            base_url=sandbox.url,
+            scanner=Scanner(catalog, retriever=self.retriever),
+            max_prompt_apis=REACT_APIS,
+            max_steps=MAX_STEPS,
+            observation_chars=600,
+            **SETTINGS[setting],
+        )
+        result = runner.run(task.instruction)
+        made = []
+        for request, _, _ in result.calls:
+            op = check_name(request, catalog).operation
+            made.append(f"{op.method} {op.path}" if op and op.path else str(request.name))
+        correct = _subsequence(task.gold, made)
+        return Outcome(
+            correct,
+            result.stop_reason,
+            len(result.turns),
+            result.tokens,
+            "\n".join(made),
+            {"made": made, "gold": task.gold, "answer": result.answer},
+            [f.code for f in result.errors],
+        )
+
+    def run_task(self, task: Task) -> dict[str, Outcome]:
+        if task.dataset == "graphqlrestbench":
+            return {s: self.program(task, s) for s in PROGRAM_SETTINGS}
+        return {s: self.react(task, s) for s in REACT_SETTINGS}
+
+    def close(self) -> None:
+        for sandbox in self.sandboxes.values():
+            sandbox.stop()
+
+
+def _settings(task: Task) -> tuple[str, ...]:
+    return PROGRAM_SETTINGS if task.dataset == "graphqlrestbench" else REACT_SETTINGS
+
+
+def task_list(data: Path, n: int | None, datasets: Sequence[str]) -> list[Task]:
+    """The tasks of each dataset in a seeded shuffle, each cut to its first ``n``."""
+    tasks: list[Task] = []
+    if "graphqlrestbench" in datasets:
+        rows = _gql_rows(data)
+        shot_ids = {s["_id"] for s in few_shot(rows, GqlDomains(rows))}
+        gql = [
+            Task(f"gql-{r['_id']}", "graphqlrestbench", r["utterance"], r["output"].strip(), r)
+            for r in rows
+            if r["_id"] not in shot_ids
+        ]
+        random.Random(0).shuffle(gql)
+        tasks += gql[:n] if n else gql
+    for name in ("tmdb", "spotify"):
+        if name in datasets:
+            rb = [t for t in restbench_tasks(data) if t.dataset == name]
+            random.Random(0).shuffle(rb)
+            tasks += rb[:n] if n else rb
+    return tasks
+
+
+def load_checkpoint(path: Path) -> dict[str, dict[str, Outcome]]:
+    done: dict[str, dict[str, Outcome]] = {}
+    if not path.exists():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+            outcomes = {s: Outcome(**o) for s, o in row["outcomes"].items()}
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut off by a stop mid-write: that task runs again
+        done.setdefault(row["task"], {}).update(outcomes)
+    return done
+
+
+# -- tables ----------------------------------------------------------------------------------
+
+
+def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setting: str) -> str:
+    base = [done[i]["Base"].correct for i in ids]
+    fb = [done[i][setting].correct for i in ids]
+    failures = sum(not b for b in base)
+    successes = sum(base)
+    repaired = sum(not b and f for b, f in zip(base, fb, strict=True))
+    broken = sum(b and not f for b, f in zip(base, fb, strict=True))
+    return (
+        f"repaired {_rate(repaired, failures)} of Base failures, "
+        f"broke {_rate(broken, successes)} of Base successes "
+        f"(McNemar p = {mcnemar(repaired, broken):.2f})"
+    )
+
+
+def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -> str:
+    lines: list[str] = []
+    gql = [t for t in tasks if t.dataset == "graphqlrestbench"]
+    if gql:
+        lines += [
+            f"GraphQL-RestBench, program runner ({len(gql)} samples, few-shot):",
+            "",
+            "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task |",
+            "|---|---|---|---|---|---|",
+        ]
+        for s in PROGRAM_SETTINGS:
+            scores = score_programs((done[t.id][s].final, t.gold) for t in gql)
+            turns = sum(done[t.id][s].turns for t in gql) / len(gql)
+            d = scores.as_dict()
+            lines.append(
+                f"| {s} | {d['arg_match_full']:.3f} | {d['arg_match_per_function']:.3f} | "
+                f"{d['seq_match_full']:.3f} | {d['seq_match_connected']:.3f} | {turns:.2f} |"
+            )
+        for name, (a, b, c, e) in PUBLISHED.items():
+            lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — |")
+        ids = [t.id for t in gql]
+        lines.append("")
+        for s in PROGRAM_SETTINGS[1:]:
+            lines.append(f"ArgFull, {s} against Base: " + _paired(done, ids, s) + "  ")
+        lines.append("")
+    for name in ("tmdb", "spotify"):
+        rb = [t for t in tasks if t.dataset == name]
+        if not rb:
+            continue
+        lines += [
+            f"RestBench {name.upper()}, ReAct runner ({len(rb)} queries):",
+            "",
+            "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task |",
+            "|---|---|---|---|---|",
+        ]
+        for s in REACT_SETTINGS:
+            ok = [t for t in rb if done[t.id][s].correct]
+            delta = (
+                f"{sum(len(done[t.id][s].detail['made']) - len(t.gold) for t in ok) / len(ok):+.2f}"
+                if ok
+                else "n/a"
+            )
+            calls = sum(len(done[t.id][s].detail["made"]) for t in rb) / len(rb)
+            turns = sum(done[t.id][s].turns for t in rb) / len(rb)
+            lines.append(
+                f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} |"
+            )
+        lines += ["", "Correct Path, paired: " + _paired(done, [t.id for t in rb], "Feedback"), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--llm", default="local:1.5b")
+    parser.add_argument("--model")
+    parser.add_argument("--tasks", type=int, help="the first N tasks of each dataset")
+    parser.add_argument(
+        "--datasets",
+        default="graphqlrestbench,tmdb,spotify",
+        help="comma-separated among graphqlrestbench, tmdb, spotify (default: all)",
+    )
+    parser.add_argument("--checkpoint", type=Path, help="JSONL of finished tasks")
+    parser.add_argument("--answers", type=Path, help="JSONL of the model's answers")
+    parser.add_argument("--report-only", action="store_true", help="tabulate, run nothing")
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args(argv)
+    data = _datasets.shared_data_dir()
+    if data is None:
+        print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
+        return 2
+    datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
+    if not datasets or set(datasets) - {"graphqlrestbench", "tmdb", "spotify"}:
+        print("--datasets: among graphqlrestbench, tmdb, spotify", file=sys.stderr)
+        return 2
+    safe = "".join(c if c.isalnum() else "-" for c in args.llm + (args.model or ""))
+    checkpoint = args.checkpoint or Path(tempfile.gettempdir(), f"autofeedback-tasks-{safe}.jsonl")
+    tasks = task_list(data, args.tasks, datasets)
+    done = load_checkpoint(checkpoint)
+    todo = [t for t in tasks if set(_settings(t)) - set(done.get(t.id, {}))]
+    print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
+    started = time.perf_counter()
+    if todo and not args.report_only:
+        answers = args.answers or checkpoint.with_suffix(".answers.jsonl")
+        name = args.llm + (f" {args.model}" if args.model else "")
+        options: dict[str, Any] = {"model": args.model} if args.model else {}
+        if args.llm.startswith("local"):
+            options["n_ctx"] = 8192  # a program prompt with its few-shot turns
+        shared = SharedLLM(load_llm(args.llm, **options), name=name, store=answers)
+        runner = Runner(shared, data, _gql_rows(data))
+        print("few-shot examples: " + ", ".join(s["_id"] for s in runner.shots), flush=True)
+        commit = _commit()
+        try:
+            with open(checkpoint, "a", encoding="utf-8") as fh:
+                for task in todo:
+                    outcomes = runner.run_task(task)
+                    done[task.id] = outcomes
+                    row = {
+                        "task": task.id,
+                        "dataset": task.dataset,
+                        "commit": commit,
+                        "outcomes": {s: asdict(o) for s, o in outcomes.items()},
+                    }
+                    fh.write(json.dumps(row, default=str) + "\n")
+                    fh.flush()
+                    marks = " ".join(
+                        f"{s}={'ok' if o.correct else 'no'}/{o.stop}/{o.turns}"
+                        for s, o in outcomes.items()
+                    )
+                    elapsed = time.perf_counter() - started
+                    print(f"[{elapsed:.0f}s] {task.id:<22} {marks}", flush=True)
+        finally:
+            runner.close()
+    finished = [t for t in tasks if set(_settings(t)) <= set(done.get(t.id, {}))]
+    if not finished:
+        print("no finished task to tabulate", file=sys.stderr)
+        return 1
+    table = tabulate(done, finished)
+    print(table)
+    complete = args.tasks is None and len(finished) == len(task_list(data, None, datasets))
+    if args.no_write:
+        return 0
+    if not complete:
+        print("not written to RESULTS.md: a partial run (use --no-write)", file=sys.stderr)
+        return 0
+    cmd = f"python benchmarks/tasks.py --llm {args.llm}"
+    cmd += f" --model {args.model}" if args.model else ""
+    cmd += f" --datasets {args.datasets}" if args.datasets != parser.get_default("datasets") else ""
+    write_section(f"Multi-step tasks, program and ReAct runners ({args.llm})", cmd, table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""The task runners (program and ReAct) against the real stateful sandbox on 127.0.0.1.
+
+The model is a scripted test double (:class:`CallableLLM` reading the conversation, as a
+model would); everything else is real: the bundled spec, the RestBench TMDB spec, the
+sandbox, the data-flow checks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import (
+    ApiCatalog,
+    CallableLLM,
+    ConfigurationError,
+    ProgramRunner,
+    ReactRunner,
+    Sandbox,
+    TaskTurn,
+)
+
+Script = Callable[[list[dict[str, str]]], str]
+
+
+def _last_observation(messages: list[dict[str, str]]) -> Any:
+    text = messages[-1]["content"]
+    match = re.match(r"Observation: HTTP \d+ (.*)", text, re.DOTALL)
+    assert match, text
+    return json.loads(match.group(1))
+
+
+def _scripted(*turns: Script | str) -> tuple[CallableLLM, list[list[dict[str, str]]]]:
+    """A model that answers turn i with ``turns[i]`` (text, or a function of the
+    conversation so far); it records every conversation it was shown."""
+    seen: list[list[dict[str, str]]] = []
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        seen.append(messages)
+        turn = turns[len(seen) - 1]
+        return turn if isinstance(turn, str) else turn(messages)
+
+    return CallableLLM(answer), seen
+
+
+@pytest.fixture(scope="module")
+def sandbox(bookshop: Any) -> Iterator[Sandbox]:
+    with Sandbox(bookshop, seed=7) as server:
+        yield server
+
+
+# -- ReAct --------------------------------------------------------------------------------
+
+
+def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
+    bookshop: Any, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    sandbox.reset()
+
+    def real_id(messages: list[dict[str, str]]) -> str:
+        # the model reads the id from the search's observation (two turns back: the
+        # last user turn is the feedback about the made-up id)
+        obs = next(
+            m["content"] for m in reversed(messages) if m["content"].startswith("Observation: HTTP")
+        )
+        body = json.loads(obs.split(" ", 3)[3])
+        book = body["books"][0]["id"]
+        return f"Thought: use the id found.\nAction: <API>getBook(bookId={book})</API>"
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        book = _last_observation(messages)
+        return f"Thought: done.\nFinal Answer: {book['title']} by {book['author']}"
+
+    llm, seen = _scripted(
+        "Thought: find the book first.\nAction: <API>searchBooks(query='Dune')</API>",
+        "Thought: get its details.\nAction: <API>getBook(bookId=987654)</API>",
+        real_id,
+        answer,
+    )
+    trace = tmp_path / "trace.jsonl"
+    runner = ReactRunner(llm, bookshop, base_url=sandbox.url)
+    result = runner.run("Who wrote the book Dune?", trace=trace)
+
+    assert result.stop_reason == "answered"
+    turns = result.turns
+    assert [t.kind for t in turns] == ["call", "call", "call", "answer"]
+    made_up = turns[1]
+    assert made_up.sent is None and made_up.status is None  # never reached the server
+    assert [f.code for f in made_up.findings if f.severity == "error"] == ["E5.3"]
+    assert made_up.feedback is not None and "E5.3" in made_up.feedback
+    assert "987654" in seen[2][-1]["content"]  # the model was told, before its next call
+    # only the two good calls were sent; the sandbox accepted the id it had returned
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 200)]
+    assert not any("987654" in str(r.arguments) for r, _, _ in result.calls)
+    assert result.answer and " by " in result.answer
+    # the log: one line per turn and a summary, JSON
+    rows = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert len(rows) == 5 and rows[-1]["summary"] is True
+    assert rows[1]["findings"][0]["code"] == "E5.3" and rows[1]["sent"] is None
+
+
+def test_react_base_sends_the_made_up_id_and_sees_the_documented_404(
+    bookshop: Any, sandbox: Sandbox
+) -> None:
+    sandbox.reset()
+    llm, _ = _scripted(
+        "Action: <API>searchBooks(query='Dune')</API>",
+        "Action: <API>getBook(bookId=987654)</API>",
+        "Final Answer: unknown",
+    )
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, feedback=False).run(
+        "Who wrote the book Dune?"
+    )
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 404)]
+    # the finding is on record even though Base sent the call
+    assert "E5.3" in [f.code for f in result.findings]
+
+
+def test_react_bounds(bookshop: Any, sandbox: Sandbox) -> None:
+    made_up = "Action: <API>getBook(bookId=987654)</API>"
+    # the same rejected call twice: stop, nothing sent
+    llm, seen = _scripted(made_up, made_up)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote Dune?")
+    assert (result.stop_reason, result.calls, len(seen)) == ("repeated", (), 2)
+    # feedback rounds
+    llm, seen = _scripted("no call here", "still none", "nothing")
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, max_rounds=2).run("x")
+    assert (result.stop_reason, len(seen)) == ("feedback-budget", 3)
+    assert result.turns[0].findings[0].code == "E1"
+    # steps
+    searches = [f"Action: <API>searchBooks(query='{q}')</API>" for q in ("Dune", "Emma", "Kim")]
+    llm, seen = _scripted(*searches)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, max_steps=2).run("Dune")
+    assert (result.stop_reason, len(result.calls)) == ("step-budget", 2)
+    # a call it already made (the model wrote its own Observation and Final Answer after
+    # it, which are cut off): not sent again; told once, then stopped
+    again = "Action: <API>searchBooks(query='Dune')</API>\nObservation: x\nFinal Answer: y"
+    llm, seen = _scripted(again, again, again)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Dune")
+    assert (result.stop_reason, len(result.calls), len(seen)) == ("repeated", 1, 3)
+    assert result.turns[1].feedback and "not sent again" in result.turns[1].feedback
+    llm, seen = _scripted(again, again)
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, feedback=False).run("Dune")
+    assert (result.stop_reason, len(result.calls), len(seen)) == ("repeated", 1, 2)
+    with pytest.raises(ConfigurationError):
+        ReactRunner(llm, bookshop, base_url=sandbox.url, max_steps=0)
+
+
+def test_react_never_sends_to_a_host_nobody_allowed(bookshop: Any) -> None:
+    llm, _ = _scripted("Action: <API>searchBooks(query='Dune')</API>")
+    result = ReactRunner(llm, bookshop, base_url="http://127.0.0.1:9/", allow_hosts=()).run("Dune")
+    # the base URL is the user's own: allowed, but nothing listens there
+    assert result.stop_reason == "unreachable" and result.calls == ()
+
+
+def test_react_trace_redacts_credentials(bookshop: Any, sandbox: Sandbox, tmp_path: Path) -> None:
+    llm, _ = _scripted("Action: <API>searchBooks(query='Dune')</API>", "Final Answer: ok")
+    runner = ReactRunner(
+        llm, bookshop, base_url=sandbox.url, headers={"Authorization": "Bearer s3cr3t-t0ken-xyz"}
+    )
+    trace = tmp_path / "t.jsonl"
+    result = runner.run("Dune", trace=trace)
+    assert result.stop_reason == "answered"
+    text = trace.read_text()
+    assert "s3cr3t-t0ken-xyz" not in text and "[REDACTED]" in text
+
+
+def test_react_tmdb_search_then_detail(shared_data_dir: Path, tmp_path: Path) -> None:
+    """RestBench's TMDB spec in the sandbox: a guessed movie id is caught, the one the
+    search returned is accepted by the detail endpoint."""
+    catalog = ApiCatalog.from_file(shared_data_dir / "restbench" / "tmdb_oas.json")
+
+    def real_id(messages: list[dict[str, str]]) -> str:
+        obs = next(
+            m["content"] for m in reversed(messages) if m["content"].startswith("Observation: HTTP")
+        )
+        body = json.loads(obs.split(" ", 3)[3])
+        movie = body["results"][0]["id"]
+        return f"Action: <API>GET /movie/{movie}/credits</API>"
+
+    llm, _ = _scripted(
+        'Action: {"method": "GET", "url": "/search/movie", "params": {"query": "Titanic"}}',
+        "Action: <API>GET /movie/597/credits</API>",
+        real_id,
+        "Final Answer: done",
+    )
+    with Sandbox(catalog, seed=3) as server:
+        runner = ReactRunner(llm, catalog, base_url=server.url, observation_chars=100_000)
+        result = runner.run("Who is the lead actor of Titanic?")
+    assert result.stop_reason == "answered", [t.as_dict() for t in result.turns]
+    rejected = result.turns[1]
+    assert rejected.sent is None and "E5.3" in [f.code for f in rejected.findings]
+    assert [s for _, s, _ in result.calls] == [200, 200]
+
+
+# -- program ------------------------------------------------------------------------------
+
+BOOKSHOP_WRONG_PATH = """Thought: search, then read the first book.
+```python
+r = searchBooks(query="Dune")
+getBook(bookId=r.items[0].id)
+```"""
+
+
+def test_program_wrong_reference_path_is_fed_back_and_repaired(
+    bookshop: Any, tmp_path: Path
+) -> None:
+    def repaired(messages: list[dict[str, str]]) -> str:
+        feedback = messages[-1]["content"]
+        path = re.search(r"did you mean ([\w\[\].]+)\?", feedback)
+        assert path, feedback
+        read = path.group(1).replace("[]", "[0]")
+        return f'```python\nr = searchBooks(query="Dune")\ngetBook(bookId=r.{read})\n```'
+
+    llm, seen = _scripted(BOOKSHOP_WRONG_PATH, repaired)
+    trace = tmp_path / "p.jsonl"
+    turns: list[TaskTurn] = []
+    runner = ProgramRunner(llm, bookshop, hooks={"turn": [turns.append]})
+    result = runner.run("Get the details of the book Dune", trace=trace)
+    assert result.stop_reason == "clean"
+    assert result.program.splitlines()[1] == "getBook(bookId=r.books[0].id)"
+    first = result.turns[0]
+    assert [f.code for f in first.findings if f.severity == "error"] == ["E5.2"]
+    assert first.feedback and "line 2" in first.feedback
+    assert len(turns) == 2 and turns[0] is result.turns[0]  # the hook fired per turn
+    # the prompt documents the fields each function returns: books[].id among them
+    assert "books[].id" in seen[0][-1]["content"]
+    assert len(trace.read_text().splitlines()) == 3
+
+
+def test_program_bounds_and_base(bookshop: Any) -> None:
+    llm, seen = _scripted(BOOKSHOP_WRONG_PATH, BOOKSHOP_WRONG_PATH)
+    result = ProgramRunner(llm, bookshop).run("Dune")
+    assert (result.stop_reason, len(seen)) == ("repeated", 2)
+    assert "E5.2" in [f.code for f in result.errors]
+
+    llm, seen = _scripted(BOOKSHOP_WRONG_PATH)
+    result = ProgramRunner(llm, bookshop, feedback=False).run("Dune")
+    assert (result.stop_reason, len(seen)) == ("base", 1)
+
+    wrong = [
+        BOOKSHOP_WRONG_PATH,
+        BOOKSHOP_WRONG_PATH.replace("items", "item"),
+        BOOKSHOP_WRONG_PATH.replace("items", "itemz"),
+    ]
+    llm, seen = _scripted(*wrong)
+    result = ProgramRunner(llm, bookshop, max_rounds=1).run("Dune")
+    assert (result.stop_reason, len(seen)) == ("feedback-budget", 2)
+
+
+def test_program_graphqlrestbench_sample(shared_data_dir: Path) -> None:
+    """Real GraphQL-RestBench samples: their own prompt, function specs and schema; a gold
+    program the checks find clean, broken by a made-up reference path, is repaired."""
+    from autofeedback.flow import SequenceChecker, sequence_from_program
+
+    rows = [
+        json.loads(line)
+        for line in (shared_data_dir / "graphqlrestbench" / "test.jsonl").read_text().splitlines()
+    ]
+    for row in rows:
+        catalog = ApiCatalog.from_tools(json.loads(row["function_specs"]))
+        runner_checker = ProgramRunner(
+            _scripted()[0], catalog, responses=row["GraphQL_schema"]
+        ).checker
+        assert isinstance(runner_checker, SequenceChecker)
+        gold = row["output"].strip()
+        seq = sequence_from_program(gold, instruction=row["utterance"])
+        if ".id" in gold and not [f for f in runner_checker.check(seq) if f.severity == "error"]:
+            break
+    else:
+        pytest.fail("no clean gold program with a reference in test.jsonl")
+    broken = gold.replace(".id", ".identifier", 1)
+    llm, _ = _scripted(f"```python\n{broken}\n```", f"```python\n{gold}\n```")
+    runner = ProgramRunner(llm, catalog, responses=row["GraphQL_schema"])
+    result = runner.run(row["utterance"], prompt=row["input"])
+    assert result.stop_reason == "clean", [f.as_dict() for f in result.findings]
+    assert "E5.2" in [f.code for f in result.turns[0].findings]
+    assert result.program == gold
+
+
+TOOL_SEARCH: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Tool search", "version": "1"},
+    "paths": {
+        "/tools": {
+            "get": {
+                "operationId": "searchTools",
+                "parameters": [
+                    {"name": "query", "in": "query", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                    "200": {
+                        "description": "tools that match",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object"},
+                                "example": {
+                                    "tools": [
+                                        {
+                                            "name": "getForecast",
+                                            "parameters": {
+                                                "type": "object",
+                                                "properties": {"city": {"type": "string"}},
+                                                "required": ["city"],
+                                            },
+                                        }
+                                    ]
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+def test_react_a_tool_an_earlier_response_documents_is_callable() -> None:
+    catalog = ApiCatalog.from_obj(TOOL_SEARCH)
+    call = "Action: <API>getForecast(city='Paris')</API>"
+    # before the search documents it, the tool is unknown: E2, not sent
+    llm, _ = _scripted(call, call)
+    with Sandbox(catalog) as server:
+        before = ReactRunner(llm, catalog, base_url=server.url).run("forecast for Paris")
+        assert before.calls == () and before.turns[0].findings[0].code.startswith("E2")
+        llm, _ = _scripted(
+            "Action: <API>searchTools(query='weather')</API>", call, "Final Answer: ok"
+        )
+        after = ReactRunner(llm, catalog, base_url=server.url).run("forecast for Paris")
+    assert after.stop_reason == "answered"
+    assert [r.name for r, _, _ in after.calls] == ["searchTools", "getForecast"]
+    assert not [f for f in after.turns[1].findings if f.severity == "error"]
+    # sent where a function-style tool lives on the same server
+    assert after.turns[1].sent is not None and after.turns[1].sent["url"].endswith("/getForecast")
+
+
+def test_program_an_answer_without_a_program_is_not_clean(bookshop: Any) -> None:
+    llm, seen = _scripted("I would search for the book.", BOOKSHOP_WRONG_PATH)
+    result = ProgramRunner(llm, bookshop, max_rounds=1).run("Dune")
+    first = result.turns[0]
+    assert first.program == "" and [f.code for f in first.findings] == ["E1"]
+    assert first.feedback and "no program" in first.feedback and len(seen) == 2
+
+
+class _JsonModel:
+    """A test double for a constrained model: answers from a script, and checks that each
+    answer is one the grammar's schema allows (jsonschema, the real validator)."""
+
+    def __init__(self, *answers: dict[str, Any]) -> None:
+        self.answers = list(answers)
+        self.schemas: list[Any] = []
+        self.seen: list[list[dict[str, str]]] = []
+
+    def complete(self, messages: list[dict[str, str]], *, schema: Any = None) -> str:
+        import jsonschema
+
+        self.seen.append(messages)
+        self.schemas.append(schema)
+        answer = self.answers.pop(0)
+        jsonschema.validate(answer, schema)
+        return json.dumps(answer)
+
+
+def test_program_constrained_writes_json_programs_that_the_checks_read(bookshop: Any) -> None:
+    search = {"var": "r", "name": "searchBooks", "arguments": {"query": "Dune"}}
+    wrong = {"var": "b", "name": "getBook", "arguments": {"bookId": {"ref": "r.items[0].id"}}}
+    right = {"var": "b", "name": "getBook", "arguments": {"bookId": {"ref": "r.books[0].id"}}}
+    model = _JsonModel({"calls": [search, wrong]}, {"calls": [search, right]})
+    result = ProgramRunner(model, bookshop, constrain=True).run(
+        "Get Dune", examples=[("Utterance: find x", "r = searchBooks(query='x')")]
+    )
+    assert result.stop_reason == "clean"
+    assert result.program == "r = searchBooks(query='Dune')\nb = getBook(bookId=r.books[0].id)"
+    assert "E5.2" in [f.code for f in result.turns[0].findings]
+    assert all(s is not None for s in model.schemas)
+    # the few-shot answer is shown in the same JSON form the grammar forces
+    assert json.loads(model.seen[0][1]["content"])["calls"][0]["name"] == "searchBooks"
+    # an undocumented parameter cannot be written: the schema refuses it
+    import jsonschema
+
+    bad = {"calls": [{"var": "r", "name": "searchBooks", "arguments": {"q": "Dune"}}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, model.schemas[0])
+
+
+def test_program_constrained_schema_is_a_llama_cpp_grammar(bookshop: Any) -> None:
+    llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    from autofeedback.loop._tasks import program_schema
+
+    schema = program_schema(bookshop.operations)
+    assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=True)
+
+
+def test_program_constrained_needs_a_client_that_can(bookshop: Any) -> None:
+    llm, _ = _scripted("x")
+    with pytest.raises(ConfigurationError, match="schema="):
+        ProgramRunner(llm, bookshop, constrain=True)
