@@ -17,7 +17,9 @@ implemented from the paper's description:
 Arguments are compared after normalisation, so programs that differ only in naming match:
 a variable is replaced by the function whose result it holds, comprehension variables by
 their position, keyword order does not matter, and literals are compared as values
-(``"Titanic"`` and ``'Titanic'`` are the same). Programs are read with :mod:`ast`, never run;
+(``"Titanic"`` and ``'Titanic'`` are the same), and an intermediate value stands for what
+it holds (``mid = r.results[0].id`` then ``D(movie_id=mid)`` is ``D(movie_id=r.results[0].id)``);
+the calls inside loops and branches count in order. Programs are read with :mod:`ast`, never run;
 a program that does not parse as a whole is read line by line (an unreadable line is
 lost), and one with no readable call scores 0 on every metric.
 """
@@ -25,6 +27,7 @@ lost), and one with no readable call scores 0 on every metric.
 from __future__ import annotations
 
 import ast
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -58,14 +61,23 @@ class _Call:
 
 
 class _Normaliser(ast.NodeTransformer):
-    def __init__(self, variables: dict[str, tuple[int, str]]) -> None:
+    def __init__(
+        self,
+        variables: dict[str, tuple[int, str]],
+        aliases: dict[str, tuple[ast.expr, frozenset[int]]] | None = None,
+    ) -> None:
         self.variables = variables
+        self.aliases = aliases or {}
         self.locals: dict[str, str] = {}
         self.uses: set[int] = set()
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in self.locals:
             return ast.copy_location(ast.Name(self.locals[node.id], node.ctx), node)
+        held = self.aliases.get(node.id)
+        if held is not None:  # an intermediate value: what it holds, already normalised
+            self.uses.update(held[1])
+            return copy.deepcopy(held[0])
         hit = self.variables.get(node.id)
         if hit is not None:
             self.uses.add(hit[0])
@@ -115,13 +127,27 @@ def _parse(program: str) -> list[ast.stmt] | None:
     return body or None
 
 
+def _flat(body: list[ast.stmt], depth: int = 0) -> list[ast.stmt]:
+    """The statements of a program with the bodies of loops and branches in place, in
+    order (``for t in r.items: GET_x(id=t.id)`` contributes its call)."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if depth < 16 and isinstance(stmt, (ast.For, ast.If, ast.While, ast.With)):
+            out.extend(_flat(stmt.body, depth + 1))
+            out.extend(_flat(getattr(stmt, "orelse", []), depth + 1))
+        else:
+            out.append(stmt)
+    return out
+
+
 def _calls(program: str) -> list[_Call] | None:
     body = _parse(program)
     if body is None:
         return None
     variables: dict[str, tuple[int, str]] = {}
+    aliases: dict[str, tuple[ast.expr, frozenset[int]]] = {}
     calls: list[_Call] = []
-    for stmt in body:
+    for stmt in _flat(body):
         target = None
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
         if (
@@ -131,14 +157,26 @@ def _calls(program: str) -> list[_Call] | None:
         ):
             target = stmt.targets[0].id
         if not isinstance(value, ast.Call):
+            if target is not None and value is not None:
+                # movie_id = r.results[0].id: later uses compare as r.results[0].id
+                normaliser = _Normaliser(variables, aliases)
+                try:
+                    held = normaliser.visit(copy.deepcopy(value))
+                except RecursionError:
+                    continue
+                aliases[target] = (held, frozenset(normaliser.uses))
+                variables.pop(target, None)
             continue
-        normaliser = _Normaliser(variables)
         name = ast.unparse(value.func)
+        if name == "print":
+            continue  # output, not a call of the API
+        normaliser = _Normaliser(variables, aliases)
         args = [(f"#{i}", _value(a, normaliser)) for i, a in enumerate(value.args)]
         args += [(kw.arg or "**", _value(kw.value, normaliser)) for kw in value.keywords]
         calls.append(_Call(name, tuple(sorted(args)), frozenset(normaliser.uses)))
         if target is not None:
             variables[target] = (len(calls) - 1, name)
+            aliases.pop(target, None)
     return calls
 
 

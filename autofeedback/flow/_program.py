@@ -10,6 +10,19 @@ A program is read with :mod:`ast` and never executed. Each call becomes a
 :class:`Ref` values: "the field ``results[].id`` of the response bound to ``r``".
 List comprehensions (``[t.id for t in r.tracks.items]``), ``",".join(...)``, f-strings and
 string concatenation are followed to the references inside them.
+
+Models write more than one call per line. These are read too, as a programmer would read
+them, still without running anything:
+
+* an intermediate value (``movie_id = r.results[0].id``, ``q = "Dune"``) stands for what it
+  holds wherever it is used;
+* a ``for`` loop over a response (``for t in r.items: GET_track(id=t.id)``) and the
+  branches of an ``if`` contribute their calls, in order;
+* a call read straight from (``n = GET_x().total``), or appended to a list
+  (``out.append(GET_x(...))``), is a call; ``print(...)`` and bare strings are not.
+
+Anything else (an import, a ``def``, a call to something that is not a function of the
+API) stays an E1 finding for that line.
 """
 
 from __future__ import annotations
@@ -82,8 +95,20 @@ def path_text(path: tuple[str, ...]) -> str:
 @dataclass
 class _Scope:
     variables: dict[str, int] = field(default_factory=dict)
-    # comprehension targets: name -> (the Ref it iterates, with ITEM appended)
+    # comprehension and for-loop targets: name -> (the Ref it iterates, with ITEM appended)
     loops: dict[str, Ref] = field(default_factory=dict)
+    # intermediate values: name -> what it holds (a literal, Ref, Unbound or Derived)
+    aliases: dict[str, Any] = field(default_factory=dict)
+
+    def bind_call(self, name: str, step: int) -> None:
+        self.aliases.pop(name, None)
+        self.loops.pop(name, None)
+        self.variables[name] = step
+
+    def bind_value(self, name: str, value: Any) -> None:
+        self.variables.pop(name, None)
+        self.loops.pop(name, None)
+        self.aliases[name] = value
 
 
 class _Reader:
@@ -97,8 +122,15 @@ class _Reader:
             pass
         text = ast.unparse(node)
         chain = self._chain(node)
+        if isinstance(chain, _Literal):
+            return chain.value
         if chain is not None:
             return chain
+        root = _chain_root(node)
+        if root is not None and root.id in self.scope.aliases:  # d["a"] of a literal alias
+            held = self.scope.aliases[root.id]
+            parts = held.parts if isinstance(held, Derived) else ()
+            return Derived("value", parts, text)
         if isinstance(node, ast.ListComp) and len(node.generators) >= 1:
             return self._comprehension(node, text)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.ListComp):
@@ -135,8 +167,11 @@ class _Reader:
                 out.extend(self._refs(child))
         return tuple(out)
 
-    def _chain(self, node: ast.expr) -> Ref | Unbound | None:
-        """``r.a[0].b`` -> Ref("r", step, ("a", "[]", "b")); None when not a plain chain."""
+    def _chain(self, node: ast.expr) -> Value:
+        """``r.a[0].b`` -> Ref("r", step, ("a", "[]", "b")); None when not a plain chain.
+
+        A name holding an intermediate value is that value (a literal when it holds one,
+        and no path is read from it)."""
         path: list[str] = []
         text = ast.unparse(node)
         while True:
@@ -158,6 +193,16 @@ class _Reader:
                 return None
         path.reverse()
         name = node.id
+        if name in self.scope.aliases:
+            held = self.scope.aliases[name]
+            if isinstance(held, Ref):
+                many = held.many and not path
+                return Ref(held.var, held.step, held.path + tuple(path), many=many, text=text)
+            if isinstance(held, Unbound):
+                return held
+            if not path:
+                return held if isinstance(held, Derived) else _Literal(held)
+            return None
         if name in self.scope.loops:
             base = self.scope.loops[name]
             return Ref(base.var, base.step, base.path + tuple(path), text=text)
@@ -184,6 +229,26 @@ class _Reader:
         if isinstance(element, Ref):
             return Ref(element.var, element.step, element.path, many=True, text=text)
         return element if isinstance(element, (Unbound, Derived)) else Derived("value", (), text)
+
+
+@dataclass(frozen=True)
+class _Literal:
+    """A literal held by a name (``q = "Dune"``), told apart from "not a chain"."""
+
+    value: Any
+
+
+def _chain_root(node: ast.expr) -> ast.Name | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _call_root(node: ast.expr) -> ast.Call | None:
+    """The call a chain reads from: ``GET_x(...).results[0].id`` -> ``GET_x(...)``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node if isinstance(node, ast.Call) else None
 
 
 def _is_join(node: ast.Call) -> bool:
@@ -223,39 +288,219 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         msg = getattr(exc, "msg", None) or type(exc).__name__
         return [], [Finding("E1", (), text[:200], message=f"the program cannot be parsed: {msg}")]
-    scope = _Scope()
-    reader = _Reader(scope)
-    calls: list[ProgramCall] = []
-    problems: list[Finding] = []
-    for stmt in tree.body:
-        target: str | None = None
-        value: ast.expr | None = None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            if isinstance(stmt.targets[0], ast.Name):
-                target, value = stmt.targets[0].id, stmt.value
+    program = _Program()
+    program.block(tree.body)
+    return program.calls, program.problems
+
+
+#: calls that are output, not API calls: their arguments are still read for API calls
+_OUTPUT = frozenset({"print"})
+#: list and set methods a program collects results with (``out.append(GET_x(...))``)
+_COLLECT = frozenset({"append", "extend", "add", "insert", "update"})
+#: loops and branches nest; deeper than this a program is not one a model meant
+_MAX_NESTING = 16
+
+
+class _Program:
+    def __init__(self) -> None:
+        self.scope = _Scope()
+        self.reader = _Reader(self.scope)
+        self.calls: list[ProgramCall] = []
+        self.problems: list[Finding] = []
+
+    def block(self, body: list[ast.stmt], depth: int = 0) -> None:
+        for stmt in body:
+            if depth > _MAX_NESTING:
+                self._not_a_call(stmt)
+                return
+            self.statement(stmt, depth)
+
+    def statement(self, stmt: ast.stmt, depth: int) -> None:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            return  # a bare string: a comment
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if stmt.value is not None and len(targets) == 1:
+                self.assign(stmt, targets[0], stmt.value)
+                return
         elif isinstance(stmt, ast.Expr):
-            value = stmt.value
+            if self.expression(stmt, stmt.value):
+                return
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self.loop(stmt, depth)
+            return
+        elif isinstance(stmt, (ast.If, ast.While)):
+            self.block(stmt.body, depth + 1)
+            self.block(stmt.orelse, depth + 1)
+            return
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            self.block(stmt.body, depth + 1)
+            return
+        elif isinstance(stmt, ast.Try):
+            self.block(stmt.body, depth + 1)
+            for handler in stmt.handlers:
+                self.block(handler.body, depth + 1)
+            self.block(stmt.orelse, depth + 1)
+            self.block(stmt.finalbody, depth + 1)
+            return
+        elif isinstance(stmt, ast.Pass):
+            return
+        self._not_a_call(stmt)
+
+    def assign(self, stmt: ast.stmt, target: ast.expr, value: ast.expr) -> None:
+        if not isinstance(target, ast.Name):
+            if isinstance(value, ast.Call) and _callee(value.func) is not None:
+                self._not_a_call(stmt)  # a, b = F(): the result is not followed
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                held = self.reader.value(value)  # a, b = r.x, r.y: each a value read
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        parts = _parts(held)
+                        self.scope.bind_value(name.id, Derived("value", parts, ast.unparse(value)))
+            else:
+                self._not_a_call(stmt)  # x.y = ... or d[k] = ...
+            return
+        if isinstance(value, ast.Call) and _callee(value.func) is not None:
+            if self._collects(value):
+                self.expression(stmt, value)
+                return
+            if not _is_api_call(value):  # n = len(r.items): a value computed from refs
+                self._nested_calls(value)
+                self.scope.bind_value(target.id, self.reader.value(value))
+                return
+            if _callee(value.func) in _OUTPUT:
+                self._nested_calls(value)
+                self.scope.bind_value(target.id, Derived("value", (), ast.unparse(value)))
+                return
+            self.call(stmt, value, target.id)
+            return
+        root = _call_root(value)
+        if root is not None and _callee(root.func) is not None and root is not value:
+            # n = GET_x(...).total: the call, then the value read from its result
+            hidden = f"_{target.id}_result"
+            self.call(stmt, root, hidden)
+            held = self.reader.value(_rebase(value, hidden))
+            self.scope.bind_value(target.id, held)
+            return
+        self.scope.bind_value(target.id, self.reader.value(value))
+
+    def expression(self, stmt: ast.stmt, value: ast.expr) -> bool:
         if not isinstance(value, ast.Call) or _callee(value.func) is None:
-            where = (f"line[{stmt.lineno}]",)
-            problems.append(
-                Finding(
-                    "E1",
-                    where,
-                    ast.unparse(stmt)[:200],
-                    message="not a call: each line must be NAME(key=value, ...) or var = NAME(...)",
-                )
-            )
-            continue
-        arguments = {kw.arg: reader.value(kw.value) for kw in value.keywords if kw.arg}
-        positional = tuple(reader.value(a) for a in value.args)
+            root = _call_root(value)
+            if root is not None and _callee(root.func) is not None:
+                self.call(stmt, root, None)  # GET_x(...).results: the result is dropped
+                return True
+            return False
+        if self._collects(value):
+            self._nested_calls(value)
+            self._collect(value)
+            return True
+        if _callee(value.func) in _OUTPUT:
+            self._nested_calls(value)
+            return True
+        self.call(stmt, value, None)
+        return True
+
+    def loop(self, stmt: ast.For | ast.AsyncFor, depth: int) -> None:
+        source = self.reader.value(stmt.iter)
+        saved = dict(self.scope.loops)
+        if isinstance(source, Ref):
+            for name in ast.walk(stmt.target):
+                if isinstance(name, ast.Name):
+                    item = Ref(source.var, source.step, (*source.path, ITEM), text=source.text)
+                    self.scope.loops[name.id] = item
+                    self.scope.aliases.pop(name.id, None)
+                    self.scope.variables.pop(name.id, None)
+        elif isinstance(stmt.target, ast.Name):
+            parts = _parts(source)
+            self.scope.bind_value(stmt.target.id, Derived("value", parts, ast.unparse(stmt.iter)))
+        try:
+            self.block(stmt.body, depth + 1)
+            self.block(stmt.orelse, depth + 1)
+        finally:
+            self.scope.loops = saved
+
+    def call(self, stmt: ast.stmt, value: ast.Call, target: str | None) -> None:
+        arguments = {kw.arg: self.reader.value(kw.value) for kw in value.keywords if kw.arg}
+        positional = tuple(self.reader.value(a) for a in value.args)
         name = _callee(value.func)
         assert name is not None
-        calls.append(
+        self.calls.append(
             ProgramCall(name, arguments, positional, target, stmt.lineno, ast.unparse(value))
         )
         if target is not None:
-            scope.variables[target] = len(calls) - 1
-    return calls, problems
+            self.scope.bind_call(target, len(self.calls) - 1)
+
+    def _collects(self, value: ast.Call) -> bool:
+        """``out.append(...)`` on a name the program made itself (not an API's object)."""
+        func = value.func
+        return (
+            isinstance(func, ast.Attribute)
+            and func.attr in _COLLECT
+            and isinstance(func.value, ast.Name)
+            and func.value.id in self.scope.aliases
+        )
+
+    def _collect(self, value: ast.Call) -> None:
+        """``ids.append(t.id)``: ``ids`` now holds what was appended (a list of ``t.id``
+        when it started empty, like ``[t.id for t in r.items]``)."""
+        assert isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+        name = value.func.value.id
+        held = self.scope.aliases.get(name)
+        added = [self.reader.value(a) for a in value.args]
+        text = ast.unparse(value)
+        if held in ([], set()) and len(added) == 1 and isinstance(added[0], Ref):
+            ref = added[0]
+            self.scope.aliases[name] = Ref(ref.var, ref.step, ref.path, many=True, text=text)
+            return
+        parts = _parts(held) + tuple(p for a in added for p in _parts(a))
+        if parts or not all(is_literal(a) for a in added):
+            self.scope.aliases[name] = Derived("value", parts, text)
+
+    def _nested_calls(self, value: ast.Call) -> None:
+        """The API calls passed straight to print(...) or out.append(...)."""
+        for arg in (*value.args, *(kw.value for kw in value.keywords)):
+            inner = arg if isinstance(arg, ast.Call) else _call_root(arg)
+            if inner is not None and _is_api_call(inner):
+                self.call(ast.Expr(inner, lineno=getattr(arg, "lineno", 0)), inner, None)
+
+    def _not_a_call(self, stmt: ast.stmt) -> None:
+        self.problems.append(
+            Finding(
+                "E1",
+                (f"line[{stmt.lineno}]",),
+                ast.unparse(stmt)[:200],
+                message="not a call: each line must be NAME(key=value, ...) or var = NAME(...)",
+            )
+        )
+
+
+#: builtins a model wraps values in (``len(r.items)``, ``str(x)``): never API calls
+_BUILTINS = frozenset(
+    {"len", "str", "int", "float", "list", "dict", "set", "sorted", "sum", "max", "min"}
+)
+
+
+def _is_api_call(node: ast.Call) -> bool:
+    name = _callee(node.func)
+    return name is not None and name not in _OUTPUT and name not in _BUILTINS
+
+
+def _parts(value: Value) -> tuple[Ref | Unbound, ...]:
+    if isinstance(value, (Ref, Unbound)):
+        return (value,)
+    if isinstance(value, Derived):
+        return value.parts
+    return ()
+
+
+def _rebase(node: ast.expr, name: str) -> ast.expr:
+    """``GET_x(...).a.b`` with the call replaced by the name ``name``: ``name.a.b``."""
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(_rebase(node.value, name), node.attr, ast.Load())
+    if isinstance(node, ast.Subscript):
+        return ast.Subscript(_rebase(node.value, name), node.slice, ast.Load())
+    return ast.Name(name, ast.Load())
 
 
 def _callee(func: ast.expr) -> str | None:

@@ -71,3 +71,16 @@ def test_gold_against_gold_is_one_on_every_sample(shared_data_dir: Path) -> None
     )
     # (one gold program's last line does not parse: dropping it changes nothing)
     assert cut.seq_match_full == pytest.approx(1 / 155)
+
+
+def test_intermediate_value_and_loop_match_the_inline_gold() -> None:
+    gold = 'r = S(query="Dune")\nD(movie_id=r.results[0].id)'
+    inline = score_program(
+        'res = S(query="Dune")\nmid = res.results[0].id\nprint(mid)\nD(movie_id=mid)', gold
+    )
+    assert inline.as_dict() == {k: 1.0 for k in inline.as_dict()}
+    looped = score_program(
+        'r = S(query="Dune")\nfor m in r.results[:1]:\n    D(movie_id=m.id)', gold
+    )
+    assert looped.seq_match_full == 1.0 and looped.seq_match_connected == 1.0
+    assert looped.arg_match_full == 0.0  # m.id is not r.results[0].id

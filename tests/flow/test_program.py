@@ -49,9 +49,12 @@ def test_comprehension_variable_does_not_leak() -> None:
 
 
 def test_nothing_is_executed_and_bad_lines_are_e1() -> None:
-    calls, problems = parse_program('import os\nx = 1\nF(a=__import__("os").system("x"))')
+    calls, problems = parse_program(
+        'import os\nx = 1\nF(a=__import__("os").system("x"))\ndef g():\n    pass\nr.a = 1'
+    )
     assert [c.name for c in calls] == ["F"]
-    assert [p.code for p in problems] == ["E1", "E1"]
+    assert [p.code for p in problems] == ["E1", "E1", "E1"]  # import, def, attribute store
+    assert [p.location for p in problems] == [("line[1]",), ("line[4]",), ("line[6]",)]
     _, broken = parse_program("F(a=1))")
     assert broken[0].code == "E1" and "cannot be parsed" in broken[0].message
 
@@ -80,3 +83,62 @@ def test_every_graphqlrestbench_gold_program_reads(shared_data_dir: Path) -> Non
 @pytest.mark.parametrize("text", ["", "   ", "\n\n"])
 def test_empty_program_has_no_calls(text: str) -> None:
     assert parse_program(text) == ([], [])
+
+
+def test_intermediate_values_stand_for_what_they_hold() -> None:
+    calls, problems = parse_program(
+        "r = GET_search_movie(query='Dune')\n"
+        "movie_id = r.results[0].id\n"
+        "first = r.results[0]\n"
+        "q = 'en-US'\n"
+        "GET_movie(movie_id=movie_id, language=q, title=first.title, n=made_up)\n"
+    )
+    assert problems == []
+    args = calls[1].arguments
+    assert args["movie_id"] == Ref("r", 0, ("results", "[]", "id"), text="movie_id")
+    assert args["title"].path == ("results", "[]", "title")
+    assert args["language"] == "en-US"  # a literal stays a literal, so its type is checked
+    assert args["n"] == Unbound("made_up", "made_up")
+
+
+def test_loops_branches_and_output_contribute_their_calls() -> None:
+    calls, problems = parse_program(
+        "r = GET_album_tracks(id='x')\n"
+        "ids = []\n"
+        "for t in r.items[:3]:\n"
+        "    d = GET_track(id=t.id)\n"
+        "    ids.append(t.id)\n"
+        "    print(d.name)\n"
+        "if r.total > 3:\n"
+        "    GET_next(offset=3)\n"
+        "else:\n"
+        "    print('done')\n"
+        "PUT_save(ids=','.join(ids))\n"
+        "n = GET_me().country\n"
+        "GET_browse(country=n, count=len(r.items))\n"
+        "out = []\n"
+        "out.append(GET_artist(id=r.items[0].artists[0].id))\n"
+    )
+    assert problems == []
+    assert [c.name for c in calls] == [
+        "GET_album_tracks", "GET_track", "GET_next", "PUT_save", "GET_me", "GET_browse",
+        "GET_artist",
+    ]  # fmt: skip
+    assert calls[1].arguments["id"].path == ("items", "[]", "id")
+    assert calls[3].arguments["ids"].parts[0].path == ("items", "[]", "id")
+    assert calls[3].arguments["ids"].parts[0].many
+    country = calls[5].arguments["country"]
+    assert (country.step, country.path) == (4, ("country",))  # GET_me's result, read at once
+    assert calls[6].arguments["id"].path == ("items", "[]", "artists", "[]", "id")
+
+
+def test_rebinding_a_name_forgets_what_it_held() -> None:
+    calls, _ = parse_program("r = A()\nr = 'x'\nB(v=r)\nr = C()\nD(v=r.id)")
+    assert calls[1].arguments["v"] == "x"
+    assert calls[3].arguments["v"].step == 2
+
+
+def test_deep_nesting_of_blocks_is_an_e1_not_a_crash() -> None:
+    text = "".join("    " * i + "if x:\n" for i in range(40)) + "    " * 40 + "F(a=1)\n"
+    calls, problems = parse_program(text)
+    assert calls == [] and problems and problems[0].code == "E1"
