@@ -274,18 +274,20 @@ class Runner:
             [f.code for f in result.errors],
         )
 
-    def run_task(self, task: Task) -> dict[str, Outcome]:
+    def run_task(self, task: Task, settings: Sequence[str] | None = None) -> dict[str, Outcome]:
         if task.dataset == "graphqlrestbench":
-            return {s: self.program(task, s) for s in PROGRAM_SETTINGS}
-        return {s: self.react(task, s) for s in REACT_SETTINGS}
+            return {s: self.program(task, s) for s in _settings(task, settings)}
+        return {s: self.react(task, s) for s in _settings(task, settings)}
 
     def close(self) -> None:
         for sandbox in self.sandboxes.values():
             sandbox.stop()
 
 
-def _settings(task: Task) -> tuple[str, ...]:
-    return PROGRAM_SETTINGS if task.dataset == "graphqlrestbench" else REACT_SETTINGS
+def _settings(task: Task, chosen: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The settings a task runs in: its runner's, or those of them that were chosen."""
+    own = PROGRAM_SETTINGS if task.dataset == "graphqlrestbench" else REACT_SETTINGS
+    return own if chosen is None else tuple(s for s in own if s in chosen)
 
 
 def task_list(data: Path, n: int | None, datasets: Sequence[str]) -> list[Task]:
@@ -340,7 +342,13 @@ def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setti
     )
 
 
-def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -> str:
+def tabulate(
+    done: Mapping[str, Mapping[str, Outcome]],
+    tasks: Sequence[Task],
+    settings: Sequence[str] | None = None,
+) -> str:
+    program_settings = [s for s in PROGRAM_SETTINGS if settings is None or s in settings]
+    react_settings = [s for s in REACT_SETTINGS if settings is None or s in settings]
     lines: list[str] = []
     gql = [t for t in tasks if t.dataset == "graphqlrestbench"]
     if gql:
@@ -350,7 +358,7 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task |",
             "|---|---|---|---|---|---|",
         ]
-        for s in PROGRAM_SETTINGS:
+        for s in program_settings:
             scores = score_programs((done[t.id][s].final, t.gold) for t in gql)
             turns = sum(done[t.id][s].turns for t in gql) / len(gql)
             d = scores.as_dict()
@@ -362,8 +370,9 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — |")
         ids = [t.id for t in gql]
         lines.append("")
-        for s in PROGRAM_SETTINGS[1:]:
-            lines.append(f"ArgFull, {s} against Base: " + _paired(done, ids, s) + "  ")
+        for s in program_settings:
+            if s != "Base" and "Base" in program_settings:
+                lines.append(f"ArgFull, {s} against Base: " + _paired(done, ids, s) + "  ")
         lines.append("")
     for name in ("tmdb", "spotify"):
         rb = [t for t in tasks if t.dataset == name]
@@ -375,7 +384,7 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task |",
             "|---|---|---|---|---|",
         ]
-        for s in REACT_SETTINGS:
+        for s in react_settings:
             ok = [t for t in rb if done[t.id][s].correct]
             delta = (
                 f"{sum(len(done[t.id][s].detail['made']) - len(t.gold) for t in ok) / len(ok):+.2f}"
@@ -387,7 +396,10 @@ def tabulate(done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task]) -
             lines.append(
                 f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} |"
             )
-        lines += ["", "Correct Path, paired: " + _paired(done, [t.id for t in rb], "Feedback"), ""]
+        if {"Base", "Feedback"} <= set(react_settings):
+            paired = _paired(done, [t.id for t in rb], "Feedback")
+            lines += ["", "Correct Path, paired: " + paired]
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -400,6 +412,11 @@ def main(argv: list[str] | None = None) -> int:
         "--datasets",
         default="graphqlrestbench,tmdb,spotify",
         help="comma-separated among graphqlrestbench, tmdb, spotify (default: all)",
+    )
+    parser.add_argument(
+        "--settings",
+        help="comma-separated among " + ", ".join(SETTINGS) + " (default: every setting of "
+        "each runner); a later run with more settings adds them to the same checkpoint",
     )
     parser.add_argument("--checkpoint", type=Path, help="JSONL of finished tasks")
     parser.add_argument("--answers", type=Path, help="JSONL of the model's answers")
@@ -416,9 +433,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     safe = "".join(c if c.isalnum() else "-" for c in args.llm + (args.model or ""))
     checkpoint = args.checkpoint or Path(tempfile.gettempdir(), f"autofeedback-tasks-{safe}.jsonl")
+    chosen = [s.strip() for s in args.settings.split(",")] if args.settings else None
+    if chosen is not None and (not chosen or set(chosen) - set(SETTINGS)):
+        print("--settings: among " + ", ".join(SETTINGS), file=sys.stderr)
+        return 2
     tasks = task_list(data, args.tasks, datasets)
     done = load_checkpoint(checkpoint)
-    todo = [t for t in tasks if set(_settings(t)) - set(done.get(t.id, {}))]
+    todo = [t for t in tasks if set(_settings(t, chosen)) - set(done.get(t.id, {}))]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
     started = time.perf_counter()
     if todo and not args.report_only:
@@ -434,8 +455,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             with open(checkpoint, "a", encoding="utf-8") as fh:
                 for task in todo:
-                    outcomes = runner.run_task(task)
-                    done[task.id] = outcomes
+                    missing = [s for s in _settings(task, chosen) if s not in done.get(task.id, {})]
+                    outcomes = runner.run_task(task, missing)
+                    done.setdefault(task.id, {}).update(outcomes)
                     row = {
                         "task": task.id,
                         "dataset": task.dataset,
@@ -452,11 +474,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"[{elapsed:.0f}s] {task.id:<22} {marks}", flush=True)
         finally:
             runner.close()
-    finished = [t for t in tasks if set(_settings(t)) <= set(done.get(t.id, {}))]
+    finished = [t for t in tasks if set(_settings(t, chosen)) <= set(done.get(t.id, {}))]
     if not finished:
         print("no finished task to tabulate", file=sys.stderr)
         return 1
-    table = tabulate(done, finished)
+    table = tabulate(done, finished, chosen)
     print(table)
     complete = args.tasks is None and len(finished) == len(task_list(data, None, datasets))
     if args.no_write:
@@ -467,7 +489,17 @@ def main(argv: list[str] | None = None) -> int:
     cmd = f"python benchmarks/tasks.py --llm {args.llm}"
     cmd += f" --model {args.model}" if args.model else ""
     cmd += f" --datasets {args.datasets}" if args.datasets != parser.get_default("datasets") else ""
-    write_section(f"Multi-step tasks, program and ReAct runners ({args.llm})", cmd, table)
+    cmd += f" --settings '{args.settings}'" if args.settings else ""
+    parts = []
+    if "graphqlrestbench" in datasets:
+        parts.append("GraphQL-RestBench, program runner")
+    if {"tmdb", "spotify"} & set(datasets):
+        parts.append(
+            "RestBench "
+            + "/".join(d.upper() for d in datasets if d != "graphqlrestbench")
+            + ", ReAct runner"
+        )
+    write_section(f"Multi-step tasks: {'; '.join(parts)} ({args.llm})", cmd, table)
     return 0
 
 

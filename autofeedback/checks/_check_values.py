@@ -189,6 +189,10 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
         value = deserialize(_as_text(value), schema, param)
     elif arg.raw or (param.location == "body" and _form(op) and isinstance(value, str)):
         value = deserialize(value, schema, param)
+    elif isinstance(value, str) and _comma_list(schema, param):
+        # documented as an array and described as "a comma-separated list": the text
+        # form the description itself asks for (Spotify's type="album,track")
+        value = deserialize(value, schema)
     try:
         found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
     except _SPEC_FAULTS:
@@ -200,6 +204,17 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
     doc = param.description.strip()
     for err, branch in errors[:_MAX_PER_PARAM]:
         yield _finding(op, arg, param, err, doc, branch)
+
+
+_COMMA_LIST = re.compile(r"comma[- ]?separated|separated by commas", re.IGNORECASE)
+
+
+def _comma_list(schema: Mapping[str, Any], param: Parameter) -> bool:
+    """An array of scalars whose description says its values are comma-separated."""
+    if "array" not in _types(schema) or not _COMMA_LIST.search(param.description or ""):
+        return False
+    items = schema.get("items")
+    return isinstance(items, Mapping) and not ({"object", "array"} & set(_types(items)))
 
 
 def _form(op: Operation) -> bool:

@@ -196,8 +196,9 @@ class _Reader:
         if name in self.scope.aliases:
             held = self.scope.aliases[name]
             if isinstance(held, Ref):
-                many = held.many and not path
-                return Ref(held.var, held.step, held.path + tuple(path), many=many, text=text)
+                if not path:  # the name alone: the read it was assigned, as written there
+                    return held
+                return Ref(held.var, held.step, held.path + tuple(path), text=text)
             if isinstance(held, Unbound):
                 return held
             if not path:

@@ -307,19 +307,39 @@ def program_feedback(
     - line 1 `g(id=r.id)`: E5.1 'r' is not assigned before it is read
     Write the whole corrected program in a ```python block.
     """
+    from autofeedback.flow._program import parse_program
+
     lines = program.splitlines()
     out = [f"Your program has {len(findings)} problem{'s' if len(findings) != 1 else ''}:"]
-    calls = [line for line in lines if _CALL_LINE.match(line)]
+    try:
+        steps = [call.line for call in parse_program(program)[0]]
+    except Exception:  # a program the reader refuses: number the call-shaped lines
+        steps = [i + 1 for i, line in enumerate(lines) if _CALL_LINE.match(line)]
     for f in findings:
         where = ""
         if f.location and f.location[0].startswith("step["):
             index = int(f.location[0][5:-1])
-            if index < len(calls):
-                where = f"line {index + 1} `{calls[index].strip()[:120]}`: "
+            if index < len(steps) and 0 < steps[index] <= len(lines):
+                number = steps[index]
+                where = f"line {number} `{lines[number - 1].strip()[:120]}`"
+                where += _read_on(f, lines, number) + ": "
         hint = _hint(f)
         out.append(f"- {where}{f.code} {f.message or f}{hint}")
     out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
     return "\n".join(out)
+
+
+def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
+    """Where a reference was written when it is not on the call's own line
+    (``mid = r.items[0].id`` two lines up): ", reading `r.items[0].id` (line 2)"."""
+    if not finding.code.startswith("E5") or not isinstance(finding.got, str) or not finding.got:
+        return ""
+    if finding.got in lines[number - 1]:
+        return ""
+    for i in range(number - 1, 0, -1):
+        if finding.got in lines[i - 1]:
+            return f", reading `{finding.got[:120]}` (line {i})"
+    return ""
 
 
 PROGRAM_JSON_FORMAT = (

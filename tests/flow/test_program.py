@@ -95,7 +95,8 @@ def test_intermediate_values_stand_for_what_they_hold() -> None:
     )
     assert problems == []
     args = calls[1].arguments
-    assert args["movie_id"] == Ref("r", 0, ("results", "[]", "id"), text="movie_id")
+    # the feedback can name the read as written: r.results[0].id, on the line before
+    assert args["movie_id"] == Ref("r", 0, ("results", "[]", "id"), text="r.results[0].id")
     assert args["title"].path == ("results", "[]", "title")
     assert args["language"] == "en-US"  # a literal stays a literal, so its type is checked
     assert args["n"] == Unbound("made_up", "made_up")
