@@ -28,7 +28,8 @@ every setting starts from the same first answer; greedy decoding):
 
 Each finished task is appended to a JSONL checkpoint and every model answer to an answer
 store, so a stopped run resumes where it stopped. A table goes into RESULTS.md only
-when every task of the chosen datasets finished (``--no-write`` for smoke runs).
+when every task asked for finished (all of them, or the first N of each dataset's seeded
+shuffle with ``--tasks N``, which the recorded command names; ``--no-write`` for smoke runs).
 
     python benchmarks/tasks.py --llm local:1.5b
     python benchmarks/tasks.py --llm local:1.5b --tasks 3 --no-write     # a smoke run
@@ -480,13 +481,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     table = tabulate(done, finished, chosen)
     print(table)
-    complete = args.tasks is None and len(finished) == len(task_list(data, None, datasets))
+    # written only when every task asked for finished (the first N of the seeded shuffle
+    # with --tasks N, which the recorded command then names)
+    complete = len(finished) == len(tasks)
     if args.no_write:
         return 0
     if not complete:
         print("not written to RESULTS.md: a partial run (use --no-write)", file=sys.stderr)
         return 0
     cmd = f"python benchmarks/tasks.py --llm {args.llm}"
+    cmd += f" --tasks {args.tasks}" if args.tasks else ""
     cmd += f" --model {args.model}" if args.model else ""
     cmd += f" --datasets {args.datasets}" if args.datasets != parser.get_default("datasets") else ""
     cmd += f" --settings '{args.settings}'" if args.settings else ""
