@@ -89,7 +89,6 @@ _LAZY: dict[str, str] = {
     "guard_langchain_tool": "autofeedback.integrations._langchain",
     "McpProxy": "autofeedback.integrations._mcp_proxy",
     "McpProxyOptions": "autofeedback.integrations._mcp_proxy",
-
     "ProxyConfig": "autofeedback.integrations._proxy",
     "create_proxy_app": "autofeedback.integrations._proxy",
     "Explanation": "autofeedback.loop._explain",
@@ -176,7 +175,6 @@ __all__ = [
     "Producer",
     "ProgramRunner",
     "ProgramScores",
-
     "ProxyConfig",
     "ReactRunner",
     "ReplayLLM",
@@ -199,7 +197,6 @@ __all__ = [
     "check_sequence",
     "check_tool_calls",
     "closest_path",
-
     "create_proxy_app",
     "explain_response",
     "function_path",

@@ -132,6 +132,7 @@ class Scanner:
         output: Output,
         *,
         instruction: str | None = None,
+        context: str | None = None,
         on_error: Literal["finding", "raise"] = "finding",
     ) -> Iterator[Finding]:
         """Every finding for every request in ``output``, in the paper's order per request.
@@ -139,9 +140,10 @@ class Scanner:
         Never raises on model output: whatever breaks while reading or checking it
         becomes an E1 finding (only a bad spec or configuration raises); with
         ``on_error="raise"`` it is raised instead, for callers that report it their own
-        way (the audit's per-record ``error``). Every finding is redacted
-        (:func:`autofeedback._redact.redact_finding`): credentials the request carried
-        never reach ``got``, ``expected`` or ``message``.
+        way (the audit's per-record ``error``). ``context``: the whole request when
+        ``instruction`` is only its latest part (see :func:`check_selection`). Every
+        finding is redacted (:func:`autofeedback._redact.redact_finding`): credentials
+        the request carried never reach ``got``, ``expected`` or ``message``.
         """
         names = self._auth_names
         secrets: list[str] = []
@@ -158,7 +160,9 @@ class Scanner:
                 prefix = (f"request[{i}]",) if len(requests) > 1 else ()
                 secrets = []  # the request's credentials, found once it has a finding
                 found_secrets = False
-                for f in self.check_request(request, instruction=instruction, calls=len(requests)):
+                for f in self.check_request(
+                    request, instruction=instruction, calls=len(requests), context=context
+                ):
                     if not found_secrets:
                         secrets, found_secrets = request_secrets(request, names), True
                     if prefix:
@@ -186,7 +190,12 @@ class Scanner:
         return first_finding(list(self.iter_findings(output, instruction=instruction)))
 
     def check_request(
-        self, request: ApiRequest, *, instruction: str | None = None, calls: int = 1
+        self,
+        request: ApiRequest,
+        *,
+        instruction: str | None = None,
+        calls: int = 1,
+        context: str | None = None,
     ) -> Iterator[Finding]:
         """E2 -> E3 -> E4 for one parsed request."""
         semantic = self._semantic_needed(request)
@@ -205,6 +214,7 @@ class Scanner:
                 top_k=max(self.top_k, calls),
                 confident_margin=self.confident_margin,
                 warn_margin=self.warn_margin,
+                context=context,
             )
             if found is not None:
                 yield found

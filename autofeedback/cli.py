@@ -1267,6 +1267,7 @@ def _flow(args: argparse.Namespace, out: IO[str]) -> int:
     view(out, top=max(args.top, 1)).show(graph, names)
     return 0
 
+
 # -- mcp-proxy ----------------------------------------------------------------------
 
 
@@ -1284,7 +1285,9 @@ def _mcp_proxy_parser(sub: Any) -> None:
         metavar="-- COMMAND [ARG ...]",
         help="launch the real server as a stdio subprocess",
     )
-    m.add_argument("--upstream-url", help="a streamable-HTTP server, e.g. http://127.0.0.1:8001/mcp")
+    m.add_argument(
+        "--upstream-url", help="a streamable-HTTP server, e.g. http://127.0.0.1:8001/mcp"
+    )
     m.add_argument(
         "--upstream-header",
         action="append",

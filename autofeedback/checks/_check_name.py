@@ -339,6 +339,21 @@ def destructive(op: Operation) -> bool:
     return bool(words) and words[0].lower() in _DESTRUCTIVE
 
 
+def _fits(
+    op: Operation,
+    context: str | None,
+    instruction: str,
+    catalog: ApiCatalog,
+    ranker: ApiRanker,
+    top_k: int,
+) -> bool:
+    """Whether ``op`` is the retriever's first choice (top ``k``) for the whole request
+    ``context``; False when there is no context beyond the instruction."""
+    if not context or not context.strip() or context.strip() == instruction.strip():
+        return False
+    return op.name in [r.name for r in ranker.rank(context, catalog, k=top_k)]
+
+
 def check_selection(
     op: Operation,
     instruction: str,
@@ -348,12 +363,18 @@ def check_selection(
     top_k: int = 1,
     confident_margin: float = CONFIDENT_MARGIN,
     warn_margin: float = WARN_MARGIN,
+    context: str | None = None,
 ) -> Finding | None:
     """E2.1: ``op`` is real but the retriever does not rank it in the top ``k`` for the
     instruction. The retriever can be wrong, so it is reported only when the best API
     beats the chosen one by ``warn_margin`` in cosine similarity (below that it is
     noise), as a warning, and as an error from ``confident_margin`` on, or at once when
     the chosen API is :func:`destructive` (a wrong delete cannot be undone).
+
+    ``context`` is the whole request when ``instruction`` is only its latest part (the
+    last user turn of a dialogue: "my username is foo" after "delete my account"). A
+    destructive API that fits the whole request is not made an error by that rule: the
+    user asked for it, earlier.
 
     >>> WARN_MARGIN, CONFIDENT_MARGIN
     (0.05, 0.25)
@@ -368,7 +389,9 @@ def check_selection(
     margin = scores[ranked[0].name] - scores.get(op.name, 0.0)
     if margin < warn_margin:
         return None
-    sure = margin >= confident_margin or destructive(op)
+    sure = margin >= confident_margin or (
+        destructive(op) and not _fits(op, context, instruction, catalog, ranker, top_k)
+    )
     severity: Severity = "error" if sure else "warning"
     best = ranked[0].name
     return Finding(

@@ -313,7 +313,9 @@ class FeedbackLoop:
                 findings: list[Finding] = [problem]
             else:
                 assert request is not None
-                findings = list(self.scanner.iter_findings(request, instruction=intent))
+                findings = list(
+                    self.scanner.iter_findings(request, instruction=intent, context=instruction)
+                )
             if self._secrets:  # the loop's own credentials, echoed in the request
                 findings = [
                     redact_finding(f, names=self._auth_names, secrets=self._secrets)

@@ -57,6 +57,22 @@ def test_a_destructive_wrong_call_is_an_error_everywhere(scanner: Scanner) -> No
     assert doc["feedback"].startswith("There is an error in your API request.")
 
 
+def test_a_delete_the_whole_dialogue_asked_for_is_not_blocked(scanner: Scanner) -> None:
+    # judged against the last turn alone, the delete looks wrong (the 200-task loop's two
+    # regressions: DeleteAccount after "my username is foo"); the dialogue asked for it
+    call = "<API>deleteTodo(id=3)</API>"
+    last = "The id is 3, the one about milk"
+    dialogue = "User: I want to get rid of a todo I no longer need.\nAI: Which one?\nUser: " + last
+    alone = list(scanner.iter_findings(call, instruction=last))
+    assert [(f.code, f.severity) for f in alone] == [("E2.1", "error")]
+    whole = list(scanner.iter_findings(call, instruction=last, context=dialogue))
+    assert [(f.code, f.severity) for f in whole] == [("E2.1", "warning")]
+    # a dialogue that never asked for a delete keeps the error
+    other = "User: Show me my todos.\nUser: Mark todo 3 as done"
+    kept = list(scanner.iter_findings(call, instruction="Mark todo 3 as done", context=other))
+    assert [(f.code, f.severity) for f in kept] == [("E2.1", "error")]
+
+
 def test_a_warning_is_worded_as_a_doubt() -> None:
     doubt = Finding(
         "E2.1",
