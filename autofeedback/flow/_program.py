@@ -129,8 +129,7 @@ class _Reader:
         root = _chain_root(node)
         if root is not None and root.id in self.scope.aliases:  # d["a"] of a literal alias
             held = self.scope.aliases[root.id]
-            parts = held.parts if isinstance(held, Derived) else ()
-            return Derived("value", parts, text)
+            return Derived("value", held.parts if isinstance(held, Derived) else (), text)
         if isinstance(node, ast.ListComp) and len(node.generators) >= 1:
             return self._comprehension(node, text)
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.ListComp):
