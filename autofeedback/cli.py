@@ -361,8 +361,8 @@ examples:
         action=on_off,
         default=None,
         help="grammar-constrained decoding: the model can only write calls to documented "
-        "APIs with documented parameters (default on for local models; an "
-        "OpenAI-compatible server needs structured outputs)",
+        "APIs with documented parameters (off by default: measured, it repaired some "
+        "tasks and broke others; an OpenAI-compatible server needs structured outputs)",
     )
     r.add_argument(
         "--mode",
@@ -1040,7 +1040,6 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from rich.markup import escape
 
     from autofeedback._redact import redact
-    from autofeedback.loop._llm import LocalLLM
     from autofeedback.loop._loop import FeedbackLoop
 
     catalog = ApiCatalog.from_file(args.spec)
@@ -1052,10 +1051,6 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         index = build_or_load(catalog, Path(args.index))
     console = Console(file=out, highlight=False, width=None if out.isatty() else 120)
     options = {k: getattr(args, k) for k in _LOOP_OPTIONS if getattr(args, k) is not None}
-    if args.constrain is None and isinstance(llm, LocalLLM):
-        # a default still to be confirmed: RESULTS.md, "grammar-constrained decoding",
-        # has 27 tasks where it neither helped nor hurt; --no-constrain turns it off
-        options["constrain"] = True
     loop = FeedbackLoop(
         _Progress.wrap(llm, err) if show else llm,
         catalog,
