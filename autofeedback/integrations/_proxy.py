@@ -11,7 +11,8 @@ upstream, a stop when the model repeats an identical rejected call, and an optio
 token budget. The client gets the final completion with ``usage`` summed over rounds,
 and what happened in the ``x-autofeedback`` header and an ``"autofeedback"`` field of
 the body. ``stream: true`` is answered by asking upstream without streaming,
-validating, then streaming the final completion as OpenAI's SSE chunks. Every other
+validating, then streaming the final answer as OpenAI's SSE events (Chat Completions
+chunks, or the Responses API's ``response.*`` events). Every other
 request (``/v1/models``, ``/v1/embeddings``, unknown paths, requests without tools)
 passes through unchanged, streamed both ways.
 
@@ -200,7 +201,7 @@ async def _handle(config: ProxyConfig, client: httpx.AsyncClient, request: Reque
             payload = None
         if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
             kind = "chat" if path.endswith("/chat/completions") else "responses"
-            if payload["tools"] and not (kind == "responses" and payload.get("stream")):
+            if payload["tools"]:
                 try:
                     scanner = config.scanner(payload["tools"])
                 except AutoFeedbackError as exc:
@@ -509,13 +510,74 @@ async def _checked(
     if total is not None:
         final["usage"] = total
     final["autofeedback"] = summary
-    if stream and kind == "chat":
+    if stream:
         return StreamingResponse(
-            _sse(final, include_usage),
+            _sse(final, include_usage) if kind == "chat" else _responses_sse(final),
             media_type="text/event-stream",
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
     return JSONResponse(final, headers={_HEADER: header})
+
+
+def _responses_sse(final: Mapping[str, Any]) -> Iterator[bytes]:
+    """The final Responses API object as its streaming events: ``response.created``,
+    each output item added, its text or arguments as one delta, done, then
+    ``response.completed`` carrying the whole response (with usage summed over rounds
+    and the ``autofeedback`` field), the sequence the ``openai`` client's stream reads."""
+    counter = iter(range(1 << 30))
+
+    def event(kind: str, **fields: Any) -> bytes:
+        data = {"type": kind, "sequence_number": next(counter), **fields}
+        return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+    started = {**final, "status": "in_progress", "output": [], "usage": None}
+    started.pop("autofeedback", None)
+    yield event("response.created", response=started)
+    yield event("response.in_progress", response=started)
+    for index, item in enumerate(final.get("output") or []):
+        if not isinstance(item, Mapping):
+            continue
+        item_id = item.get("id", f"item_{index}")
+        kind = item.get("type")
+        if kind == "message":
+            parts = [p for p in item.get("content") or [] if isinstance(p, Mapping)]
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
+            for c, part in enumerate(parts):
+                where = {"item_id": item_id, "output_index": index, "content_index": c}
+                text_field = "refusal" if part.get("type") == "refusal" else "text"
+                empty = {**part, text_field: ""}
+                yield event("response.content_part.added", **where, part=empty)
+                text = part.get(text_field) or ""
+                if text_field == "refusal":
+                    yield event("response.refusal.delta", **where, delta=text)
+                    yield event("response.refusal.done", **where, refusal=text)
+                else:
+                    yield event("response.output_text.delta", **where, delta=text, logprobs=[])
+                    yield event("response.output_text.done", **where, text=text, logprobs=[])
+                yield event("response.content_part.done", **where, part=part)
+        elif kind == "function_call":
+            arguments = item.get("arguments") or ""
+            yield event(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
+            where = {"item_id": item_id, "output_index": index}
+            yield event("response.function_call_arguments.delta", **where, delta=arguments)
+            yield event(
+                "response.function_call_arguments.done",
+                **where,
+                arguments=arguments,
+                name=item.get("name"),
+            )
+        else:  # reasoning, web search calls...: whole, added then done
+            yield event("response.output_item.added", output_index=index, item=item)
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=dict(final))
 
 
 def _sse(final: Mapping[str, Any], include_usage: bool) -> Iterator[bytes]:

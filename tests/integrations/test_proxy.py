@@ -436,6 +436,87 @@ def test_responses_api(upstream: Upstream, proxy: Proxy) -> None:
     assert "E3.2" in sent[2]["output"] and "<API>" not in sent[2]["output"]
 
 
+def test_responses_api_streaming_is_validated_before_anything_is_streamed(
+    upstream: Upstream, proxy: Proxy
+) -> None:
+    upstream.script += [
+        response_object({"City": "Paris"}, 1),
+        response_object({"city": "Paris"}, 2),
+    ]
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": TOOLS[0]["function"]["parameters"],
+        }
+    ]
+    events = list(
+        proxy.client().responses.create(
+            model="scripted", input="Weather in Paris?", tools=tools, stream=True
+        )
+    )
+    kinds = [e.type for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    arguments = "".join(
+        e.delta for e in events if e.type == "response.function_call_arguments.delta"
+    )
+    assert json.loads(arguments) == {"city": "Paris"}  # only the repaired call is streamed
+    completed = events[-1].response
+    assert completed.usage is not None and completed.usage.total_tokens == 96
+    # the upstream was asked twice, never streaming; the feedback went back as the output
+    assert [s["json"].get("stream") for s in upstream.seen] == [None, None]
+    assert "E3.2" in upstream.seen[1]["json"]["input"][2]["output"]
+
+
+def test_responses_stream_helper_reads_the_events(upstream: Upstream, proxy: Proxy) -> None:
+    upstream.script += [response_object({"city": "Paris"}, 1)]
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": TOOLS[0]["function"]["parameters"],
+        }
+    ]
+    # the client's accumulating helper checks that every delta follows its item
+    with proxy.client().responses.stream(
+        model="scripted", input="Weather in Paris?", tools=tools
+    ) as stream:
+        done = [e.arguments for e in stream if e.type == "response.function_call_arguments.done"]
+        final = stream.get_final_response()
+    assert [json.loads(d) for d in done] == [{"city": "Paris"}]
+    assert final.output[0].type == "function_call" and final.output[0].name == "get_weather"
+    assert json.loads(final.output[0].arguments) == {"city": "Paris"}
+
+
+def test_responses_stream_of_a_text_answer(upstream: Upstream, proxy: Proxy) -> None:
+    answer = response_object({"city": "Paris"}, 1)
+    answer["output"] = [
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}],
+        }
+    ]
+    upstream.script += [answer]
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": TOOLS[0]["function"]["parameters"],
+        }
+    ]
+    with proxy.client().responses.stream(
+        model="scripted", input="Weather in Paris?", tools=tools
+    ) as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+        final = stream.get_final_response()
+    assert text == "It is sunny." and final.output_text == "It is sunny."
+    assert len(upstream.seen) == 1  # nothing to check: one round
+
+
 def test_spec_judges_http_level_tools(upstream: Upstream, upstream_proxy_rounds: Any) -> None:
     """The request's own schema for searchBooks says nothing about genre; the OpenAPI
     document does (an enum), so with --spec the proxy catches the E4.2."""
