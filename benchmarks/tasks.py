@@ -43,6 +43,7 @@ import random
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -343,6 +344,54 @@ def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setti
     )
 
 
+def _top(counter: Counter[str], n: int = 6) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.most_common(n)) or "none"
+
+
+def failure_notes(
+    done: Mapping[str, Mapping[str, Outcome]], tasks: Sequence[Task], settings: Sequence[str]
+) -> list[str]:
+    """Where the failures are, per setting, from the per-task log: how each run stopped,
+    whether a failed program called the wrong functions or the right ones with a wrong
+    argument, and the error codes left in the final answers."""
+    lines: list[str] = []
+    gql = [t for t in tasks if t.dataset == "graphqlrestbench"]
+    for s in [s for s in PROGRAM_SETTINGS if s in settings] if gql else []:
+        failed = [t for t in gql if not done[t.id][s].correct]
+        wrong_seq = sum(done[t.id][s].detail.get("seq_match_full", 0.0) < 1.0 for t in failed)
+        stops = Counter(done[t.id][s].stop for t in gql)
+        left = Counter(c for t in gql for c in done[t.id][s].errors)
+        flagged = sum(bool(done[t.id][s].errors) for t in failed)
+        lines.append(
+            f"- GraphQL-RestBench, {s}: {len(failed)} of {len(gql)} programs miss ArgFull; "
+            f"{wrong_seq} of them call other functions or in another order (SeqFull 0), "
+            f"{len(failed) - wrong_seq} call the gold functions with an argument that "
+            f"differs. The checks still report an error on {flagged} of the "
+            f"{len(failed)} (codes left: {_top(left)}); the other {len(failed) - flagged} are "
+            f"wrong in ways the documentation cannot show. Stops: {_top(stops)}."
+        )
+    for name in ("tmdb", "spotify"):
+        rb = [t for t in tasks if t.dataset == name]
+        for s in [s for s in REACT_SETTINGS if s in settings] if rb else []:
+            failed = [t for t in rb if not done[t.id][s].correct]
+            stops = Counter(done[t.id][s].stop for t in rb)
+            left = Counter(c for t in rb for c in done[t.id][s].errors)
+            first_missing: Counter[str] = Counter()
+            for t in failed:
+                made = done[t.id][s].detail.get("made", [])
+                k = 0
+                for call in made:
+                    if k < len(t.gold) and call == t.gold[k]:
+                        k += 1
+                first_missing["step 1" if k == 0 else f"step {k + 1}"] += 1
+            lines.append(
+                f"- RestBench {name.upper()}, {s}: {len(failed)} of {len(rb)} miss the gold "
+                f"path; the first gold call missing is at {_top(first_missing)}. "
+                f"Stops: {_top(stops)}. Codes of the findings left: {_top(left)}."
+            )
+    return lines
+
+
 def tabulate(
     done: Mapping[str, Mapping[str, Outcome]],
     tasks: Sequence[Task],
@@ -401,6 +450,9 @@ def tabulate(
             paired = _paired(done, [t.id for t in rb], "Feedback")
             lines += ["", "Correct Path, paired: " + paired]
         lines.append("")
+    notes = failure_notes(done, tasks, [*program_settings, *react_settings])
+    if notes:
+        lines += ["Where the failures are (from the checkpoint's per-task log):", "", *notes, ""]
     return "\n".join(lines)
 
 

@@ -213,7 +213,7 @@ def _comma_list(schema: Mapping[str, Any], param: Parameter) -> bool:
     """An array of scalars whose description says its values are comma-separated."""
     if "array" not in _types(schema) or not _COMMA_LIST.search(param.description or ""):
         return False
-    items = schema.get("items")
+    items = schema.get("items", {})  # no items schema: any item, so text ones too
     return isinstance(items, Mapping) and not ({"object", "array"} & set(_types(items)))
 
 
@@ -393,6 +393,8 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
         value = arg.value
         if arg.raw or (form and isinstance(value, str)):
             value = deserialize(value, param.schema, param)
+        elif isinstance(value, str) and _comma_list(param.schema, param):
+            value = deserialize(value, param.schema)  # as in check_value
         body[param.name] = value
     by_name = {param.name: (arg, param) for arg, param in matched}
     try:

@@ -19,7 +19,9 @@ them, still without running anything:
 * a ``for`` loop over a response (``for t in r.items: GET_track(id=t.id)``) and the
   branches of an ``if`` contribute their calls, in order;
 * a call read straight from (``n = GET_x().total``), or appended to a list
-  (``out.append(GET_x(...))``), is a call; ``print(...)`` and bare strings are not.
+  (``out.append(GET_x(...))``), is a call; ``print(...)``, bare strings and a value
+  shown alone (``r.results[0].id`` on its own line) are not;
+* ``**{"vote_average.gte": 7}`` passes parameters whose names no keyword can spell.
 
 Anything else (an import, a ``def``, a call to something that is not a function of the
 API) stays an E1 finding for that line.
@@ -28,6 +30,7 @@ API) stays an E1 finding for that line.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -287,11 +290,17 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
         tree = ast.parse(text.strip())
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         msg = getattr(exc, "msg", None) or type(exc).__name__
+        dotted = _DOTTED_KEYWORD.search(text)
+        if dotted is not None:  # vote_average.gte=7: a documented name no keyword can spell
+            name = dotted.group(1)
+            msg += f"; a parameter named {name!r} is passed as **{{{name!r}: value}}"
         return [], [Finding("E1", (), text[:200], message=f"the program cannot be parsed: {msg}")]
     program = _Program()
     program.block(tree.body)
     return program.calls, program.problems
 
+
+_DOTTED_KEYWORD = re.compile(r"[(,]\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\s*=(?!=)")
 
 #: calls that are output, not API calls: their arguments are still read for API calls
 _OUTPUT = frozenset({"print"})
@@ -390,7 +399,8 @@ class _Program:
             if root is not None and _callee(root.func) is not None:
                 self.call(stmt, root, None)  # GET_x(...).results: the result is dropped
                 return True
-            return False
+            # r.logos[0].id alone: the value the program ends on, shown, not a call
+            return not any(isinstance(n, ast.Call) for n in ast.walk(value))
         if self._collects(value):
             self._nested_calls(value)
             self._collect(value)
@@ -421,7 +431,14 @@ class _Program:
             self.scope.loops = saved
 
     def call(self, stmt: ast.stmt, value: ast.Call, target: str | None) -> None:
-        arguments = {kw.arg: self.reader.value(kw.value) for kw in value.keywords if kw.arg}
+        arguments: dict[str, Value] = {}
+        for kw in value.keywords:
+            if kw.arg:
+                arguments[kw.arg] = self.reader.value(kw.value)
+            elif isinstance(kw.value, ast.Dict):  # **{"vote_average.gte": 7}
+                for key, item in zip(kw.value.keys, kw.value.values, strict=True):
+                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                        arguments[key.value] = self.reader.value(item)
         positional = tuple(self.reader.value(a) for a in value.args)
         name = _callee(value.func)
         assert name is not None

@@ -54,3 +54,21 @@ def test_each_item_of_the_text_is_still_checked() -> None:
 
 def test_without_that_description_a_string_is_still_a_type_mismatch() -> None:
     assert _codes(_scanner("Item types to search across."), "album") == ["E4.1"]
+
+
+def test_an_array_without_items_described_as_comma_separated(shared_data_dir: Any) -> None:
+    # the GraphQL-RestBench function spec itself: `type` has no items schema, and the
+    # program goes through the sequence checker (the whole call as one body)
+    import json
+
+    from autofeedback.flow import SequenceChecker, sequence_from_program
+
+    rows = [
+        json.loads(line)
+        for line in (shared_data_dir / "graphqlrestbench" / "train.jsonl").read_text().splitlines()
+    ]
+    row = rows[29]  # "add the album Mojito to my library": GET_search(type="album")
+    catalog = ApiCatalog.from_obj(row["function_specs"])
+    checker = SequenceChecker(Scanner(catalog, retriever=None))
+    gold = sequence_from_program(row["output"], instruction=row["utterance"])
+    assert [f.code for f in checker.check(gold) if f.code.startswith("E4")] == []

@@ -143,3 +143,17 @@ def test_deep_nesting_of_blocks_is_an_e1_not_a_crash() -> None:
     text = "".join("    " * i + "if x:\n" for i in range(40)) + "    " * 40 + "F(a=1)\n"
     calls, problems = parse_program(text)
     assert calls == [] and problems and problems[0].code == "E1"
+
+
+def test_dotted_parameter_names() -> None:
+    calls, problems = parse_program('GET_discover_movie(**{"vote_average.gte": 7}, page=1)')
+    assert problems == [] and calls[0].arguments == {"vote_average.gte": 7, "page": 1}
+    _, broken = parse_program("GET_discover_movie(vote_average.gte=7, page=1)")
+    assert "passed as **{'vote_average.gte': value}" in broken[0].message
+
+
+def test_a_value_shown_alone_is_not_a_call_and_not_an_error() -> None:
+    calls, problems = parse_program("r = GET_images(id=1)\nr.logos[0].id")
+    assert [c.name for c in calls] == ["GET_images"] and problems == []
+    _, problems = parse_program("r = GET_images(id=1)\nr.logos[0].id + os.system('x')")
+    assert [p.code for p in problems] == ["E1"]  # a call inside is not a shown value
