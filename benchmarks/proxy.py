@@ -14,6 +14,7 @@ Reports p50 and p99 latency of each, and the difference proxy - direct (the goal
 
     python benchmarks/proxy.py                 # 2,000 requests per cell, writes RESULTS.md
     python benchmarks/proxy.py -n 300 --no-write
+    python benchmarks/proxy.py --loop-tasks 20   # paired repairs against FeedbackLoop
 """
 
 from __future__ import annotations
@@ -212,39 +213,36 @@ def measure(n: int, warmup: int = 50) -> tuple[list[list[str]], dict[str, Any]]:
 # -- paired loop tasks: the proxy's repairs against FeedbackLoop's, same model -------------
 
 
-def _start_llama(python: str, model: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _serve_local(model: str) -> tuple[Any, str]:
+    """The local model behind an OpenAI-compatible endpoint on 127.0.0.1, in a thread
+    (``benchmarks/local_openai_server.py``: the model's own chat template, native tool
+    calls)."""
+    import threading
+
+    import uvicorn
+
+    from benchmarks.local_openai_server import LocalChat, create_app
+
     port = _free_port()
-    server = subprocess.Popen(
-        [
-            python,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "8192",
-            "--chat_format",
-            "chatml-function-calling",
-            "--n_threads",
-            "2",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(LocalChat(model)), host="127.0.0.1", port=port, log_level="warning"
+        )
     )
-    _wait(port, 300)
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
     return server, f"http://127.0.0.1:{port}/v1"
 
 
-def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, list[str]]:
-    """Each task twice on the same model and the same native tool calling
-    (llama-cpp-python's server, ``chatml-function-calling``): once through
-    ``FeedbackLoop`` (static feedback only, ``OpenAICompatibleLLM(tools=catalog)``), once
-    through the proxy (the tools from ``ApiCatalog.to_tools()``, ``max_static + 1``
-    rounds). Judged as ``benchmarks/loop.py`` judges (gold API, required arguments)."""
+def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tuple[str, list[str]]:
+    """Each task twice on the same model behind the same OpenAI-compatible server, with
+    native tool calling in both: once through ``FeedbackLoop`` (static feedback only,
+    ``OpenAICompatibleLLM(tools=catalog)``, its own prompt, feedback as a user turn), once
+    as an agent would through the proxy (the bare instruction, the tools from
+    ``ApiCatalog.to_tools()``, ``max_static + 1`` rounds, feedback as the tool result).
+    Judged as ``benchmarks/loop.py`` judges (gold API, required arguments). Each finished
+    task is appended to ``checkpoint``, so a stopped run resumes."""
     import threading
 
     import openai
@@ -253,106 +251,134 @@ def loop_tasks(n: int, llama_python: str, max_static: int = 3) -> tuple[str, lis
     from autofeedback import ApiCatalog, FeedbackLoop, OpenAICompatibleLLM, Sandbox
     from autofeedback._model import ApiRequest
     from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
-    from autofeedback.loop._llm import ensure_local_model
     from benchmarks.loop import SETTINGS, final_call, intent, matches, task_list
 
-    server, llama_url = _start_llama(llama_python, ensure_local_model("0.5b"))
-    port = _free_port()
-    proxy = uvicorn.Server(
-        uvicorn.Config(
-            create_proxy_app(ProxyConfig(llama_url, max_rounds=max_static + 1, timeout=1800)),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            ws="none",
-        )
-    )
-    thread = threading.Thread(target=proxy.run, daemon=True)
-    thread.start()
-    while not proxy.started:
-        time.sleep(0.05)
-    client = openai.OpenAI(
-        base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-local", max_retries=0, timeout=1800
-    )
-    rows: list[str] = []
-    counts = {
-        "base": 0,
-        "loop": 0,
-        "proxy": 0,
-        "same": 0,
-        "loop_fix": 0,
-        "proxy_fix": 0,
-        "no_call": 0,
-    }
-    try:
-        for task in task_list(n):
-            catalog = ApiCatalog.from_obj(task.spec, source=task.dataset)
-            gold = task.calls[0]
-            sandbox = Sandbox(catalog).start()
+    done: dict[str, dict[str, Any]] = {}
+    if checkpoint.exists():
+        for line in checkpoint.read_text(encoding="utf-8").splitlines():
             try:
-                llm = OpenAICompatibleLLM(
-                    llama_url, model="local", tools=catalog, timeout=1800, max_tokens=256
-                )
-                loop = FeedbackLoop(
-                    llm,
-                    catalog,
-                    base_url=sandbox.url,
-                    **{**SETTINGS["Static"], "max_static": max_static},
-                )
-                result = loop.run(task.instruction, intent=intent(task))
-            finally:
-                sandbox.stop()
-            base_req = result.attempts[0].request if result.attempts else None
-            raw = client.chat.completions.with_raw_response.create(
-                model="local",
-                messages=[{"role": "user", "content": task.instruction}],
-                tools=catalog.to_tools(),
-                max_tokens=256,
-                temperature=0,
+                row = json.loads(line)
+                done[row["task"]] = row
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut off mid-write: that task runs again
+    tasks = task_list(n)
+    todo = [t for t in tasks if f"{t.dataset}:{t.id}" not in done]
+    upstream = proxy = thread = client = None
+    if todo:
+        upstream, llm_url = _serve_local(model)
+        port = _free_port()
+        proxy = uvicorn.Server(
+            uvicorn.Config(
+                create_proxy_app(ProxyConfig(llm_url, max_rounds=max_static + 1, timeout=1800)),
+                host="127.0.0.1",
+                port=port,
+                log_level="warning",
+                ws="none",
             )
-            header = json.loads(raw.headers["x-autofeedback"])
-            calls = raw.parse().choices[0].message.tool_calls or []
-            proxy_req = None
-            if calls:
+        )
+        thread = threading.Thread(target=proxy.run, daemon=True)
+        thread.start()
+        while not proxy.started:
+            time.sleep(0.05)
+        client = openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-local", max_retries=0, timeout=1800
+        )
+    try:
+        with open(checkpoint, "a", encoding="utf-8") as fh:
+            for task in todo:
+                assert client is not None
+                catalog = ApiCatalog.from_obj(task.spec, source=task.dataset)
+                gold = task.calls[0]
+                sandbox = Sandbox(catalog).start()
                 try:
-                    arguments = json.loads(calls[0].function.arguments or "{}")
-                except ValueError:
-                    arguments = {}
-                if isinstance(arguments, dict):
-                    proxy_req = ApiRequest(name=calls[0].function.name, arguments=arguments)
-            base_ok = matches(base_req, gold, catalog)
-            loop_ok = matches(result.request, gold, catalog)
-            proxy_ok = matches(proxy_req, gold, catalog)
-            counts["base"] += base_ok
-            counts["loop"] += loop_ok
-            counts["proxy"] += proxy_ok
-            counts["same"] += loop_ok == proxy_ok
-            counts["loop_fix"] += loop_ok and not base_ok
-            counts["proxy_fix"] += proxy_ok and header["rounds"] > 1
-            counts["no_call"] += proxy_req is None
-            name, _ = final_call(proxy_req, catalog)
-            rows.append(
-                f"| {task.dataset}:{task.id} | {gold[0]} | {'yes' if base_ok else 'no'} "
-                f"| {len(result.attempts)} | {'yes' if loop_ok else 'no'} | {header['rounds']} "
-                f"| {','.join(header['codes']) or '-'} | {'yes' if proxy_ok else 'no'} "
-                f"| `{name}` |"
-            )
-            print(rows[-1], flush=True)
+                    llm = OpenAICompatibleLLM(
+                        llm_url, model="local", tools=catalog, timeout=1800, max_tokens=256
+                    )
+                    loop = FeedbackLoop(
+                        llm,
+                        catalog,
+                        base_url=sandbox.url,
+                        **{**SETTINGS["Static"], "max_static": max_static},
+                    )
+                    result = loop.run(task.instruction, intent=intent(task))
+                finally:
+                    sandbox.stop()
+                base_req = result.attempts[0].request if result.attempts else None
+                raw = client.chat.completions.with_raw_response.create(
+                    model="local",
+                    messages=[{"role": "user", "content": task.instruction}],
+                    tools=catalog.to_tools(),
+                    max_tokens=256,
+                    temperature=0,
+                )
+                header = json.loads(raw.headers["x-autofeedback"])
+                calls = raw.parse().choices[0].message.tool_calls or []
+                proxy_req = None
+                if calls:
+                    try:
+                        arguments = json.loads(calls[0].function.arguments or "{}")
+                    except ValueError:
+                        arguments = {}
+                    if isinstance(arguments, dict):
+                        proxy_req = ApiRequest(name=calls[0].function.name, arguments=arguments)
+                name, _ = final_call(proxy_req, catalog)
+                row = {
+                    "task": f"{task.dataset}:{task.id}",
+                    "gold": gold[0],
+                    "loop_first": matches(base_req, gold, catalog),
+                    "loop_attempts": len(result.attempts),
+                    "loop_final": matches(result.request, gold, catalog),
+                    "loop_codes": sorted(
+                        {
+                            f.code
+                            for a in result.attempts
+                            for f in a.findings
+                            if f.severity == "error"
+                        }
+                    ),
+                    "proxy_rounds": header["rounds"],
+                    "proxy_codes": header["codes"],
+                    "proxy_stop": header.get("stop"),
+                    "proxy_final": matches(proxy_req, gold, catalog),
+                    "proxy_api": name,
+                    "proxy_no_call": proxy_req is None,
+                }
+                fh.write(json.dumps(row) + "\n")
+                fh.flush()
+                done[row["task"]] = row
+                print(row, flush=True)
     finally:
-        client.close()
-        proxy.should_exit = True
-        thread.join(30)
-        server.terminate()
-        server.wait(30)
+        if client is not None:
+            client.close()
+        for server in (proxy, upstream):
+            if server is not None:
+                server.should_exit = True
+        if thread is not None:
+            thread.join(30)
+    rows = [done[f"{t.dataset}:{t.id}"] for t in tasks if f"{t.dataset}:{t.id}" in done]
+    yes = {True: "yes", False: "no"}
+    lines = [
+        f"| {r['task']} | {r['gold']} | {yes[r['loop_first']]} | {r['loop_attempts']} "
+        f"| {','.join(r['loop_codes']) or '-'} | {yes[r['loop_final']]} | {r['proxy_rounds']} "
+        f"| {','.join(r['proxy_codes']) or '-'} | {yes[r['proxy_final']]} | `{r['proxy_api']}` |"
+        for r in rows
+    ]
     k = len(rows)
-    summary = (
-        f"{k} tasks: FeedbackLoop (static) right on {counts['loop']}/{k} (its first answer "
-        f"on {counts['base']}/{k}, repaired {counts['loop_fix']}); the proxy right on "
-        f"{counts['proxy']}/{k} (repaired after a re-ask: {counts['proxy_fix']}); the two "
-        f"agree on {counts['same']}/{k}. Through the proxy the model answered without any "
-        f"tool call on {counts['no_call']}/{k} (nothing for the proxy to check)."
+    loop_fix = sum(r["loop_final"] and not r["loop_first"] for r in rows)
+    proxy_fix = sum(r["proxy_final"] and r["proxy_rounds"] > 1 for r in rows)
+    proxy_broke = sum(
+        (not r["proxy_final"]) and r["proxy_rounds"] > 1 and r["loop_first"] for r in rows
     )
-    return summary, rows
+    same = sum(r["loop_final"] == r["proxy_final"] for r in rows)
+    summary = (
+        f"{k} tasks: FeedbackLoop (static) right on {sum(r['loop_final'] for r in rows)}/{k} "
+        f"(its first answer on {sum(r['loop_first'] for r in rows)}/{k}, repaired {loop_fix}); "
+        f"the proxy right on {sum(r['proxy_final'] for r in rows)}/{k} (right after a re-ask: "
+        f"{proxy_fix}; re-asked and wrong where the loop's first answer was right: "
+        f"{proxy_broke}); the two final answers agree on {same}/{k}. Through the proxy the "
+        f"model answered without any tool call on {sum(r['proxy_no_call'] for r in rows)}/{k}."
+    )
+    return summary, lines
 
 
 HEAD = (
@@ -370,24 +396,23 @@ def main() -> None:
         "--loop-tasks",
         type=int,
         help="instead: run this many paired loop tasks through FeedbackLoop and the proxy "
-        "on the local 0.5B model (needs llama-cpp-python[server])",
+        "on a local model (needs llama-cpp-python and the model's packages)",
     )
-    ap.add_argument(
-        "--llama-python",
-        default=sys.executable,
-        help="an interpreter with llama-cpp-python[server] (default: this one)",
-    )
+    ap.add_argument("--model", default="1.5b", help="the local model: 1.5b or 0.5b")
+    ap.add_argument("--checkpoint", type=Path, help="JSONL of finished paired tasks")
     args = ap.parse_args()
     if args.serve_upstream:
         serve_upstream(args.serve_upstream)
         return
     if args.loop_tasks:
-        summary, task_rows = loop_tasks(args.loop_tasks, args.llama_python)
+        checkpoint = args.checkpoint or Path("/tmp", f"autofeedback-proxy-tasks-{args.model}.jsonl")
+        summary, task_rows = loop_tasks(args.loop_tasks, args.model, checkpoint)
         table = "\n".join(
             [
-                "| task | gold API | loop: first answer right | loop attempts | loop: final "
-                "right | proxy rounds | proxy codes | proxy: final right | proxy final API |",
-                "|" + "---|" * 9,
+                "| task | gold API | loop: first answer right | loop attempts | loop error "
+                "codes | loop: final right | proxy rounds | proxy codes | proxy: final right "
+                "| proxy final API |",
+                "|" + "---|" * 10,
                 *task_rows,
             ]
         )
@@ -396,23 +421,26 @@ def main() -> None:
             + "\n\n"
             + summary
             + (
-                " Same model for both (Qwen2.5-Coder-0.5B-Instruct Q4_K_M, llama-cpp-python "
-                "0.3.36 server, chat format `chatml-function-calling`, greedy), native tool "
-                "calling in both: FeedbackLoop with `OpenAICompatibleLLM(tools=catalog)`, "
-                "static feedback only, at most 3 static rounds, its own prompt (the docs in "
-                "the system prompt); the proxy with the bare instruction, the tools from "
-                "`ApiCatalog.to_tools()` and at most 4 rounds. Tasks: the first of "
-                "`benchmarks/loop.py`'s task list."
+                f" Same model for both (the local {args.model} model, Qwen2.5-Coder-Instruct "
+                "Q4_K_M, greedy) behind the same OpenAI-compatible server "
+                "(`benchmarks/local_openai_server.py`: the model's own chat template renders "
+                "the tools and the tool results, its tool calls come back as `tool_calls`), "
+                "native tool calling in both: FeedbackLoop with "
+                "`OpenAICompatibleLLM(tools=catalog)`, static feedback only, at most 3 static "
+                "rounds, its own prompt (the docs in the system prompt, feedback as a user "
+                "turn); the proxy with the bare instruction, the tools from "
+                "`ApiCatalog.to_tools()`, at most 4 rounds, feedback as the tool result. "
+                "Tasks: the first of `benchmarks/loop.py`'s task list."
             )
         )
         print(text)
         if not args.no_write:
-            command = (
-                f"python benchmarks/proxy.py --loop-tasks {args.loop_tasks} "
-                "--llama-python PYTHON_WITH_LLAMA_CPP_SERVER"
-            )
+            command = f"python benchmarks/proxy.py --loop-tasks {args.loop_tasks}"
+            command += f" --model {args.model}" if args.model != "1.5b" else ""
             write_section(
-                "Proxy: paired loop tasks against FeedbackLoop (local 0.5B)", command, text
+                f"Proxy: paired loop tasks against FeedbackLoop (local {args.model})",
+                command,
+                text,
             )
         return
     rows, meta = measure(args.n)
