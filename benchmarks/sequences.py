@@ -272,6 +272,8 @@ def mutate(program: str, code: str, domain: Domain, rng: random.Random) -> Mutan
                 if p is None or not isinstance(kw.value, ast.Constant):
                     continue
                 bad = wrong_type(kw.value.value, p.schema)
+                if isinstance(bad, str) and "array" in str(p.schema.get("type")):
+                    bad = 12345  # an array takes its comma-separated text too: a number is wrong
                 if bad is not None:
                     kw.value = ast.parse(repr(bad), mode="eval").body
                     return Mutant(code, ast.unparse(tree), i)
