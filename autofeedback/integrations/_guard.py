@@ -404,39 +404,54 @@ def _as_dict(value: Any) -> Any:
 def _findings_in_sequence(
     message: Any, tools: SpecLike, retriever: Any, history: Sequence[Any]
 ) -> list[Finding]:
-    from autofeedback.flow._checks import SequenceChecker
     from autofeedback.flow._graph import FlowGraph
-    from autofeedback.flow._sequence import sequence_from_chat
 
     catalog = as_catalog(tools)
+    calls = _tool_calls(message)
+    per_call = sequence_findings(
+        calls, Scanner(catalog, retriever=retriever), history, FlowGraph.from_catalog(catalog)
+    )
+    if len(calls) == 1:
+        return per_call[0]
+    return [
+        dataclasses.replace(f, location=(f"tool_calls[{i}]", *f.location))
+        for i, findings in enumerate(per_call)
+        for f in findings
+    ]
+
+
+def sequence_findings(
+    calls: Sequence[_Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
+) -> list[list[Finding]]:
+    """The findings of each of ``calls`` (one assistant turn), checked as the last steps
+    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
+    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
+    from autofeedback.flow._checks import SequenceChecker
+    from autofeedback.flow._sequence import sequence_from_chat
+
     # the calls in OpenAI's chat form, whatever provider shape they came in
-    calls = [
+    chat_calls = [
         {
             "id": c.call_id or f"call_{i}",
             "type": "function",
             "function": {"name": c.name, "arguments": c.arguments},
         }
-        for i, c in enumerate(_tool_calls(message))
+        for i, c in enumerate(calls)
     ]
     earlier = sequence_from_chat([_as_dict(m) for m in history])
     seq = sequence_from_chat(
-        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": calls}]
+        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": chat_calls}]
     )
-    checker = SequenceChecker(
-        Scanner(catalog, retriever=retriever), graph=FlowGraph.from_catalog(catalog)
-    )
+    checker = SequenceChecker(scanner, graph=graph)
     first = len(earlier.steps)  # the steps of this message come after the history's
-    out: list[Finding] = []
+    out: list[list[Finding]] = [[] for _ in calls]
     for f in checker.iter_findings(seq):
         head = f.location[0] if f.location else ""
         if not head.startswith("step["):
             continue
         index = int(head[5:-1])
-        if index < first:
-            continue  # the history's own calls were judged when they were made
-        rest = f.location[1:]
-        where = (f"tool_calls[{index - first}]", *rest) if len(calls) > 1 else rest
-        out.append(dataclasses.replace(f, location=where))
+        if first <= index < first + len(calls):  # the history's calls were judged already
+            out[index - first].append(dataclasses.replace(f, location=f.location[1:]))
     return out
 
 

@@ -47,7 +47,12 @@ from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
 from autofeedback._scan import Scanner
-from autofeedback.integrations._guard import _Call, _call_findings, _errors_first
+from autofeedback.integrations._guard import (
+    _Call,
+    _call_findings,
+    _errors_first,
+    sequence_findings,
+)
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
@@ -419,6 +424,9 @@ async def _checked(
             list(given) if isinstance(given, list) else [{"role": "user", "content": given or ""}]
         )
 
+    # an agent's run so far: earlier tool calls and their results make the new calls the
+    # next steps of a sequence, checked for data flow (an id no response returned: E5.3)
+    asked = list(history) if kind == "chat" and _has_tool_steps(history) else None
     rounds: list[_Round] = []
     usages: list[Any] = []
     seen: set[str] = set()
@@ -447,7 +455,7 @@ async def _checked(
             message, calls = _chat_calls(data)
         else:
             message, calls = None, _responses_calls(data)
-        findings = [list(_call_findings(c, scanner)) for c in calls]
+        findings = _round_findings(calls, scanner, asked)
         current = _Round(data, calls, findings)
         rounds.append(current)
         codes.extend(f.code for fs in findings for f in fs if f.severity == "error")
@@ -517,6 +525,26 @@ async def _checked(
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
     return JSONResponse(final, headers={_HEADER: header})
+
+
+def _has_tool_steps(messages: Sequence[Any]) -> bool:
+    return any(
+        isinstance(m, Mapping) and m.get("role") == "assistant" and m.get("tool_calls")
+        for m in messages
+    )
+
+
+def _round_findings(
+    calls: list[_Call], scanner: Scanner, history: list[Any] | None
+) -> list[list[Finding]]:
+    """Each call's findings: as the next steps of the client's chat (``history``) when it
+    holds earlier tool calls, else each call alone."""
+    if history is not None and calls:
+        try:
+            return sequence_findings(calls, scanner, history, scanner._graph)
+        except Exception as exc:  # a history the sequence reader cannot follow
+            _log.warning("sequence check skipped: %s", type(exc).__name__)
+    return [list(_call_findings(c, scanner)) for c in calls]
 
 
 def _responses_sse(final: Mapping[str, Any]) -> Iterator[bytes]:

@@ -294,6 +294,73 @@ def test_wrong_call_is_fed_back_and_repaired(upstream: Upstream, proxy: Proxy) -
     assert second["json"]["messages"][0] == USER[0]
 
 
+BOOK_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_books",
+            "description": "Search books by keyword",
+            "parameters": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}},
+                "required": ["q"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "get_book",
+            "description": "Get one book by its id",
+            "parameters": {
+                "type": "object",
+                "properties": {"book_id": {"type": "integer", "description": "The book's id"}},
+                "required": ["book_id"],
+            },
+        },
+    },
+]
+AGENT_RUN = [
+    {"role": "user", "content": "Show me the details of the book about dragons"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_0",
+                "type": "function",
+                "function": {"name": "search_books", "arguments": '{"q": "dragons"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_0", "content": '{"items": [{"id": 11}, {"id": 12}]}'},
+]
+
+
+def test_an_id_no_earlier_result_returned_is_fed_back(upstream: Upstream, proxy: Proxy) -> None:
+    # the agent's run so far is in the request: a search and its result; the model then
+    # makes up an id instead of reading one from that result
+    upstream.script += [
+        completion({"book_id": 99}, name="get_book", n=1),
+        completion({"book_id": 11}, name="get_book", n=2),
+    ]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=AGENT_RUN, tools=BOOK_TOOLS
+    )
+    [call] = raw.parse().choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == {"book_id": 11}
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header == {"rounds": 2, "codes": ["E5.3"], "stop": "repaired"}
+    [reply] = _tool_messages(upstream.seen[1])[-1:]
+    assert "E5.3" in reply["content"] and "99" in reply["content"]
+    # an id the search returned passes at once
+    upstream.script.append(completion({"book_id": 12}, name="get_book", n=3))
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=AGENT_RUN, tools=BOOK_TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"])["stop"] == "clean"
+
+
 def test_clean_call_is_one_round(upstream: Upstream, proxy: Proxy) -> None:
     upstream.script.append(completion({"city": "Paris", "unit": "celsius"}))
     raw = proxy.client().chat.completions.with_raw_response.create(
