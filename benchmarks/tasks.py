@@ -45,7 +45,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -344,6 +344,19 @@ def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setti
     )
 
 
+def rescore(done: dict[str, dict[str, Outcome]], tasks: Sequence[Task]) -> None:
+    """Score every program again from its final text with the current metrics, so a
+    table never mixes outcomes judged by two versions of them."""
+    for t in tasks:
+        if t.dataset != "graphqlrestbench" or t.id not in done:
+            continue
+        for s, o in done[t.id].items():
+            scores = score_program(o.final, t.gold)
+            done[t.id][s] = replace(
+                o, correct=scores.arg_match_full == 1.0, detail=scores.as_dict()
+            )
+
+
 def _top(counter: Counter[str], n: int = 6) -> str:
     return ", ".join(f"{k} {v}" for k, v in counter.most_common(n)) or "none"
 
@@ -531,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     if not finished:
         print("no finished task to tabulate", file=sys.stderr)
         return 1
+    rescore(done, finished)
     table = tabulate(done, finished, chosen)
     print(table)
     # written only when every task asked for finished (the first N of the seeded shuffle

@@ -254,14 +254,24 @@ class SequenceChecker:
         else:
             at = self._paths[key] = schema_at(schema, list(ref.path))
         if at is None:
-            best = closest_path(schema, list(ref.path)) or _same_leaf(schema, ref.path)
+            best = closest_path(schema, list(ref.path))
+            others: list[str] = []
+            if best is None:
+                shortest = _same_leaf(schema, ref.path)
+                if len(shortest) == 1:
+                    best = shortest[0]
+                else:  # several fields of that name: naming one would be a guess
+                    others = shortest
+            listed = f"; the documented ones ending in {ref.path[-1]!r}: " if others else ""
             yield Finding(
                 "E5.2",
                 loc,
                 ref.text or f"{ref.var}.{shown}",
-                expected=best,
+                expected=best or others or None,
                 suggestion=best,
-                message=f"{producer}'s documented response has no {shown!r}",
+                message=f"{producer}'s documented response has no {shown!r}"
+                + listed
+                + ", ".join(others[:6]),
                 operation=op.name,
             )
             return
@@ -346,19 +356,24 @@ class SequenceChecker:
         return _under(dataclasses.replace(f, severity=severity), (f"step[{step.index}]",))
 
 
-def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> str | None:
-    """The shortest documented path that ends in the same field, starting the same way
-    where one does (``items[].id`` -> ``items[].album.id``): a level the reference skipped."""
+def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
+    """The shortest documented paths that end in the same field, starting the same way
+    where one does (``items[].id`` -> ``items[].album.id``): a level the reference skipped.
+    More than one when the skipped level is ambiguous (``items[].track.id`` and
+    ``items[].added_by.id``)."""
     from autofeedback.flow._paths import format_path, iter_paths
 
     names = [p for p in path if p != "[]"]
     if not names:
-        return None
+        return []
     found = [steps for steps, _ in iter_paths(schema) if steps and steps[-1] == names[-1]]
     # the same first field if any path keeps it, else the shortest anywhere
     same = [steps for steps in found if steps[0] == path[0]]
     pool = same or found
-    return format_path(min(pool, key=len)) if pool else None
+    if not pool:
+        return []
+    size = min(len(steps) for steps in pool)
+    return [format_path(steps) for steps in pool if len(steps) == size]
 
 
 def _placeholder(op: Operation | None, name: str, request: ApiRequest) -> bool:

@@ -156,6 +156,12 @@ def _calls(program: str) -> list[_Call] | None:
             and isinstance(stmt.targets[0], ast.Name)
         ):
             target = stmt.targets[0].id
+        if value is not None and not isinstance(value, ast.Call):
+            root = value
+            while isinstance(root, (ast.Attribute, ast.Subscript)):
+                root = root.value
+            if isinstance(root, ast.Call):
+                value = root  # x = F(...).genre_ids: a call of F all the same
         if not isinstance(value, ast.Call):
             if target is not None and value is not None:
                 # movie_id = r.results[0].id: later uses compare as r.results[0].id

@@ -315,6 +315,7 @@ def program_feedback(
         steps = [call.line for call in parse_program(program)[0]]
     except Exception:  # a program the reader refuses: number the call-shaped lines
         steps = [i + 1 for i, line in enumerate(lines) if _CALL_LINE.match(line)]
+    fixed: dict[int, str] = {}
     for f in findings:
         where = ""
         if f.location and f.location[0].startswith("step["):
@@ -323,10 +324,48 @@ def program_feedback(
                 number = steps[index]
                 where = f"line {number} `{lines[number - 1].strip()[:120]}`"
                 where += _read_on(f, lines, number) + ": "
+                _fix_line(f, lines, number, fixed)
         hint = _hint(f)
         out.append(f"- {where}{f.code} {f.message or f}{hint}")
+    if fixed:
+        out.append("With the suggested fixes, these lines read:")
+        out += [f"line {n}: `{fixed[n].strip()}`" for n in sorted(fixed)]
     out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
     return "\n".join(out)
+
+
+def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[int, str]) -> None:
+    """The line with the finding's suggestion applied, into ``fixed`` (by line number):
+    a function or parameter name replaced, or a response path read as documented."""
+    s = finding.suggestion
+    if not s or not isinstance(s, str) or not _sure_fix(finding, s):
+        return
+    code = finding.code
+    if code.startswith("E2") and isinstance(finding.got, str) and finding.got:
+        line = fixed.get(number, lines[number - 1])
+        new = re.sub(rf"\b{re.escape(finding.got)}(?=\s*\()", s, line, count=1)
+    elif code.startswith("E3") and code != "E3.4" and len(finding.location) > 1:
+        name = finding.location[-1]
+        line = fixed.get(number, lines[number - 1])
+        new = re.sub(rf"(?<![\w.]){re.escape(name)}(?=\s*=[^=])", s, line, count=1)
+    elif code == "E5.2" and isinstance(finding.got, str) and finding.got:
+        variable = re.match(r"[A-Za-z_]\w*", finding.got)
+        if variable is None:
+            return
+        path = s.replace("[]", "[0]")
+        read = (
+            f"{variable.group(0)}.{path}" if not path.startswith("[") else variable.group(0) + path
+        )
+        for i in range(number, 0, -1):  # the line the reference is written on
+            line = fixed.get(i, lines[i - 1])
+            if finding.got in line:
+                fixed[i] = line.replace(finding.got, read, 1)
+                return
+        return
+    else:
+        return
+    if new != line:
+        fixed[number] = new
 
 
 def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
@@ -871,9 +910,38 @@ def _call_feedback(errors: Sequence[Finding]) -> str:
     return "\n".join(lines)
 
 
+_METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
+_SEGMENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _sure_fix(finding: Finding, suggestion: str) -> bool:
+    """Whether the suggestion is a repair rather than a guess, so the line can be shown
+    fixed: a spelling or a method of the same path (``PUT_me_player_next`` ->
+    ``POST_me_player_next``), or a response path whose fields the model wrote in order
+    but with some left out (``items[].id`` -> ``albums.items[].id``). A path that drops
+    fields (``results[].credits.cast[].id`` -> ``results[].id``) or another function of
+    a similar name is a guess: only named, never written into the line."""
+    code, got = finding.code, finding.got
+    if code in ("E2.2", "E3.2"):
+        return True
+    if code == "E2" and isinstance(got, str):
+        return _METHOD.sub("", got).lower() == _METHOD.sub("", suggestion).lower()
+    if code == "E5.2" and isinstance(got, str):
+        written = _SEGMENT.findall(got)[1:]  # the fields after the variable
+        wanted = _SEGMENT.findall(suggestion)
+        if not written or not wanted or written[-1] != wanted[-1] or len(wanted) <= len(written):
+            return False
+        rest = iter(wanted)
+        return all(any(w == x for x in rest) for w in written)
+    return False
+
+
 def _hint(f: Finding) -> str:
-    """The suggestion, unless the message already says it (E5.3's "call X first")."""
-    if not f.suggestion or f.suggestion in (f.message or ""):
+    """The suggestion, unless the message already offers it (E5.3's "call X first"); a
+    name only listed among the documented ones ("documented APIs: A, B") is not offered."""
+    said = f.message or ""
+    listed = "documented APIs:" in said or "documented parameters:" in said
+    if not f.suggestion or (f.suggestion in said and not listed):
         return ""
     return f" (did you mean {f.suggestion}?)"
 

@@ -84,3 +84,14 @@ def test_intermediate_value_and_loop_match_the_inline_gold() -> None:
     )
     assert looped.seq_match_full == 1.0 and looped.seq_match_connected == 1.0
     assert looped.arg_match_full == 0.0  # m.id is not r.results[0].id
+
+
+def test_a_call_read_from_at_once_is_a_call() -> None:
+    gold = 'r = S(query="Dune")\nD(movie_id=r.results[0].id)'
+    program = (
+        'r = S(query="Dune")\n'
+        "r = D(movie_id=r.results[0].id)\n"
+        "r = D(movie_id=r.results[0].id).genres\n"  # a third call, read from at once
+    )
+    extra = score_program(program, gold)
+    assert extra.seq_match_full == 0.0 and extra.arg_match_full == 0.0

@@ -401,3 +401,86 @@ def test_program_constrained_needs_a_client_that_can(bookshop: Any) -> None:
     llm, _ = _scripted("x")
     with pytest.raises(ConfigurationError, match="schema="):
         ProgramRunner(llm, bookshop, constrain=True)
+
+
+def test_program_feedback_shows_sure_fixes_written_into_the_line() -> None:
+    from autofeedback import Finding
+    from autofeedback.loop._tasks import program_feedback
+
+    program = (
+        'r = GET_search(q="Mojito")\n'
+        "album_id = r.items[0].id\n"
+        "PUT_me_albums(ids=album_id)\n"
+        "PUT_me_player_next()\n"
+        "GET_albums__id_(id=album_id)"
+    )
+    findings = [
+        Finding(
+            "E5.2",
+            ("step[1]", "argument", "ids"),
+            "r.items[0].id",
+            suggestion="albums.items[].id",
+            message="GET_search's documented response has no 'items[].id'",
+        ),
+        Finding(  # the same path under another method: a repair
+            "E2",
+            ("step[2]", "api"),
+            "PUT_me_player_next",
+            suggestion="POST_me_player_next",
+            message="API 'PUT_me_player_next' does not exist; documented APIs: "
+            "GET_search, PUT_me_albums, POST_me_player_next",
+        ),
+        Finding(  # a function of a similar name is a guess: named, not written in
+            "E2",
+            ("step[3]", "api"),
+            "GET_albums__id_",
+            suggestion="GET_tracks__id_",
+            message="API 'GET_albums__id_' does not exist; documented APIs: GET_tracks__id_",
+        ),
+    ]
+    text = program_feedback(findings, program)
+    assert "line 3 `PUT_me_albums(ids=album_id)`, reading `r.items[0].id` (line 2)" in text
+    assert "(did you mean POST_me_player_next?)" in text  # listed among many: still offered
+    assert "(did you mean GET_tracks__id_?)" in text
+    fixes = text.split("these lines read:\n")[1].splitlines()[:-1]
+    assert fixes == ["line 2: `album_id = r.albums.items[0].id`", "line 4: `POST_me_player_next()`"]
+
+
+def test_an_ambiguous_skipped_level_names_every_candidate(bookshop: Any) -> None:
+    from autofeedback import Scanner
+    from autofeedback.flow import SequenceChecker, sequence_from_program
+
+    response = {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "track": {"type": "object", "properties": {"id": {"type": "string"}}},
+                        "added_by": {"type": "object", "properties": {"id": {"type": "string"}}},
+                    },
+                },
+            }
+        },
+    }
+    tools = [
+        {"name": "get_playlist", "parameters": {"type": "object", "properties": {}}},
+        {
+            "name": "get_track",
+            "parameters": {
+                "type": "object",
+                "properties": {"id": {"type": "string"}},
+                "required": ["id"],
+            },
+        },
+    ]
+    catalog = ApiCatalog.from_tools(tools)
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), responses={"get_playlist": response}
+    )
+    seq = sequence_from_program("r = get_playlist()\nget_track(id=r.items[0].id)")
+    [finding] = [f for f in checker.check(seq) if f.code == "E5.2"]
+    assert finding.suggestion is None  # which id was meant, the docs cannot say
+    assert "items[].track.id" in finding.message and "items[].added_by.id" in finding.message
