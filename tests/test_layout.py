@@ -65,8 +65,7 @@ def test_imports_point_down(path: Path) -> None:
     bad = sorted(
         name
         for name in _imports(path)
-        if _folder_of(name) in FORBIDDEN[folder]
-        or name.split(".")[:2] == ["autofeedback", "cli"]
+        if _folder_of(name) in FORBIDDEN[folder] or name.split(".")[:2] == ["autofeedback", "cli"]
     )
     assert not bad, f"{relative} imports {bad}, above its folder {folder or '(top)'!r}"
 

@@ -485,7 +485,12 @@ def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
 
 
 def tool_messages(
-    message: Any, tools: SpecLike, *, retriever: Any = "auto", include_ok: bool = False
+    message: Any,
+    tools: SpecLike,
+    *,
+    retriever: Any = "auto",
+    include_ok: bool = False,
+    history: Sequence[Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The tool results answering the rejected calls of a model's message, each carrying
     the static feedback, in the caller's own shape:
@@ -499,7 +504,8 @@ def tool_messages(
 
     Calls without errors get no reply (run them and answer with their result), or
     ``"ok"`` with ``include_ok=True``. The feedback speaks of tool calls in that shape,
-    never of the ``<API>`` text format.
+    never of the ``<API>`` text format. ``history``: the chat so far, as for
+    :func:`check_tool_calls` (an id no earlier tool result returned is an error).
 
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
@@ -515,7 +521,22 @@ def tool_messages(
     ('tool_result', 'toolu_1', True)
     """
     out: list[dict[str, Any]] = []
-    for call, findings in _findings_per_call(message, tools, retriever):
+    if history is not None:
+        from autofeedback.flow._graph import FlowGraph
+
+        catalog = as_catalog(tools)
+        calls = _tool_calls(message)
+        scanner = Scanner(catalog, retriever=retriever)
+        judged = list(
+            zip(
+                calls,
+                sequence_findings(calls, scanner, history, FlowGraph.from_catalog(catalog)),
+                strict=True,
+            )
+        )
+    else:
+        judged = _findings_per_call(message, tools, retriever)
+    for call, findings in judged:
         if not any(f.severity == "error" for f in findings):
             if include_ok:
                 out.append(_reply(call, "ok", True))

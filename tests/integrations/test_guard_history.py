@@ -82,3 +82,20 @@ def test_a_made_up_token_names_its_producer() -> None:
     )
     (bad,) = check_tool_calls(call("c2", "DeleteAccount", token="tk-00000"), tools, history=history)
     assert bad.code == "E5.3" and bad.location == ("argument", "token")
+
+
+def test_tool_messages_with_the_history_answer_a_made_up_token() -> None:
+    from autofeedback import tool_messages
+
+    tools = [SEARCHER, {"type": "function", "function": GET_TOKEN}, DELETE]
+    history = [
+        USER,
+        call("c1", "GetUserToken", username="ann", password="s3cret"),
+        answer("c1", {"token": "tk-81a9f"}),
+    ]
+    made_up = call("c2", "DeleteAccount", token="tk-00000")
+    [reply] = tool_messages(made_up, tools, history=history)
+    assert reply["tool_call_id"] == "c2" and "E5.3" in reply["content"]
+    assert tool_messages(made_up, tools) == []  # alone, the call looks fine
+    good = call("c3", "DeleteAccount", token="tk-81a9f")
+    assert tool_messages(good, tools, history=history, include_ok=True)[0]["content"] == "ok"
