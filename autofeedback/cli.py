@@ -1123,8 +1123,13 @@ class _Progress:
 
 
 class _ProgressSchema(_Progress):
-    def complete(self, messages: Any, *, schema: Any = None) -> Any:
-        return self._complete(messages, **({} if schema is None else {"schema": schema}))
+    def complete(self, messages: Any, *, schema: Any = None, stop: Any = None) -> Any:
+        from autofeedback.loop._tasks import _takes
+
+        options: dict[str, Any] = {} if schema is None else {"schema": schema}
+        if stop is not None and _takes(self._llm, "stop"):
+            options["stop"] = stop
+        return self._complete(messages, **options)
 
 
 def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:

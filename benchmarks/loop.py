@@ -149,8 +149,9 @@ class SharedLLM:
 
     With ``store`` (a JSONL file) the answers outlive the run: a resumed run, or a later
     run that adds a setting, asks the model only the conversations no earlier run asked.
-    Keys cover the model's name, the messages and the decoding constraint (a grammar's
-    JSON schema), so a cached answer is exactly the answer the model would give."""
+    Keys cover the model's name, the messages, the decoding constraint (a grammar's
+    JSON schema) and the stop strings, so a cached answer is exactly the answer the model
+    would give."""
 
     def __init__(self, llm: LLMClient, *, name: str = "", store: Path | None = None) -> None:
         self.llm = llm
@@ -174,18 +175,20 @@ class SharedLLM:
         if self.store is None:
             self.memo.clear()
 
-    def _key(self, messages: Sequence[Mapping[str, str]], schema: Any) -> str:
+    def _key(self, messages: Sequence[Mapping[str, str]], schema: Any, stop: Any = None) -> str:
         # the schema as written: its key order is the order the grammar writes keys in
-        payload = [
+        payload: list[Any] = [
             self.name,
             [dict(m) for m in messages],
             None if schema is None else json.dumps(schema),
         ]
+        if stop:  # only then: the keys of answers stored without stop strings stay valid
+            payload.append(list(stop))
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
     def complete(self, messages: Sequence[Mapping[str, str]], **options: Any) -> str:
         schema = options.get("schema")
-        key = self._key(messages, schema)
+        key = self._key(messages, schema, options.get("stop"))
         if key not in self.memo:
             started = time.perf_counter()
             text = self.llm.complete(messages, **options)

@@ -232,13 +232,18 @@ api_key_env='OPENAI_API_KEY')
         return text.replace(key, "***") if key else text
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
     ) -> str:
         """Send the transcript, return the assistant's text; sets ``last_usage``.
 
         ``schema``: constrain the answer to JSON matching this schema, through the
         ``response_format`` of OpenAI's structured outputs (also served by llama.cpp's
-        server, vLLM and Ollama), not in strict mode, which refuses optional fields."""
+        server, vLLM and Ollama), not in strict mode, which refuses optional fields.
+        ``stop``: up to 4 strings that end the answer (OpenAI's ``stop``)."""
         checked = _checked_messages(messages)
         payload: dict[str, Any] = {
             "model": self.model,
@@ -253,6 +258,8 @@ api_key_env='OPENAI_API_KEY')
             }
         elif self.tools:
             payload["tools"] = [dict(t) for t in self.tools]
+        if stop:
+            payload["stop"] = list(stop)[:4]
         key = os.environ.get(self.api_key_env) or None
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if key:
@@ -834,15 +841,23 @@ class LocalLLM:
         return self._grammars[key]
 
     def complete(
-        self, messages: Sequence[Message], *, schema: Mapping[str, Any] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
     ) -> str:
         """Greedy chat completion with the model's own chat template; sets ``last_usage``.
 
         ``schema``: constrain decoding to JSON matching this schema (a llama.cpp grammar
-        built from it): the model can write nothing else."""
+        built from it): the model can write nothing else. ``stop``: strings that end the
+        answer where they would start (``"\nObservation:"``: a ReAct turn ends before the
+        model imagines the response)."""
         checked = _checked_messages(messages)
         self.last_usage = None
-        extra = {} if schema is None else {"grammar": self._grammar(schema)}
+        extra: dict[str, Any] = {} if schema is None else {"grammar": self._grammar(schema)}
+        if stop:
+            extra["stop"] = list(stop)
         try:
             with self._lock:
                 response = self._llama.create_chat_completion(

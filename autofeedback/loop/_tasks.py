@@ -183,12 +183,17 @@ class _Runner:
         self._secrets = list(secrets)
 
     def _ask(
-        self, messages: list[dict[str, str]], schema: Mapping[str, Any] | None = None
+        self,
+        messages: list[dict[str, str]],
+        schema: Mapping[str, Any] | None = None,
+        stop: Sequence[str] | None = None,
     ) -> tuple[str, int | None, int | None]:
+        options: dict[str, Any] = {}
         if schema is not None:
-            text = self.llm.complete(list(messages), schema=schema)  # type: ignore[call-arg]
-        else:
-            text = self.llm.complete(list(messages))
+            options["schema"] = schema
+        if stop and _takes(self.llm, "stop"):
+            options["stop"] = list(stop)
+        text = self.llm.complete(list(messages), **options)
         usage = getattr(self.llm, "last_usage", None)
         return (
             text,
@@ -752,7 +757,8 @@ class ReactRunner(_Runner):
         stop: TaskStop | None = None
         while stop is None:
             started = time.perf_counter()
-            text, p_tok, c_tok = self._ask(messages)
+            # a turn ends where the model would start imagining the response
+            text, p_tok, c_tok = self._ask(messages, stop=REACT_STOP)
             tokens += (p_tok or 0) + (c_tok or 0)
             over = self.token_budget is not None and tokens >= self.token_budget
             call_text, final = read_react(text)
@@ -934,6 +940,21 @@ def _sure_fix(finding: Finding, suggestion: str) -> bool:
         rest = iter(wanted)
         return all(any(w == x for x in rest) for w in written)
     return False
+
+
+#: where a ReAct turn ends: the runner, not the model, writes the observation
+REACT_STOP = ("\nObservation:",)
+
+
+def _takes(llm: Any, name: str) -> bool:
+    """Whether ``llm.complete`` takes the keyword ``name`` (or any keyword)."""
+    import inspect
+
+    try:
+        params = inspect.signature(llm.complete).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _hint(f: Finding) -> str:

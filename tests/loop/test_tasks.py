@@ -151,6 +151,32 @@ def test_react_bounds(bookshop: Any, sandbox: Sandbox) -> None:
         ReactRunner(llm, bookshop, base_url=sandbox.url, max_steps=0)
 
 
+def test_react_turn_ends_before_the_model_imagines_the_observation(
+    bookshop: Any, sandbox: Sandbox
+) -> None:
+    class StopAware:
+        """A client whose complete() takes stop strings, as LocalLLM's and
+        OpenAICompatibleLLM's do: it cuts its answer there, as a server would."""
+
+        def __init__(self) -> None:
+            self.stops: list[Any] = []
+            self.answers = [
+                "Action: <API>searchBooks(query='Dune')</API>\nObservation: imagined",
+                "Final Answer: Dune",
+            ]
+
+        def complete(self, messages: Any, *, stop: Any = None) -> str:
+            self.stops.append(stop)
+            text = self.answers.pop(0)
+            return text.split(stop[0])[0] if stop else text
+
+    llm = StopAware()
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Dune")
+    assert llm.stops == [["\nObservation:"], ["\nObservation:"]]
+    assert result.turns[0].output == "Action: <API>searchBooks(query='Dune')</API>"
+    assert result.answer == "Dune" and len(result.calls) == 1
+
+
 def test_react_never_sends_to_a_host_nobody_allowed(bookshop: Any) -> None:
     llm, _ = _scripted("Action: <API>searchBooks(query='Dune')</API>")
     result = ReactRunner(llm, bookshop, base_url="http://127.0.0.1:9/", allow_hosts=()).run("Dune")
