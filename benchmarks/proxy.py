@@ -269,7 +269,10 @@ def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tup
         port = _free_port()
         proxy = uvicorn.Server(
             uvicorn.Config(
-                create_proxy_app(ProxyConfig(llm_url, max_rounds=max_static + 1, timeout=1800)),
+                create_proxy_app(
+                    # the loop's checks: the semantic ones too (autofeedback proxy --semantic)
+                    ProxyConfig(llm_url, max_rounds=max_static + 1, timeout=1800, retriever="auto")
+                ),
                 host="127.0.0.1",
                 port=port,
                 log_level="warning",
@@ -429,7 +432,8 @@ def main() -> None:
                 "`OpenAICompatibleLLM(tools=catalog)`, static feedback only, at most 3 static "
                 "rounds, its own prompt (the docs in the system prompt, feedback as a user "
                 "turn); the proxy with the bare instruction, the tools from "
-                "`ApiCatalog.to_tools()`, at most 4 rounds, feedback as the tool result. "
+                "`ApiCatalog.to_tools()`, the semantic checks on (`--semantic`), at most 4 "
+                "rounds, feedback as the tool result. "
                 "Tasks: the first of `benchmarks/loop.py`'s task list."
             )
         )

@@ -301,7 +301,11 @@ def _tool_calls(message: Any) -> list[_Call]:
     return [_Call(c.shape, c.call_id, c.name, c.arguments) for c in found]
 
 
-def _call_findings(call: _Call, scanner: Scanner) -> Iterator[Finding]:
+def _call_findings(
+    call: _Call, scanner: Scanner, instruction: str | None = None, context: str | None = None
+) -> Iterator[Finding]:
+    """The findings of one tool call; with ``instruction`` (what the user asked), the
+    checks that need it too (E2.1, E5.3), as in the feedback loop."""
     name = call.name
     if not isinstance(name, str) or not name:
         yield Finding("E1", ("function", "name"), name, message="the tool call names no function")
@@ -339,7 +343,9 @@ def _call_findings(call: _Call, scanner: Scanner) -> Iterator[Finding]:
             format=shape_format(call.shape),
             shape=call.shape,
             call_id=call.call_id,
-        )
+        ),
+        instruction=instruction,
+        context=context,
     )
 
 

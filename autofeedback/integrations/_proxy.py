@@ -427,6 +427,9 @@ async def _checked(
     # an agent's run so far: earlier tool calls and their results make the new calls the
     # next steps of a sequence, checked for data flow (an id no response returned: E5.3)
     asked = list(history) if kind == "chat" and _has_tool_steps(history) else None
+    # what the user asked: the last user turn, and the whole of it (E2.1, E5.3)
+    users = _user_texts(history)
+    said = (users[-1], "\n".join(users)) if users else (None, None)
     rounds: list[_Round] = []
     usages: list[Any] = []
     seen: set[str] = set()
@@ -455,7 +458,7 @@ async def _checked(
             message, calls = _chat_calls(data)
         else:
             message, calls = None, _responses_calls(data)
-        findings = _round_findings(calls, scanner, asked)
+        findings = _round_findings(calls, scanner, asked, said)
         current = _Round(data, calls, findings)
         rounds.append(current)
         codes.extend(f.code for fs in findings for f in fs if f.severity == "error")
@@ -534,17 +537,35 @@ def _has_tool_steps(messages: Sequence[Any]) -> bool:
     )
 
 
+def _user_texts(history: Sequence[Any]) -> list[str]:
+    """The user's turns, as text (a string, or the text parts of a content list)."""
+    out = []
+    for m in history:
+        if not isinstance(m, Mapping) or m.get("role") != "user":
+            continue
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        if isinstance(content, str) and content.strip():
+            out.append(content)
+    return out
+
+
 def _round_findings(
-    calls: list[_Call], scanner: Scanner, history: list[Any] | None
+    calls: list[_Call],
+    scanner: Scanner,
+    history: list[Any] | None,
+    said: tuple[str | None, str | None] = (None, None),
 ) -> list[list[Finding]]:
     """Each call's findings: as the next steps of the client's chat (``history``) when it
-    holds earlier tool calls, else each call alone."""
+    holds earlier tool calls, else each call alone against what the user ``said`` (the
+    last user turn, and all of them)."""
     if history is not None and calls:
         try:
             return sequence_findings(calls, scanner, history, scanner._graph)
         except Exception as exc:  # a history the sequence reader cannot follow
             _log.warning("sequence check skipped: %s", type(exc).__name__)
-    return [list(_call_findings(c, scanner)) for c in calls]
+    return [list(_call_findings(c, scanner, said[0], said[1])) for c in calls]
 
 
 def _responses_sse(final: Mapping[str, Any]) -> Iterator[bytes]:

@@ -361,6 +361,54 @@ def test_an_id_no_earlier_result_returned_is_fed_back(upstream: Upstream, proxy:
     assert json.loads(raw.headers["x-autofeedback"])["stop"] == "clean"
 
 
+ACCOUNT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "GetUserToken",
+            "description": "Get the user's token from their username and password",
+            "parameters": {
+                "type": "object",
+                "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
+                "required": ["username", "password"],
+            },
+            "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "DeleteAccount",
+            "description": "Delete the user's account",
+            "parameters": {
+                "type": "object",
+                "properties": {"token": {"type": "string"}},
+                "required": ["token"],
+            },
+        },
+    },
+]
+
+
+def test_a_placeholder_is_judged_against_what_the_user_said(
+    upstream: Upstream, proxy: Proxy
+) -> None:
+    # no earlier tool call: the first call is judged against the user's turn, as the
+    # feedback loop judges it (a placeholder token names the tool that produces one)
+    upstream.script += [
+        completion({"token": "your_token_here"}, name="DeleteAccount", n=1),
+        completion({"username": "ann", "password": "s3cret"}, name="GetUserToken", n=2),
+    ]
+    user = [{"role": "user", "content": "Delete my account; I am ann, password s3cret"}]
+    raw = proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=user, tools=ACCOUNT_TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E5.3"]
+    [reply] = _tool_messages(upstream.seen[1])
+    assert "GetUserToken" in reply["content"]
+    assert raw.parse().choices[0].message.tool_calls[0].function.name == "GetUserToken"
+
+
 def test_clean_call_is_one_round(upstream: Upstream, proxy: Proxy) -> None:
     upstream.script.append(completion({"city": "Paris", "unit": "celsius"}))
     raw = proxy.client().chat.completions.with_raw_response.create(
