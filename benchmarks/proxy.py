@@ -235,11 +235,23 @@ def _serve_local(model: str) -> tuple[Any, str]:
     return server, f"http://127.0.0.1:{port}/v1"
 
 
+def _turns(instruction: str, last: str) -> list[dict[str, str]]:
+    """The task as an agent sends it: the dialogue so far, then the user's last turn as
+    its own message (the proxy judges a call against the last user turn, with the whole
+    conversation as context: what ``FeedbackLoop`` gets as ``intent`` and instruction)."""
+    cut = instruction.rfind(last)
+    before = instruction[:cut].rstrip() if cut > 0 else ""
+    if not before:
+        return [{"role": "user", "content": instruction}]
+    return [{"role": "user", "content": before}, {"role": "user", "content": instruction[cut:]}]
+
+
 def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tuple[str, list[str]]:
     """Each task twice on the same model behind the same OpenAI-compatible server, with
     native tool calling in both: once through ``FeedbackLoop`` (static feedback only,
     ``OpenAICompatibleLLM(tools=catalog)``, its own prompt, feedback as a user turn), once
-    as an agent would through the proxy (the bare instruction, the tools from
+    as an agent would through the proxy (the dialogue, its last user turn as a message of
+    its own, the tools from
     ``ApiCatalog.to_tools()``, ``max_static + 1`` rounds, feedback as the tool result).
     Judged as ``benchmarks/loop.py`` judges (gold API, required arguments). Each finished
     task is appended to ``checkpoint``, so a stopped run resumes."""
@@ -309,7 +321,7 @@ def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tup
                 base_req = result.attempts[0].request if result.attempts else None
                 raw = client.chat.completions.with_raw_response.create(
                     model="local",
-                    messages=[{"role": "user", "content": task.instruction}],
+                    messages=_turns(task.instruction, intent(task)),
                     tools=catalog.to_tools(),
                     max_tokens=256,
                     temperature=0,
@@ -431,7 +443,8 @@ def main() -> None:
                 "native tool calling in both: FeedbackLoop with "
                 "`OpenAICompatibleLLM(tools=catalog)`, static feedback only, at most 3 static "
                 "rounds, its own prompt (the docs in the system prompt, feedback as a user "
-                "turn); the proxy with the bare instruction, the tools from "
+                "turn); the proxy with the dialogue as user messages (its last user turn "
+                "apart), the tools from "
                 "`ApiCatalog.to_tools()`, the semantic checks on (`--semantic`), at most 4 "
                 "rounds, feedback as the tool result. "
                 "Tasks: the first of `benchmarks/loop.py`'s task list."
