@@ -62,6 +62,7 @@ from autofeedback.flow import (
     sequence_from_program,
     with_responses,
 )
+from autofeedback.loop._tasks import REACT_STOP
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.loop import SharedLLM, _commit, _rate, mcnemar
@@ -258,6 +259,7 @@ class Runner:
             max_prompt_apis=REACT_APIS,
             max_steps=MAX_STEPS,
             observation_chars=600,
+            stop=REACT_STOP,  # a turn ends before the model imagines the observation
             **SETTINGS[setting],
         )
         result = runner.run(task.instruction)

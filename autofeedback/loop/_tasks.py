@@ -707,6 +707,7 @@ class ReactRunner(_Runner):
         headers: Mapping[str, str] | None = None,
         session: requests.Session | None = None,
         max_prompt_apis: int = 50,
+        stop: Sequence[str] = (),
         **options: Any,
     ) -> None:
         headers = dict(headers or {})
@@ -725,6 +726,10 @@ class ReactRunner(_Runner):
         self.allowed = allowed_hosts(catalog, base_url, allow_hosts)
         self.max_steps = max_steps
         self.observation_chars = observation_chars
+        #: strings that end a turn (e.g. :data:`REACT_STOP`), for clients that take them;
+        #: off by default: cut there, the local 1.5B model kept calling APIs (an order
+        #: placed and cancelled) where it had answered the README's bookshop task
+        self.stop = tuple(stop)
         self.timeout = timeout
         self.headers = headers
         self.session = session or requests.Session()
@@ -757,8 +762,7 @@ class ReactRunner(_Runner):
         stop: TaskStop | None = None
         while stop is None:
             started = time.perf_counter()
-            # a turn ends where the model would start imagining the response
-            text, p_tok, c_tok = self._ask(messages, stop=REACT_STOP)
+            text, p_tok, c_tok = self._ask(messages, stop=self.stop)
             tokens += (p_tok or 0) + (c_tok or 0)
             over = self.token_budget is not None and tokens >= self.token_budget
             call_text, final = read_react(text)

@@ -170,8 +170,10 @@ def test_react_turn_ends_before_the_model_imagines_the_observation(
             text = self.answers.pop(0)
             return text.split(stop[0])[0] if stop else text
 
+    from autofeedback.loop._tasks import REACT_STOP
+
     llm = StopAware()
-    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Dune")
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, stop=REACT_STOP).run("Dune")
     assert llm.stops == [["\nObservation:"], ["\nObservation:"]]
     assert result.turns[0].output == "Action: <API>searchBooks(query='Dune')</API>"
     assert result.answer == "Dune" and len(result.calls) == 1
