@@ -1124,7 +1124,7 @@ class _Progress:
 
 class _ProgressSchema(_Progress):
     def complete(self, messages: Any, *, schema: Any = None, stop: Any = None) -> Any:
-        from autofeedback.loop._tasks import _takes
+        from autofeedback.loop._loop import _takes
 
         options: dict[str, Any] = {} if schema is None else {"schema": schema}
         if stop is not None and _takes(self._llm, "stop"):

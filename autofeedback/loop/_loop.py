@@ -518,12 +518,17 @@ def _as_client(llm: Any) -> LLMClient:
     )
 
 
-def _takes_schema(llm: Any) -> bool:
+def _takes(llm: Any, name: str) -> bool:
+    """Whether ``llm.complete`` takes the keyword ``name`` (or any keyword)."""
     try:
         params = inspect.signature(llm.complete).parameters
     except (TypeError, ValueError, AttributeError):
         return False
-    return "schema" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _takes_schema(llm: Any) -> bool:
+    return _takes(llm, "schema")
 
 
 def _unreachable(url: str, exc: Exception) -> str:

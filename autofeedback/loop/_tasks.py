@@ -191,6 +191,8 @@ class _Runner:
         options: dict[str, Any] = {}
         if schema is not None:
             options["schema"] = schema
+        from autofeedback.loop._loop import _takes
+
         if stop and _takes(self.llm, "stop"):
             options["stop"] = list(stop)
         text = self.llm.complete(list(messages), **options)
@@ -948,17 +950,6 @@ def _sure_fix(finding: Finding, suggestion: str) -> bool:
 
 #: where a ReAct turn ends: the runner, not the model, writes the observation
 REACT_STOP = ("\nObservation:",)
-
-
-def _takes(llm: Any, name: str) -> bool:
-    """Whether ``llm.complete`` takes the keyword ``name`` (or any keyword)."""
-    import inspect
-
-    try:
-        params = inspect.signature(llm.complete).parameters
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _hint(f: Finding) -> str:
