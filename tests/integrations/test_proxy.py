@@ -46,6 +46,10 @@ TOOLS = [
     }
 ]
 USER = [{"role": "user", "content": "Weather in Paris?"}]
+#: the same tool in the Responses API's flat shape
+RESPONSES_TOOLS = [
+    {"type": "function", "name": "get_weather", "parameters": TOOLS[0]["function"]["parameters"]}
+]
 
 
 def completion(
@@ -529,14 +533,8 @@ def test_responses_api(upstream: Upstream, proxy: Proxy) -> None:
         response_object({"City": "Paris"}, 1),
         response_object({"city": "Paris"}, 2),
     ]
-    tools = [
-        {
-            "type": "function",
-            "name": "get_weather",
-            "parameters": TOOLS[0]["function"]["parameters"],
-        },
-        {"type": "web_search"},  # a built-in tool: nothing to check, and no reason to skip
-    ]
+    # a built-in tool beside it: nothing to check, and no reason to skip
+    tools = [*RESPONSES_TOOLS, {"type": "web_search"}]
     raw = proxy.client().responses.with_raw_response.create(
         model="scripted", input="Weather in Paris?", tools=tools
     )
@@ -558,16 +556,9 @@ def test_responses_api_streaming_is_validated_before_anything_is_streamed(
         response_object({"City": "Paris"}, 1),
         response_object({"city": "Paris"}, 2),
     ]
-    tools = [
-        {
-            "type": "function",
-            "name": "get_weather",
-            "parameters": TOOLS[0]["function"]["parameters"],
-        }
-    ]
     events = list(
         proxy.client().responses.create(
-            model="scripted", input="Weather in Paris?", tools=tools, stream=True
+            model="scripted", input="Weather in Paris?", tools=RESPONSES_TOOLS, stream=True
         )
     )
     kinds = [e.type for e in events]
@@ -586,16 +577,9 @@ def test_responses_api_streaming_is_validated_before_anything_is_streamed(
 
 def test_responses_stream_helper_reads_the_events(upstream: Upstream, proxy: Proxy) -> None:
     upstream.script += [response_object({"city": "Paris"}, 1)]
-    tools = [
-        {
-            "type": "function",
-            "name": "get_weather",
-            "parameters": TOOLS[0]["function"]["parameters"],
-        }
-    ]
     # the client's accumulating helper checks that every delta follows its item
     with proxy.client().responses.stream(
-        model="scripted", input="Weather in Paris?", tools=tools
+        model="scripted", input="Weather in Paris?", tools=RESPONSES_TOOLS
     ) as stream:
         done = [e.arguments for e in stream if e.type == "response.function_call_arguments.done"]
         final = stream.get_final_response()
@@ -616,15 +600,8 @@ def test_responses_stream_of_a_text_answer(upstream: Upstream, proxy: Proxy) -> 
         }
     ]
     upstream.script += [answer]
-    tools = [
-        {
-            "type": "function",
-            "name": "get_weather",
-            "parameters": TOOLS[0]["function"]["parameters"],
-        }
-    ]
     with proxy.client().responses.stream(
-        model="scripted", input="Weather in Paris?", tools=tools
+        model="scripted", input="Weather in Paris?", tools=RESPONSES_TOOLS
     ) as stream:
         text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
         final = stream.get_final_response()
