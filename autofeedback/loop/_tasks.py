@@ -758,6 +758,8 @@ class ReactRunner(_Runner):
         findings_made: list[Finding] = []
         turns: list[TaskTurn] = []
         rejected: set[str] = set()
+        restated: set[str] = set()  # (call, Action told instead): each told once
+        accepted = len(messages)  # the messages up to the last call sent (or the request)
         made: set[str] = set()  # the calls sent: one sent again would only repeat itself
         rounds, tokens = 0, 0
         answer: str | None = None
@@ -792,7 +794,18 @@ class ReactRunner(_Runner):
                 break
             if errors or request is None:
                 turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
-                if key in rejected:
+                action = (
+                    _next_action(
+                        errors,
+                        request,
+                        catalog,
+                        self.checker.producers,
+                        {r.name for r, _, _ in calls},
+                    )
+                    if self.feedback
+                    else None
+                )
+                if key in rejected and (action is None or f"{key} {action}" in restated):
                     stop = "repeated"
                 elif rounds >= self.max_rounds:
                     stop = "feedback-budget"
@@ -802,8 +815,21 @@ class ReactRunner(_Runner):
                     self._turn(turn, turns)
                     break
                 rounds += 1
+                if action is not None and f"{key} {action}" not in restated:
+                    # a small model copies its own turns: once per call, the conversation
+                    # without the rejected turns, ending in the Action to write instead
+                    restated.add(f"{key} {action}")
+                    rejected.add(key)
+                    fb = _restated_feedback(errors, request, action)
+                    self._turn(_replace(turn, feedback=fb), turns)
+                    last = messages[accepted - 1]
+                    messages = [
+                        *messages[: accepted - 1],
+                        {**last, "content": f"{last['content']}\n\n{fb}"},
+                    ]
+                    continue
                 rejected.add(key)
-                fb = _call_feedback(errors)
+                fb = _call_feedback(errors, action)
                 self._turn(_replace(turn, feedback=fb), turns)
                 messages = [
                     *messages,
@@ -876,6 +902,7 @@ class ReactRunner(_Runner):
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": f"Observation: {observation}"},
             ]
+            accepted = len(messages)
         program = "\n".join(_call_text(r) for r, _, _ in calls)
         result = TaskResult(
             "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
@@ -903,7 +930,7 @@ class ReactRunner(_Runner):
         return f"HTTP {status} {text}"
 
 
-def _call_feedback(errors: Sequence[Finding]) -> str:
+def _call_feedback(errors: Sequence[Finding], action: str | None = None) -> str:
     lines = ["Observation: this call was not sent, because it has problems:"]
     for f in errors or ():
         hint = _hint(f)
@@ -915,11 +942,82 @@ def _call_feedback(errors: Sequence[Finding]) -> str:
             "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
             "API name and documented parameter names."
         )
+    if action is not None:
+        lines.append(f"The next Action to write (fill in each ...): Action: {action}")
     lines.append(
         "Thought: fix it, taking values only from the request or earlier Observations, "
         "then write one Action (or the Final Answer)."
     )
     return "\n".join(lines)
+
+
+def _restated_feedback(errors: Sequence[Finding], request: ApiRequest | None, action: str) -> str:
+    """The note for a rejected call written a second time (appended to the last
+    message that came before it, the rejected turns left out)."""
+    why = "; ".join(f"{f.code} {f.message or f}" for f in errors)
+    call = f"<API>{_call_text(request)}</API>" if request is not None else "your call"
+    return (
+        f"(Not this Action: {call}. It cannot be sent: {why}.) "
+        f"Write this Action next, filling in each ...: Action: {action}"
+    )
+
+
+_FIRST = re.compile(r"^call (\S+) first\b")
+
+
+def _next_action(
+    errors: Sequence[Finding],
+    request: ApiRequest | None,
+    catalog: ApiCatalog,
+    producers: Callable[[str, str], list[Any]] | None = None,
+    made: Iterable[str | None] = (),
+) -> str | None:
+    """The Action to write instead of a rejected call, where the findings say it, with
+    the values the model must supply left as ``...``:
+
+    * the call that produces a made-up value (E5.3's "call X first"), or a missing
+      required identifier (E3.4) whose producer has not been called yet;
+    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2), a
+      missing required parameter added.
+
+    ``None`` where the findings leave the call to the model.
+
+    >>> from autofeedback import Operation, Parameter
+    >>> q = Parameter("q", "query", required=True)
+    >>> cat = ApiCatalog([Operation("searchBooks", parameters=(q,))])
+    >>> _next_action([Finding("E2.2", ("name",), "search_books", suggestion="searchBooks")],
+    ...     ApiRequest(name="search_books", arguments={"q": "Dune"}), cat)
+    "<API>searchBooks(q='Dune')</API>"
+    """
+    if request is None or not request.name or not errors:
+        return None
+    called = {n for n in made if n}
+    for f in errors:
+        first = _FIRST.match(f.suggestion or "") if f.code == "E5.3" else None
+        producer = catalog.get(first.group(1)) if first else None
+        if f.code == "E3.4" and producers is not None and f.operation and f.location:
+            found = [p for p in producers(f.operation, f.location[-1]) if p.via != "weak"]
+            producer = catalog.get(found[0].operation) if found else None
+        if producer is not None and producer.name in called:
+            producer = None  # called already: its Observation holds the value
+        if producer is not None:
+            needed = ", ".join(f"{p.name}=..." for p in producer.parameters if p.required)
+            return f"<API>{producer.name}({needed})</API>"
+    name, arguments = request.name, dict(request.arguments)
+    for f in errors:
+        fix = f.suggestion
+        if f.code == "E3.4" and f.location:
+            arguments.setdefault(f.location[-1], ...)
+        elif not isinstance(fix, str) or not fix or not _sure_fix(f, fix):
+            return None
+        elif f.code.startswith("E2") and f.got == name:
+            name = fix
+        elif f.code == "E3.2" and f.location and f.location[-1] in arguments:
+            arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
+        else:
+            return None
+    fixed = ApiRequest(name=name, arguments=arguments)
+    return f"<API>{_call_text(fixed)}</API>" if fixed != request else None
 
 
 _METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
@@ -970,7 +1068,7 @@ def _body(response: requests.Response) -> Any:
 
 
 def _call_text(request: ApiRequest) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in request.arguments.items())
+    args = ", ".join(f"{k}={'...' if v is ... else repr(v)}" for k, v in request.arguments.items())
     return f"{request.name}({args})" if request.name else str(request.raw or "")
 
 

@@ -57,6 +57,46 @@ def sandbox(bookshop: Any) -> Iterator[Sandbox]:
 # -- ReAct --------------------------------------------------------------------------------
 
 
+def test_react_rejected_call_is_left_out_and_the_action_to_write_is_given(
+    bookshop: Any, sandbox: Sandbox
+) -> None:
+    # a small model copies its own rejected turn; with a sure fix the runner drops that
+    # turn and ends the last message with the Action to write instead
+    sandbox.reset()
+    llm, seen = _scripted(
+        "Thought: search.\nAction: <API>search_books(query='Dune')</API>",
+        "Thought: search.\nAction: <API>searchBooks(query='Dune')</API>",
+        "Thought: done.\nFinal Answer: found it",
+    )
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Find the book Dune")
+
+    assert result.stop_reason == "answered"
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200)]
+    second = seen[1]
+    assert [m["role"] for m in second] == ["system", "user"]  # the rejected turn left out
+    note = second[-1]["content"]
+    assert note.startswith("Find the book Dune\n\n")
+    assert "E2.2" in note and "Action: <API>searchBooks(query='Dune')</API>" in note
+    assert result.turns[0].feedback is not None and "searchBooks(query='Dune')" in (
+        result.turns[0].feedback
+    )
+
+
+def test_react_made_up_id_with_no_producer_called_names_the_call_to_make_first(
+    bookshop: Any, sandbox: Sandbox
+) -> None:
+    sandbox.reset()
+    llm, seen = _scripted(
+        "Thought: get it.\nAction: <API>getBook(bookId=987654)</API>",
+        "Thought: get it.\nAction: <API>getBook(bookId=987654)</API>",
+    )
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote the book Dune?")
+
+    # told once which call comes first; the same call again ends the task, unsent
+    assert "Action: <API>searchBooks(query=...)</API>" in seen[1][-1]["content"]
+    assert result.stop_reason == "repeated" and result.calls == ()
+
+
 def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
     bookshop: Any, sandbox: Sandbox, tmp_path: Path
 ) -> None:
