@@ -952,14 +952,21 @@ def _call_feedback(errors: Sequence[Finding], action: str | None = None) -> str:
 
 
 def _restated_feedback(errors: Sequence[Finding], request: ApiRequest | None, action: str) -> str:
-    """The note for a rejected call written a second time (appended to the last
-    message that came before it, the rejected turns left out)."""
+    """The note for a rejected call (appended to the last message that came before it,
+    the rejected turn left out): what was wrong, the Action to write, and, where that
+    Action is another call that produces a value, the call meant to follow it."""
     why = "; ".join(f"{f.code} {f.message or f}" for f in errors)
     call = f"<API>{_call_text(request)}</API>" if request is not None else "your call"
-    return (
+    note = (
         f"(Not this Action: {call}. It cannot be sent: {why}.) "
         f"Write this Action next, filling in each ...: Action: {action}"
     )
+    if request is not None and request.name and not action.startswith(f"<API>{request.name}("):
+        needed = [f.location[-1] for f in errors if f.code in ("E5.3", "E3.4") and f.location]
+        if needed:
+            what = " and ".join(f"`{n}`" for n in dict.fromkeys(needed))
+            note += f" Then call {request.name} with the {what} that its Observation gives."
+    return note
 
 
 _FIRST = re.compile(r"^call (\S+) first\b")

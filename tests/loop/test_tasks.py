@@ -93,7 +93,9 @@ def test_react_made_up_id_with_no_producer_called_names_the_call_to_make_first(
     result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote the book Dune?")
 
     # told once which call comes first; the same call again ends the task, unsent
-    assert "Action: <API>searchBooks(query=...)</API>" in seen[1][-1]["content"]
+    note = seen[1][-1]["content"]
+    assert "Action: <API>searchBooks(query=...)</API>" in note
+    assert "Then call getBook with the `bookId` that its Observation gives." in note
     assert result.stop_reason == "repeated" and result.calls == ()
 
 
