@@ -53,7 +53,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import requests
 
@@ -99,8 +99,22 @@ HOOKS = ("attempt", "finding", "response", "exhausted")
 _BLOCKING = ("E1", "E2", "E3")
 
 
+class TraceRow:
+    """A turn as one JSON row of a trace: its findings and request as plain data. Mixed
+    into the dataclasses :class:`Attempt` and ``TaskTurn``."""
+
+    request: ApiRequest | None
+    findings: tuple[Finding, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(cast(Any, self))
+        d["findings"] = [f.as_dict() for f in self.findings]
+        d["request"] = _request_dict(self.request)
+        return d
+
+
 @dataclass(frozen=True)
-class Attempt:
+class Attempt(TraceRow):
     """One model turn and what became of it."""
 
     number: int
@@ -117,12 +131,6 @@ class Attempt:
     explanation: str | None = None
     error: str | None = None
     seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["findings"] = [f.as_dict() for f in self.findings]
-        d["request"] = _request_dict(self.request)
-        return d
 
 
 @dataclass(frozen=True)

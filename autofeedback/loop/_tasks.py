@@ -26,7 +26,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +45,8 @@ from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
 from autofeedback.loop._llm import LLMClient
+from autofeedback.loop._loop import TraceRow, _request_dict
+from autofeedback.loop._loop import _request_key as _key
 from autofeedback.loop._prompt import describe_operations
 from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
 
@@ -66,7 +68,7 @@ HOOKS = ("turn",)
 
 
 @dataclass(frozen=True)
-class TaskTurn:
+class TaskTurn(TraceRow):
     """One model turn of a task and what became of it.
 
     ``kind``: ``program`` (a whole program), ``call`` (one ReAct call), ``answer`` (the
@@ -89,12 +91,6 @@ class TaskTurn:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["findings"] = [f.as_dict() for f in self.findings]
-        d["request"] = _request_dict(self.request)
-        return d
 
 
 @dataclass(frozen=True)
@@ -1077,18 +1073,6 @@ def _body(response: requests.Response) -> Any:
 def _call_text(request: ApiRequest) -> str:
     args = ", ".join(f"{k}={'...' if v is ... else repr(v)}" for k, v in request.arguments.items())
     return f"{request.name}({args})" if request.name else str(request.raw or "")
-
-
-def _key(request: ApiRequest) -> str:
-    from autofeedback.loop._loop import _request_key
-
-    return _request_key(request)
-
-
-def _request_dict(request: ApiRequest | None) -> dict[str, Any] | None:
-    from autofeedback.loop._loop import _request_dict as convert
-
-    return convert(request)
 
 
 def _replace(turn: TaskTurn, **changes: Any) -> TaskTurn:
