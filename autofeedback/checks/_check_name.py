@@ -26,7 +26,14 @@ from autofeedback.checks._names import (
     literal_key,
 )
 
-__all__ = ["ApiRanker", "NameCheck", "check_name", "check_selection", "destructive"]
+__all__ = [
+    "ApiRanker",
+    "NameCheck",
+    "check_name",
+    "check_selection",
+    "destructive",
+    "name_with_values",
+]
 
 #: What an E2.1 margin must reach to be shown at all, and to be an error. Measured in
 #: benchmarks/detection.py (RESULTS.md, "Detection"): below 0.05 a shown E2.1 is wrong
@@ -92,6 +99,22 @@ def check_name(
                 doc=_describe(catalog.get(literal) or Operation(literal)),
             )
         )
+    filled = name_with_values(name, catalog)
+    if filled is not None:
+        real, values = filled
+        shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+        return _fail(
+            Finding(
+                "E2.2",
+                where,
+                name,
+                expected=real.name,
+                suggestion=real.name,
+                message=f"API {name!r} does not exist; it is {real.name!r} with "
+                f"{' and '.join(values)} written into the name: call {real.name}({shown})",
+                doc=_describe(real),
+            )
+        )
     semantic = _semantic(name, names, matcher, threshold)
     if semantic is not None:
         best, score = semantic
@@ -119,6 +142,69 @@ def check_name(
             message=f"API {name!r} does not exist; documented APIs: {shown}",
         )
     )
+
+
+def name_with_values(name: str, catalog: ApiCatalog) -> tuple[Operation, dict[str, str]] | None:
+    """The operation whose name ``name`` is, with the values of its path parameters
+    written in place of their names (``GET_movie-500-credits`` for
+    ``GET_movie-movie_id-credits`` and ``/movie/{movie_id}/credits``), and those values;
+    ``None`` when no name reads so. A value holds a digit and no separator (``-_./``), so
+    that neither ``GET_tv-popular`` nor ``GET_movie-movie_id-keywords`` reads as
+    ``GET_tv-tv_id`` or ``GET_movie-movie_id`` with a value.
+
+    >>> op = Operation("GET_movie-movie_id-credits", method="GET", path="/movie/{movie_id}/credits")
+    >>> name_with_values("GET_movie-500-credits", ApiCatalog([op]))[1]
+    {'movie_id': '500'}
+    """
+    if not name or len(name) > 300 or catalog.get(name) is not None:
+        return None
+    for pattern, op, params in _name_patterns(catalog):
+        if not name.startswith(pattern.prefix):
+            continue
+        m = pattern.fullmatch(name)
+        if m is not None and all(any(c.isdigit() for c in g) for g in m.groups()):
+            return op, dict(zip(params, m.groups(), strict=True))
+    return None
+
+
+class _NamePattern:
+    __slots__ = ("fullmatch", "prefix")
+
+    def __init__(self, regex: re.Pattern[str], prefix: str) -> None:
+        self.fullmatch = regex.fullmatch
+        self.prefix = prefix
+
+
+_patterns: weakref.WeakKeyDictionary[ApiCatalog, list[tuple[_NamePattern, Operation, list[str]]]]
+_patterns = weakref.WeakKeyDictionary()
+
+
+def _name_patterns(catalog: ApiCatalog) -> list[tuple[_NamePattern, Operation, list[str]]]:
+    """Per operation whose name spells out its path parameters, a pattern with a value in
+    place of each (built once per catalog)."""
+    with _indexes_lock:
+        found = _patterns.get(catalog)
+    if found is not None:
+        return found
+    found = []
+    for op in catalog.operations:
+        params = [v[1:-1] for v in _VAR_IN_PATH.findall(op.path or "")]
+        regex, prefix, used, rest = "", None, [], op.name
+        for param in params:
+            at = re.search(rf"(?<![A-Za-z0-9]){re.escape(param)}(?![A-Za-z0-9])", rest)
+            if at is None:
+                continue
+            if prefix is None:
+                prefix = op.name[: len(op.name) - len(rest) + at.start()]
+            regex += re.escape(rest[: at.start()]) + r"([^\s/()._-]+)"
+            rest = rest[at.end() :]
+            used.append(param)
+        if used and prefix is not None:
+            pattern = _NamePattern(re.compile(regex + re.escape(rest)), prefix)
+            found.append((pattern, op, used))
+    with _indexes_lock:
+        _patterns[catalog] = found
+    return found
 
 
 def _fail(finding: Finding) -> NameCheck:

@@ -38,7 +38,7 @@ from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
-from autofeedback.checks._check_name import check_name
+from autofeedback.checks._check_name import check_name, name_with_values
 from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -1014,6 +1014,9 @@ def _next_action(
         elif not isinstance(fix, str) or not fix or not _sure_fix(f, fix):
             return None
         elif f.code.startswith("E2") and f.got == name:
+            filled = name_with_values(name, catalog)
+            for key, value in (filled[1] if filled is not None else {}).items():
+                arguments.setdefault(key, int(value) if value.isdigit() else value)
             name = fix
         elif f.code == "E3.2" and f.location and f.location[-1] in arguments:
             arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
