@@ -360,7 +360,9 @@ def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     """The shortest documented paths that end in the same field, starting the same way
     where one does (``items[].id`` -> ``items[].album.id``): a level the reference skipped.
     More than one when the skipped level is ambiguous (``items[].track.id`` and
-    ``items[].added_by.id``)."""
+    ``items[].added_by.id``). Where none starts the same way, a reference into a list
+    (``results[0].id``) is offered the fields of a list (``parts[].id``, not the
+    response's own ``id``) where the response has any."""
     from autofeedback.flow._paths import format_path, iter_paths
 
     names = [p for p in path if p != "[]"]
@@ -369,7 +371,8 @@ def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     found = [steps for steps, _ in iter_paths(schema) if steps and steps[-1] == names[-1]]
     # the same first field if any path keeps it, else the shortest anywhere
     same = [steps for steps in found if steps[0] == path[0]]
-    pool = same or found
+    listed = [steps for steps in found if ("[]" in steps) == ("[]" in path)]
+    pool = same or listed or found
     if not pool:
         return []
     size = min(len(steps) for steps in pool)

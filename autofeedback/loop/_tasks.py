@@ -1061,7 +1061,11 @@ def _hint(f: Finding) -> str:
     name only listed among the documented ones ("documented APIs: A, B") is not offered."""
     said = f.message or ""
     listed = "documented APIs:" in said or "documented parameters:" in said
-    if not f.suggestion or (f.suggestion in said and not listed):
+    if not f.suggestion:
+        return ""
+    # offered as itself, not inside a longer name or path (``id`` in ``results[].id``)
+    offered = re.search(rf"(?<![\w.\[\]]){re.escape(f.suggestion)}(?![\w.\[\]])", said)
+    if offered and not listed:
         return ""
     return f" (did you mean {f.suggestion}?)"
 

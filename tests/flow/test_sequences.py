@@ -296,3 +296,66 @@ def test_chat_content_parts_ground_values() -> None:
         graph=FlowGraph.from_catalog(ApiCatalog.from_tools(TOKEN_TOOLS)),
     )
     assert checker.check(seq) == []
+
+
+COLLECTION_TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "search_collection",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "results": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                }
+            },
+        },
+    },
+    {
+        "name": "get_collection",
+        "parameters": {
+            "type": "object",
+            "properties": {"collection_id": {"type": "integer"}},
+            "required": ["collection_id"],
+        },
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "integer"},
+                "parts": {
+                    "type": "array",
+                    "items": {"type": "object", "properties": {"id": {"type": "integer"}}},
+                },
+            },
+        },
+    },
+    {
+        "name": "get_credits",
+        "parameters": {
+            "type": "object",
+            "properties": {"movie_id": {"type": "integer"}},
+            "required": ["movie_id"],
+        },
+    },
+]
+
+
+def test_e5_2_a_reference_into_a_list_is_offered_a_list_field() -> None:
+    """GraphQL-RestBench gql-train-50: ``c.results[0].id`` of a collection, whose
+    response has its own ``id`` and ``parts[].id``: the list's field is offered, and the
+    feedback shows it (``id`` inside ``'results[].id'`` is no offer of ``parts[].id``)."""
+    from autofeedback.loop._tasks import _hint
+
+    catalog = ApiCatalog.from_tools(COLLECTION_TOOLS)
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    program = (
+        'r = search_collection(query="Star Wars")\n'
+        "c = get_collection(collection_id=r.results[0].id)\n"
+        "get_credits(movie_id=c.results[0].id)"
+    )
+    (f,) = checker.check(sequence_from_program(program, instruction="Star Wars cast"))
+    assert (f.code, f.suggestion) == ("E5.2", "parts[].id")
+    assert _hint(f) == " (did you mean parts[].id?)"
