@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if _datasets.shared_data_dir() is None:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
-    done, _ = load_checkpoint(args.checkpoint)
+    done, _ = load_checkpoint(args.checkpoint, Outcome)
     tasks = [t for t in task_list(200)[: args.tasks] if "Base" in done.get(t.id, {})]
     if len(tasks) < args.tasks:
         print(f"only {len(tasks)} of the tasks are in {args.checkpoint}", file=sys.stderr)

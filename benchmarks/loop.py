@@ -43,10 +43,10 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -373,17 +373,24 @@ class Runner:
             sandbox.stop()
 
 
-def load_checkpoint(path: Path) -> tuple[dict[str, dict[str, Outcome]], set[str]]:
+OutcomeT = TypeVar("OutcomeT")
+
+
+def load_checkpoint(
+    path: Path, outcome: Callable[..., OutcomeT]
+) -> tuple[dict[str, dict[str, OutcomeT]], set[str]]:
     """Every task's outcomes per setting (rows of later runs that added settings merge
-    into the task's earlier ones), and the commits the rows were measured at."""
-    done: dict[str, dict[str, Outcome]] = {}
+    into the task's earlier ones), and the commits the rows were measured at.
+    ``outcome`` builds one outcome from its JSON fields (``benchmarks/tasks.py`` has
+    its own)."""
+    done: dict[str, dict[str, OutcomeT]] = {}
     commits: set[str] = set()
     if not path.exists():
         return done, commits
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             row = json.loads(line)
-            outcomes = {s: Outcome(**o) for s, o in row["outcomes"].items()}
+            outcomes = {s: outcome(**o) for s, o in row["outcomes"].items()}
         except (ValueError, KeyError, TypeError):
             continue  # a line cut off by a stop mid-write: that task runs again
         done.setdefault(row["task"], {}).update(outcomes)
@@ -450,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         tempfile.gettempdir(), f"autofeedback-loop-{safe}-{args.tasks}.jsonl"
     )
     tasks = task_list(args.tasks)
-    done, commits = load_checkpoint(checkpoint)
+    done, commits = load_checkpoint(checkpoint, Outcome)
     missing = {t.id: [s for s in chosen if s not in done.get(t.id, {})] for t in tasks}
     todo = [t for t in tasks if missing[t.id]]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)

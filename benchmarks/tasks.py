@@ -65,7 +65,7 @@ from autofeedback.flow import (
 from autofeedback.loop._tasks import REACT_STOP
 from benchmarks import _datasets
 from benchmarks._results import write_section
-from benchmarks.loop import SharedLLM, _commit, _rate, mcnemar
+from benchmarks.loop import SharedLLM, _commit, _rate, load_checkpoint, mcnemar
 
 SETTINGS: dict[str, dict[str, Any]] = {
     "Base": {"feedback": False},
@@ -87,6 +87,12 @@ PUBLISHED = {
     "llama-3-8b CoT": (0.500, 0.662, 0.781, 0.719),
     "llama-3-70b ReAct": (0.625, 0.818, 0.875, 0.844),
     "deepseek-coder-33b CoT": (0.750, 0.870, 0.969, 1.000),
+}
+
+#: published Correct Path on RestBench TMDB (RestGPT paper, text-davinci-003), for
+#: reference (not measured here)
+PUBLISHED_RESTBENCH = {
+    "tmdb": {"RestGPT (text-davinci-003)": 0.79, "ReAct (text-davinci-003)": 0.57},
 }
 
 
@@ -315,20 +321,6 @@ def task_list(data: Path, n: int | None, datasets: Sequence[str]) -> list[Task]:
     return tasks
 
 
-def load_checkpoint(path: Path) -> dict[str, dict[str, Outcome]]:
-    done: dict[str, dict[str, Outcome]] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-            outcomes = {s: Outcome(**o) for s, o in row["outcomes"].items()}
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut off by a stop mid-write: that task runs again
-        done.setdefault(row["task"], {}).update(outcomes)
-    return done
-
-
 # -- tables ----------------------------------------------------------------------------------
 
 
@@ -461,6 +453,8 @@ def tabulate(
             lines.append(
                 f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} |"
             )
+        for system, rate in PUBLISHED_RESTBENCH.get(name, {}).items():
+            lines.append(f"| published: {system} | {rate:.2f} | — | — | — |")
         if {"Base", "Feedback"} <= set(react_settings):
             paired = _paired(done, [t.id for t in rb], "Feedback")
             lines += ["", "Correct Path, paired: " + paired]
@@ -506,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         print("--settings: among " + ", ".join(SETTINGS), file=sys.stderr)
         return 2
     tasks = task_list(data, args.tasks, datasets)
-    done = load_checkpoint(checkpoint)
+    done, commits = load_checkpoint(checkpoint, Outcome)
     todo = [t for t in tasks if set(_settings(t, chosen)) - set(done.get(t.id, {}))]
     print(f"{len(tasks)} tasks, {len(tasks) - len(todo)} already in {checkpoint}", flush=True)
     started = time.perf_counter()
@@ -548,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     rescore(done, finished)
     table = tabulate(done, finished, chosen)
+    if commits:
+        table += f"\nCheckpoint rows measured at commit {', '.join(sorted(commits))}.\n"
     print(table)
     # written only when every task asked for finished (the first N of the seeded shuffle
     # with --tasks N, which the recorded command then names)
