@@ -980,8 +980,9 @@ def _next_action(
 
     * the call that produces a made-up value (E5.3's "call X first"), or a missing
       required identifier (E3.4) whose producer has not been called yet;
-    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2), a
-      missing required parameter added.
+    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2), an
+      unknown parameter renamed to the missing required one it is closest to (E3.3 with
+      E3.4), a missing required parameter added.
 
     ``None`` where the findings leave the call to the model.
 
@@ -1007,19 +1008,26 @@ def _next_action(
             needed = ", ".join(f"{p.name}=..." for p in producer.parameters if p.required)
             return f"<API>{producer.name}({needed})</API>"
     name, arguments = request.name, dict(request.arguments)
-    for f in errors:
+    # an unknown parameter whose closest documented one is the required one missing
+    # (``id=34`` where ``company_id`` is missing) is a sure rename, whatever its code
+    missing = [f.location[-1] for f in errors if f.code == "E3.4" and f.location]
+    for f in sorted(errors, key=lambda f: f.code == "E3.4"):  # renames before additions
         fix = f.suggestion
         if f.code == "E3.4" and f.location:
             arguments.setdefault(f.location[-1], ...)
-        elif not isinstance(fix, str) or not fix or not _sure_fix(f, fix):
+        elif not isinstance(fix, str) or not fix:
+            return None
+        elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:
+            if f.code == "E3.3" and fix not in missing:
+                return None
+            arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
+        elif not _sure_fix(f, fix):
             return None
         elif f.code.startswith("E2") and f.got == name:
             filled = name_with_values(name, catalog)
             for key, value in (filled[1] if filled is not None else {}).items():
                 arguments.setdefault(key, int(value) if value.isdigit() else value)
             name = fix
-        elif f.code == "E3.2" and f.location and f.location[-1] in arguments:
-            arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
         else:
             return None
     fixed = ApiRequest(name=name, arguments=arguments)

@@ -554,3 +554,18 @@ def test_an_ambiguous_skipped_level_names_every_candidate(bookshop: Any) -> None
     [finding] = [f for f in checker.check(seq) if f.code == "E5.2"]
     assert finding.suggestion is None  # which id was meant, the docs cannot say
     assert "items[].track.id" in finding.message and "items[].added_by.id" in finding.message
+
+
+def test_next_action_renames_an_unknown_parameter_to_the_missing_one(bookshop: Any) -> None:
+    """RestBench tmdb-31: ``GET_company-company_id(id=34)`` draws E3.3 (closest:
+    ``company_id``) and E3.4 (``company_id`` missing); the rename is sure."""
+    from autofeedback import ApiRequest, Finding
+    from autofeedback.loop._tasks import _next_action
+
+    request = ApiRequest(name="getBook", arguments={"id": 7})
+    renamed = Finding("E3.3", ("argument", "id"), "id", suggestion="bookId")
+    missing = Finding("E3.4", ("path", "bookId"), None)
+    for findings in ([renamed, missing], [missing, renamed]):
+        assert _next_action(findings, request, bookshop) == "<API>getBook(bookId=7)</API>"
+    # a semantic guess alone is left to the model
+    assert _next_action([renamed], request, bookshop) is None
