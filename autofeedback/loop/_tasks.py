@@ -979,7 +979,8 @@ def _next_action(
     the values the model must supply left as ``...``:
 
     * the call that produces a made-up value (E5.3's "call X first"), or a missing
-      required identifier (E3.4) whose producer has not been called yet;
+      required identifier (E3.4), where no producer of it has been called yet (where
+      one has, the call itself with that value left to fill in from its Observation);
     * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2), an
       unknown parameter renamed to the missing required one it is closest to (E3.3 with
       E3.4), a missing required parameter added.
@@ -996,14 +997,20 @@ def _next_action(
     if request is None or not request.name or not errors:
         return None
     called = {n for n in made if n}
+    available: set[str] = set()  # parameters whose value an Observation already holds
     for f in errors:
+        if f.code not in ("E5.3", "E3.4") or not f.location:
+            continue
         first = _FIRST.match(f.suggestion or "") if f.code == "E5.3" else None
         producer = catalog.get(first.group(1)) if first else None
-        if f.code == "E3.4" and producers is not None and f.operation and f.location:
+        found = []
+        if producers is not None and f.operation:
             found = [p for p in producers(f.operation, f.location[-1]) if p.via != "weak"]
+        if f.code == "E3.4":
             producer = catalog.get(found[0].operation) if found else None
-        if producer is not None and producer.name in called:
-            producer = None  # called already: its Observation holds the value
+        if any(p.operation in called for p in found) or (producer and producer.name in called):
+            available.add(f.location[-1])  # a producer was called: take it from there
+            continue
         if producer is not None:
             needed = ", ".join(f"{p.name}=..." for p in producer.parameters if p.required)
             return f"<API>{producer.name}({needed})</API>"
@@ -1015,6 +1022,8 @@ def _next_action(
         fix = f.suggestion
         if f.code == "E3.4" and f.location:
             arguments.setdefault(f.location[-1], ...)
+        elif f.code == "E5.3" and f.location and f.location[-1] in available:
+            arguments[f.location[-1]] = ...  # made up where an Observation has it
         elif not isinstance(fix, str) or not fix:
             return None
         elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:

@@ -110,7 +110,8 @@ def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
         obs = next(
             m["content"] for m in reversed(messages) if m["content"].startswith("Observation: HTTP")
         )
-        body = json.loads(obs.split(" ", 3)[3])
+        # the Observation, then the note about the rejected call (the Action to write)
+        body = json.loads(obs.split(" ", 3)[3].split("\n\n")[0])
         book = body["books"][0]["id"]
         return f"Thought: use the id found.\nAction: <API>getBook(bookId={book})</API>"
 
@@ -136,6 +137,9 @@ def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
     assert [f.code for f in made_up.findings if f.severity == "error"] == ["E5.3"]
     assert made_up.feedback is not None and "E5.3" in made_up.feedback
     assert "987654" in seen[2][-1]["content"]  # the model was told, before its next call
+    # the search was made: the Action given is the call, its id to be read from there
+    assert "Action: <API>getBook(bookId=...)</API>" in seen[2][-1]["content"]
+    assert [m["role"] for m in seen[2]] == ["system", "user", "assistant", "user"]
     # only the two good calls were sent; the sandbox accepted the id it had returned
     assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 200)]
     assert not any("987654" in str(r.arguments) for r, _, _ in result.calls)
@@ -249,7 +253,8 @@ def test_react_tmdb_search_then_detail(shared_data_dir: Path, tmp_path: Path) ->
         obs = next(
             m["content"] for m in reversed(messages) if m["content"].startswith("Observation: HTTP")
         )
-        body = json.loads(obs.split(" ", 3)[3])
+        # the Observation, then the note about the rejected call (the Action to write)
+        body = json.loads(obs.split(" ", 3)[3].split("\n\n")[0])
         movie = body["results"][0]["id"]
         return f"Action: <API>GET /movie/{movie}/credits</API>"
 
