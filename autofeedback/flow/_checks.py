@@ -20,7 +20,7 @@ tool-search result, an MCP ``tools/list`` answer) join the catalog for the later
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
@@ -198,7 +198,8 @@ class SequenceChecker:
         for name, value in _literal_args(request, op):
             param = op.parameter(name)
             if param is not None and name not in from_refs:
-                yield from self._grounding(op, param, value, texts, seen)
+                called = {n for i, n in names.items() if i < step.index and n}
+                yield from self._grounding(op, param, value, texts, seen, called)
 
     def _reference(
         self, op: Operation, name: str, value: Any, names: Mapping[int, str | None]
@@ -295,7 +296,13 @@ class SequenceChecker:
             )
 
     def _grounding(
-        self, op: Operation, param: Parameter, value: Any, texts: list[str], seen: set[str]
+        self,
+        op: Operation,
+        param: Parameter,
+        value: Any,
+        texts: list[str],
+        seen: set[str],
+        called: Collection[str] = (),
     ) -> Iterator[Finding]:
         # in a sequence every identifier has a source to name: an earlier step, or the user
         f = ground_value(
@@ -307,6 +314,7 @@ class SequenceChecker:
             self.producers,
             need_producer=False,
             catalog=self.scanner.catalog,
+            called=called,
         )
         if f is not None:
             yield f
@@ -463,8 +471,12 @@ def ground_value(
     *,
     need_producer: bool = True,
     catalog: ApiCatalog | None = None,
+    called: Collection[str] = (),
 ) -> Finding | None:
     """E5.3 for one literal ``value`` of ``param``, or ``None``.
+
+    The hint names where the value is: the response of a producer among the operations
+    ``called`` earlier ("read it from X's response"), else the producer to call first.
 
     Placeholders (``<tv_id>``, ``your_token_here``) are reported always, as errors. An
     ungrounded identifier-, key- or credential-like value, or a weak placeholder
@@ -488,7 +500,10 @@ def ground_value(
         if kind is None and not found and need_producer:
             continue
         hint = None
-        if found:
+        done = [p for p in found if p.operation in called]
+        if done:
+            hint = f"read it from the response of {done[0].operation}: `{done[0].path}`"
+        elif found:
             best = _reachable(found, catalog)
             hint = f"call {best.operation} first: its response has `{best.path}`"
         what = (

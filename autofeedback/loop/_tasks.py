@@ -954,7 +954,7 @@ def _restated_feedback(errors: Sequence[Finding], request: ApiRequest | None, ac
     why = "; ".join(f"{f.code} {f.message or f}" for f in errors)
     call = f"<API>{_call_text(request)}</API>" if request is not None else "your call"
     note = (
-        f"(Not this Action: {call}. It cannot be sent: {why}.) "
+        f"(Not this Action: {call}. It was not sent: {why}.) "
         f"Write this Action next, filling in each ...: Action: {action}"
     )
     if request is not None and request.name and not action.startswith(f"<API>{request.name}("):
