@@ -195,10 +195,10 @@ class SequenceChecker:
             for name, value in {**positional, **call.arguments}.items():
                 if not _literal(value):
                     yield from self._reference(op, name, value, names)
+        called = {n for i, n in names.items() if i < step.index and n}
         for name, value in _literal_args(request, op):
             param = op.parameter(name)
             if param is not None and name not in from_refs:
-                called = {n for i, n in names.items() if i < step.index and n}
                 yield from self._grounding(op, param, value, texts, seen, called)
 
     def _reference(

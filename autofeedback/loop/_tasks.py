@@ -825,7 +825,7 @@ class ReactRunner(_Runner):
                     ]
                     continue
                 rejected.add(key)
-                fb = _call_feedback(errors, action)
+                fb = _call_feedback(errors)
                 self._turn(_replace(turn, feedback=fb), turns)
                 messages = [
                     *messages,
@@ -926,7 +926,7 @@ class ReactRunner(_Runner):
         return f"HTTP {status} {text}"
 
 
-def _call_feedback(errors: Sequence[Finding], action: str | None = None) -> str:
+def _call_feedback(errors: Sequence[Finding]) -> str:
     lines = ["Observation: this call was not sent, because it has problems:"]
     for f in errors or ():
         hint = _hint(f)
@@ -938,8 +938,6 @@ def _call_feedback(errors: Sequence[Finding], action: str | None = None) -> str:
             "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
             "API name and documented parameter names."
         )
-    if action is not None:
-        lines.append(f"The next Action to write (fill in each ...): Action: {action}")
     lines.append(
         "Thought: fix it, taking values only from the request or earlier Observations, "
         "then write one Action (or the Final Answer)."
