@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from account_tools import ACCOUNT_TOOLS
 
 from autofeedback import ApiCatalog
 from autofeedback._feedback import render_feedback
@@ -19,27 +20,7 @@ from autofeedback.flow._sequence import sequence_from_chat, sequence_from_progra
 
 INSTRUCTION = "Show me the book Dune"
 
-TOKEN_TOOLS: list[dict[str, Any]] = [
-    {
-        "name": "GetUserToken",
-        "description": "Get the user's session token from their username and password",
-        "parameters": {
-            "type": "object",
-            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
-            "required": ["username", "password"],
-        },
-        "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
-    },
-    {
-        "name": "DeleteAccount",
-        "description": "Delete the user's account",
-        "parameters": {
-            "type": "object",
-            "properties": {"token": {"type": "string"}},
-            "required": ["token"],
-        },
-    },
-]
+TOKEN_TOOLS = ACCOUNT_TOOLS
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from account_tools import DELETE_ACCOUNT, GET_TOKEN
+
 from autofeedback import check_tool_calls
 
 SEARCHER = {
@@ -13,25 +15,6 @@ SEARCHER = {
         "name": "ToolSearcher",
         "description": "Search for a tool by keywords",
         "parameters": {"type": "object", "properties": {"keywords": {"type": "string"}}},
-    },
-}
-GET_TOKEN = {
-    "name": "GetUserToken",
-    "description": "Get the user's token from their username and password",
-    "parameters": {
-        "type": "object",
-        "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
-        "required": ["username", "password"],
-    },
-    "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
-}
-DELETE = {
-    "name": "DeleteAccount",
-    "description": "Delete the user's account",
-    "parameters": {
-        "type": "object",
-        "properties": {"token": {"type": "string"}},
-        "required": ["token"],
     },
 }
 
@@ -65,7 +48,7 @@ def test_a_tool_documented_by_a_tool_search_is_no_unknown_api() -> None:
 
 
 def test_a_made_up_token_names_its_producer() -> None:
-    tools = [SEARCHER, {"type": "function", "function": GET_TOKEN}, DELETE]
+    tools = [SEARCHER, {"type": "function", "function": GET_TOKEN}, DELETE_ACCOUNT]
     message = call("c2", "DeleteAccount", token="your_token_here")
     (f,) = check_tool_calls(message, tools, history=[USER])
     assert f.code == "E5.3" and "call GetUserToken first" in f.message
@@ -87,7 +70,7 @@ def test_a_made_up_token_names_its_producer() -> None:
 def test_tool_messages_with_the_history_answer_a_made_up_token() -> None:
     from autofeedback import tool_messages
 
-    tools = [SEARCHER, {"type": "function", "function": GET_TOKEN}, DELETE]
+    tools = [SEARCHER, {"type": "function", "function": GET_TOKEN}, DELETE_ACCOUNT]
     history = [
         USER,
         call("c1", "GetUserToken", username="ann", password="s3cret"),

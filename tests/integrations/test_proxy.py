@@ -21,6 +21,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 openai = pytest.importorskip("openai", reason="the openai client is the agent in these tests")
 
 import uvicorn  # noqa: E402
+from account_tools import OPENAI_ACCOUNT_TOOLS  # noqa: E402
 
 from autofeedback import ApiCatalog  # noqa: E402
 from autofeedback.cli import run as cli_run  # noqa: E402
@@ -365,35 +366,6 @@ def test_an_id_no_earlier_result_returned_is_fed_back(upstream: Upstream, proxy:
     assert json.loads(raw.headers["x-autofeedback"])["stop"] == "clean"
 
 
-ACCOUNT_TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "GetUserToken",
-            "description": "Get the user's token from their username and password",
-            "parameters": {
-                "type": "object",
-                "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
-                "required": ["username", "password"],
-            },
-            "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}},
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "DeleteAccount",
-            "description": "Delete the user's account",
-            "parameters": {
-                "type": "object",
-                "properties": {"token": {"type": "string"}},
-                "required": ["token"],
-            },
-        },
-    },
-]
-
-
 def test_a_placeholder_is_judged_against_what_the_user_said(
     upstream: Upstream, proxy: Proxy
 ) -> None:
@@ -405,7 +377,7 @@ def test_a_placeholder_is_judged_against_what_the_user_said(
     ]
     user = [{"role": "user", "content": "Delete my account; I am ann, password s3cret"}]
     raw = proxy.client().chat.completions.with_raw_response.create(
-        model="scripted", messages=user, tools=ACCOUNT_TOOLS
+        model="scripted", messages=user, tools=OPENAI_ACCOUNT_TOOLS
     )
     assert json.loads(raw.headers["x-autofeedback"])["codes"] == ["E5.3"]
     [reply] = _tool_messages(upstream.seen[1])
