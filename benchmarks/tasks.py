@@ -194,9 +194,17 @@ def _path(text: str) -> str:
     return f"{method.upper()} {path.replace(' ', '')}"
 
 
+def _gold_prefix(gold: Sequence[str], made: Sequence[str]) -> int:
+    """How many of the gold path's calls, from its start, occur in order in ``made``."""
+    k = 0
+    for call in made:
+        if k < len(gold) and call == gold[k]:
+            k += 1
+    return k
+
+
 def _subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
-    it = iter(hay)
-    return all(any(x == y for y in it) for x in needle)
+    return _gold_prefix(needle, hay) == len(needle)
 
 
 def restbench_tasks(data: Path) -> list[Task]:
@@ -383,18 +391,25 @@ def failure_notes(
             failed = [t for t in rb if not done[t.id][s].correct]
             stops = Counter(done[t.id][s].stop for t in rb)
             left = Counter(c for t in rb for c in done[t.id][s].errors)
-            first_missing: Counter[str] = Counter()
+            no_call = other_first = 0
+            later: Counter[str] = Counter()  # the gold path's first k calls made, not the next
+            later_stops: Counter[str] = Counter()
             for t in failed:
                 made = done[t.id][s].detail.get("made", [])
-                k = 0
-                for call in made:
-                    if k < len(t.gold) and call == t.gold[k]:
-                        k += 1
-                first_missing["step 1" if k == 0 else f"step {k + 1}"] += 1
+                k = _gold_prefix(t.gold, made)
+                if not made:
+                    no_call += 1
+                elif k == 0:
+                    other_first += 1
+                else:
+                    later[f"step {k + 1}"] += 1
+                    later_stops[done[t.id][s].stop] += 1
             lines.append(
                 f"- RestBench {name.upper()}, {s}: {len(failed)} of {len(rb)} miss the gold "
-                f"path; the first gold call missing is at {_top(first_missing)}. "
-                f"Stops: {_top(stops)}. Codes of the findings left: {_top(left)}."
+                f"path. {no_call} make no call; {other_first} make calls but never gold's "
+                f"first; {sum(later.values())} make gold's first calls, then miss the next "
+                f"(at {_top(later)}; stops: {_top(later_stops)}). Stops of all "
+                f"{len(rb)}: {_top(stops)}. Codes of the findings left: {_top(left)}."
             )
     return lines
 

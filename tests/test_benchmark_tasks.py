@@ -35,3 +35,33 @@ def test_correct_path_is_a_subsequence_of_the_calls_made() -> None:
     assert tasks._subsequence(gold, made)
     assert not tasks._subsequence(gold, list(reversed(made)))
     assert not tasks._subsequence(gold, made[:1])
+
+
+def test_restbench_failure_notes_sort_each_miss_by_how_far_it_went() -> None:
+    gold = ["GET /search/person", "GET /person/{person_id}/movie_credits"]
+    made = {
+        "none": ([], "no-call"),
+        "other": (["GET /movie/latest"], "answered"),
+        "stopped": (["GET /search/person"], "answered"),
+        "right": (gold, "answered"),
+    }
+    rb = [tasks.Task(f"tmdb-{k}", "tmdb", "q", gold, {}) for k in made]
+    done = {
+        f"tmdb-{k}": {
+            "Feedback": tasks.Outcome(
+                correct=calls == gold,
+                stop=stop,
+                turns=1,
+                tokens=1,
+                final="\n".join(calls),
+                detail={"made": calls, "gold": gold},
+                errors=["E5.3"] if k == "other" else [],
+            )
+        }
+        for k, (calls, stop) in made.items()
+    }
+    (note,) = tasks.failure_notes(done, rb, ["Feedback"])
+    assert note.startswith("- RestBench TMDB, Feedback: 3 of 4 miss the gold path. ")
+    assert "1 make no call; 1 make calls but never gold's first; " in note
+    assert "1 make gold's first calls, then miss the next (at step 2 1; stops: answered 1)" in note
+    assert note.endswith("Codes of the findings left: E5.3 1.")
