@@ -755,8 +755,11 @@ class ReactRunner(_Runner):
         turns: list[TaskTurn] = []
         rejected: set[str] = set()
         restated: set[str] = set()  # (call, Action told instead): each told once
-        accepted = len(messages)  # the messages up to the last call sent (or the request)
+        # the conversation up to the last call sent (or the request), as it was then: a
+        # note ends its last message, in place of any note before it
+        accepted = list(messages)
         made: set[str] = set()  # the calls sent: one sent again would only repeat itself
+        nudged = False  # an early Final Answer is questioned once
         rounds, tokens = 0, 0
         answer: str | None = None
         stop: TaskStop | None = None
@@ -771,9 +774,21 @@ class ReactRunner(_Runner):
             )
             if final is not None:
                 answer = final
-                self._turn(_timed(base, started, kind="answer"), turns)
-                stop = "answered"
-                break
+                turn = _timed(base, started, kind="answer")
+                unfinished = (
+                    self._unfinished(instruction, calls, catalog)
+                    if self.feedback and not nudged and rounds < self.max_rounds and not over
+                    else None
+                )
+                if unfinished is None:
+                    self._turn(turn, turns)
+                    stop = "answered"
+                    break
+                # once: the answer left out, the last Observation ends in the Action
+                nudged, rounds = True, rounds + 1
+                self._turn(_replace(turn, feedback=unfinished), turns)
+                messages = _noted(accepted, unfinished)
+                continue
             parsed, problem = to_requests(call_text or text)
             request = parsed[0] if parsed and problem is None else None
             key = _key(request) if request is not None else f"text:{text.strip()}"
@@ -818,11 +833,7 @@ class ReactRunner(_Runner):
                     rejected.add(key)
                     fb = _restated_feedback(errors, request, action)
                     self._turn(_replace(turn, feedback=fb), turns)
-                    last = messages[accepted - 1]
-                    messages = [
-                        *messages[: accepted - 1],
-                        {**last, "content": f"{last['content']}\n\n{fb}"},
-                    ]
+                    messages = _noted(accepted, fb)
                     continue
                 rejected.add(key)
                 fb = _call_feedback(errors)
@@ -898,7 +909,7 @@ class ReactRunner(_Runner):
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": f"Observation: {observation}"},
             ]
-            accepted = len(messages)
+            accepted = list(messages)
         program = "\n".join(_call_text(r) for r, _, _ in calls)
         result = TaskResult(
             "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
@@ -906,6 +917,52 @@ class ReactRunner(_Runner):
         if trace is not None:
             self.write_trace(result, trace)
         return result
+
+    def _unfinished(
+        self,
+        instruction: str,
+        calls: Sequence[tuple[ApiRequest, int | None, Any]],
+        catalog: ApiCatalog,
+    ) -> str | None:
+        """The note for a Final Answer given before the API that fits the request best
+        was called, where the identifiers it needs are already in an Observation: the
+        Action to write. ``None`` without the scanner's retriever, before any call, and
+        where a call made ranks above every such API (among the retriever's top
+        :data:`UNFINISHED_TOP` for the instruction)."""
+        retriever = self.scanner.retriever
+        if retriever is None or not calls:
+            return None
+        called = {r.name for r, _, _ in calls}
+        for ranked in retriever.rank(instruction, catalog, k=UNFINISHED_TOP):
+            op = catalog.get(ranked.name)
+            if ranked.name in called or op is None:
+                return None
+            ids = [p.name for p in op.parameters if p.required and p.location == "path"]
+            sources = {
+                name: next(
+                    (
+                        p.operation
+                        for p in self.checker.producers(op.name, name)
+                        if p.via != "weak" and p.operation in called
+                    ),
+                    None,
+                )
+                for name in ids
+            }
+            if not ids or None in sources.values():
+                continue
+            needed = ", ".join(f"{p.name}=..." for p in op.parameters if p.required)
+            given = "; ".join(
+                f"its `{name}` is in the Observation of {source}"
+                for name, source in sources.items()
+            )
+            return (
+                f"(Not the Final Answer yet: {op.name} fits the request best and has not "
+                f"been called; {given}.) Write this Action next, filling in each ... from "
+                f"the Observations: Action: <API>{op.name}({needed})</API> If the "
+                "Observations already answer the request, write the Final Answer again."
+            )
+        return None
 
     def _check(self, steps: list[Step], request: ApiRequest, instruction: str) -> list[Finding]:
         """The findings of ``request`` as the next step of the trace so far."""
@@ -924,6 +981,12 @@ class ReactRunner(_Runner):
         if len(text) > limit:
             text = text[:limit] + f"... ({len(text) - limit} more characters)"
         return f"HTTP {status} {text}"
+
+
+def _noted(messages: Sequence[dict[str, str]], note: str) -> list[dict[str, str]]:
+    """``messages`` with ``note`` ending the last one."""
+    *head, last = messages
+    return [*head, {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
 def _call_feedback(errors: Sequence[Finding]) -> str:
@@ -1066,6 +1129,11 @@ def _sure_fix(finding: Finding, suggestion: str) -> bool:
         return all(any(w == x for x in rest) for w in written)
     return False
 
+
+#: how many of the retriever's APIs for the instruction an early Final Answer is held
+#: against; one of them must rank above every call made, so that an answer given after
+#: the call that fits the request best is not questioned
+UNFINISHED_TOP = 3
 
 #: where a ReAct turn ends: the runner, not the model, writes the observation
 REACT_STOP = ("\nObservation:",)

@@ -82,6 +82,21 @@ def test_react_rejected_call_is_left_out_and_the_action_to_write_is_given(
     )
 
 
+def test_react_a_later_note_replaces_the_earlier_one(bookshop: Any, sandbox: Sandbox) -> None:
+    sandbox.reset()
+    llm, seen = _scripted(
+        "Action: <API>search_books(query='Dune')</API>",
+        "Action: <API>getBook(bookId=987654)</API>",
+        "Final Answer: none",
+    )
+    ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote the book Dune?")
+
+    first, second = seen[1][-1]["content"], seen[2][-1]["content"]
+    assert "Not this Action: <API>search_books(query='Dune')</API>" in first
+    assert second.startswith("Who wrote the book Dune?\n\n(Not this Action: <API>getBook(")
+    assert "search_books" not in second
+
+
 def test_react_made_up_id_with_no_producer_called_names_the_call_to_make_first(
     bookshop: Any, sandbox: Sandbox
 ) -> None:
@@ -271,6 +286,92 @@ def test_react_tmdb_search_then_detail(shared_data_dir: Path, tmp_path: Path) ->
     rejected = result.turns[1]
     assert rejected.sent is None and "E5.3" in [f.code for f in rejected.findings]
     assert [s for _, s, _ in result.calls] == [200, 200]
+
+
+def _tmdb_react(
+    shared_data_dir: Path, retriever: Any, *turns: Script | str
+) -> tuple[Any, list[list[dict[str, str]]]]:
+    from autofeedback import Scanner
+
+    catalog = ApiCatalog.from_file(shared_data_dir / "restbench" / "tmdb_oas.json")
+    llm, seen = _scripted(*turns)
+    scanner = Scanner(catalog, retriever=retriever)
+    with Sandbox(catalog, seed=3) as server:
+        runner = ReactRunner(
+            llm, catalog, base_url=server.url, scanner=scanner, observation_chars=100_000
+        )
+        return runner.run("Give me the user reviews of the movie Titanic"), seen
+
+
+SEARCH_TITANIC = "Action: <API>GET_search-movie(query='Titanic')</API>"
+
+
+def _reviews_of_first(messages: list[dict[str, str]]) -> str:
+    obs = next(m["content"] for m in reversed(messages) if m["content"].startswith("Observation:"))
+    movie = json.loads(obs.split(" ", 3)[3].split("\n\n")[0])["results"][0]["id"]
+    return f"Action: <API>GET_movie-movie_id-reviews(movie_id={movie})</API>"
+
+
+def test_react_an_answer_before_the_call_that_fits_the_request_is_questioned_once(
+    shared_data_dir: Path, api_retriever: Any
+) -> None:
+    # the model searches, then answers from the search; the API that fits the request
+    # best takes the id the search returned, so the answer is left out and the last
+    # Observation ends in that Action
+    result, seen = _tmdb_react(
+        shared_data_dir,
+        api_retriever,
+        SEARCH_TITANIC,
+        "Final Answer: the reviews are in the response.",
+        _reviews_of_first,
+        "Final Answer: two reviews.",
+    )
+    assert result.stop_reason == "answered" and result.answer == "two reviews."
+    assert [r.name for r, _, _ in result.calls] == [
+        "GET_search-movie",
+        "GET_movie-movie_id-reviews",
+    ]
+    note = seen[2][-1]["content"]
+    assert note.startswith("Observation: HTTP 200 ")
+    assert [m["role"] for m in seen[2]] == ["system", "user", "assistant", "user"]
+    assert "GET_movie-movie_id-reviews fits the request best and has not been called" in note
+    assert "its `movie_id` is in the Observation of GET_search-movie" in note
+    assert "Action: <API>GET_movie-movie_id-reviews(movie_id=...)</API>" in note
+    assert result.turns[1].kind == "answer" and result.turns[1].feedback is not None
+
+
+def test_react_an_early_answer_given_again_is_taken(
+    shared_data_dir: Path, api_retriever: Any
+) -> None:
+    result, _ = _tmdb_react(
+        shared_data_dir,
+        api_retriever,
+        SEARCH_TITANIC,
+        "Final Answer: the reviews are in the response.",
+        "Final Answer: the reviews are in the response.",
+    )
+    assert result.stop_reason == "answered" and len(result.calls) == 1
+    assert [t.feedback is not None for t in result.turns] == [False, True, False]
+
+
+def test_react_an_answer_is_not_questioned_without_a_retriever_or_after_the_best_call(
+    shared_data_dir: Path, api_retriever: Any
+) -> None:
+    result, _ = _tmdb_react(shared_data_dir, None, SEARCH_TITANIC, "Final Answer: in it.")
+    assert result.stop_reason == "answered" and len(result.turns) == 2
+    result, _ = _tmdb_react(
+        shared_data_dir, api_retriever, SEARCH_TITANIC, _reviews_of_first, "Final Answer: 2."
+    )
+    assert result.stop_reason == "answered" and len(result.turns) == 3
+    assert all(t.feedback is None for t in result.turns)
+
+
+def test_react_an_answer_with_no_call_made_is_not_questioned(
+    shared_data_dir: Path, api_retriever: Any
+) -> None:
+    # no identifier is in hand: whatever fits the request would need a made-up one
+    result, _ = _tmdb_react(shared_data_dir, api_retriever, "Final Answer: I cannot tell.")
+    assert result.stop_reason == "answered" and result.turns[0].feedback is None
 
 
 # -- program ------------------------------------------------------------------------------
