@@ -315,6 +315,10 @@ class SessionState:
             target = ids[-1] if detail or action else None
             if isinstance(payload, dict) and target is not None:
                 self._fill(payload, target, path_vars[target.name])
+            elif isinstance(payload, dict) and ids and method == "GET":
+                # GET /movie/{movie_id}/keywords answers {"id": <that movie>, ...}: the
+                # answer is the resource its last id names (see _answer_kinds)
+                _own_id(payload, ids[-1], path_vars[ids[-1].name])
             if isinstance(payload, dict) and isinstance(body, Mapping) and method != "GET":
                 _overlay(payload, body, only_present=True)
             created = None
@@ -340,9 +344,7 @@ class SessionState:
     def _fill(self, payload: dict[str, Any], target: IdParam, value: str) -> None:
         """Make a detail answer describe the resource asked for: its id, and the fields
         an earlier answer showed for it."""
-        for key in ("id", target.name):
-            if key in payload:
-                payload[key] = _typed(value, payload[key])
+        _own_id(payload, target, value)
         snapshot = self._known.get((target.kind, value)) or self._known.get((None, value))
         if snapshot:
             _overlay(payload, snapshot, only_present=False)
@@ -442,6 +444,13 @@ class SessionState:
         except (TypeError, ValueError):
             return None
         return response.example
+
+
+def _own_id(payload: dict[str, Any], target: IdParam, value: str) -> None:
+    """Set the answer's own id (``id``, or a field named as the parameter) to ``value``."""
+    for key in ("id", target.name):
+        if key in payload:
+            payload[key] = _typed(value, payload[key])
 
 
 def _creates(op: Operation, ids: list[IdParam]) -> bool:

@@ -511,6 +511,17 @@ def test_restbench_gold_paths_run_end_to_end() -> None:
     assert sent > 100 and sum(o.made_up_404 for o in outcomes) == sent
 
 
+def test_a_sub_resource_answers_with_the_id_it_was_asked_for() -> None:
+    # the spec's example of GET /movie/{movie_id}/keywords is movie 550's; asked for
+    # another movie, the answer is that movie's
+    catalog = ApiCatalog.from_file(_restbench("tmdb_oas.json"))
+    with Sandbox(catalog, seed=0) as server:
+        found = requests.get(f"{server.url}/search/movie", params={"query": "x"}, timeout=10)
+        movie = next(m["id"] for m in found.json()["results"] if m["id"] != 550)
+        keywords = requests.get(f"{server.url}/movie/{movie}/keywords", timeout=10)
+        assert keywords.status_code == 200 and keywords.json()["id"] == movie
+
+
 def test_cli_seed_makes_created_ids_repeatable() -> None:
     def first_order(seed: int) -> Any:
         proc = subprocess.Popen(
