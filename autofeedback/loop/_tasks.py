@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import requests
+from rapidfuzz.distance import Levenshtein
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
@@ -39,6 +40,7 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name, name_with_values
+from autofeedback.checks._names import literal_key
 from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -1042,9 +1044,10 @@ def _next_action(
     * the call that produces a made-up value (E5.3's "call X first"), or a missing
       required identifier (E3.4), where no producer of it has been called yet (where
       one has, the call itself with that value left to fill in from its Observation);
-    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2), an
-      unknown parameter renamed to the missing required one it is closest to (E3.3 with
-      E3.4), a missing required parameter added.
+    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2, an
+      API name one letter off), an unknown parameter renamed to the missing required
+      one it is closest to (E3.3 with E3.4), a parameter the API does not take dropped
+      (E3, E3.1), a missing required parameter added.
 
     ``None`` where the findings leave the call to the model.
 
@@ -1085,6 +1088,12 @@ def _next_action(
             arguments.setdefault(f.location[-1], ...)
         elif f.code == "E5.3" and f.location and f.location[-1] in available:
             arguments[f.location[-1]] = ...  # made up where an Observation has it
+        elif f.code in ("E3", "E3.1") and f.location and f.location[-1] in arguments:
+            # a parameter the API does not take (another API's, or nobody's): the call
+            # without it, unless it is the missing required one misnamed
+            value = arguments.pop(f.location[-1])
+            if isinstance(fix, str) and fix in missing:
+                arguments[fix] = value
         elif not isinstance(fix, str) or not fix:
             return None
         elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:
@@ -1105,19 +1114,25 @@ def _next_action(
 
 
 _METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
+#: the shortest names (as literal keys) one letter apart that are taken for a misspelling
+_ONE_OFF_MIN = 6
 _SEGMENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _sure_fix(finding: Finding, suggestion: str) -> bool:
     """Whether the suggestion is a repair rather than a guess, so the line can be shown
-    fixed: a spelling or a method of the same path (``PUT_me_player_next`` ->
-    ``POST_me_player_next``), or a response path whose fields the model wrote in order
+    fixed: a spelling (an API name one letter off included) or a method of the same
+    path (``PUT_me_player_next`` -> ``POST_me_player_next``), or a response path whose fields the model wrote in order
     but with some left out (``items[].id`` -> ``albums.items[].id``). A path that drops
     fields (``results[].credits.cast[].id`` -> ``results[].id``) or another function of
     a similar name is a guess: only named, never written into the line."""
     code, got = finding.code, finding.got
     if code in ("E2.2", "E3.2"):
         return True
+    if code == "E2.3" and isinstance(got, str):
+        # one letter off, as written (get-an-artist-albums -> get-an-artists-albums)
+        a, b = literal_key(got), literal_key(suggestion)
+        return min(len(a), len(b)) >= _ONE_OFF_MIN and Levenshtein.distance(a, b) == 1
     if code == "E2" and isinstance(got, str):
         return _METHOD.sub("", got).lower() == _METHOD.sub("", suggestion).lower()
     if code == "E5.2" and isinstance(got, str):

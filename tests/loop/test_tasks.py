@@ -675,3 +675,40 @@ def test_next_action_renames_an_unknown_parameter_to_the_missing_one(bookshop: A
         assert _next_action(findings, request, bookshop) == "<API>getBook(bookId=7)</API>"
     # a semantic guess alone is left to the model
     assert _next_action([renamed], request, bookshop) is None
+
+
+def test_next_action_drops_a_parameter_the_api_does_not_take(bookshop: Any) -> None:
+    """RestBench spotify-28: ``pause-a-users-playback(device_id='My PC')``, where
+    ``device_id`` belongs to another API, was written again until the task stopped."""
+    from autofeedback import ApiRequest, Finding
+    from autofeedback.loop._tasks import _next_action
+
+    request = ApiRequest(name="searchBooks", arguments={"query": "Dune", "device_id": "PC"})
+    other = Finding("E3.1", ("argument", "device_id"), "device_id", operation="searchBooks")
+    nobody = Finding("E3", ("argument", "device_id"), "device_id", operation="searchBooks")
+    for finding in (other, nobody):
+        assert _next_action([finding], request, bookshop) == "<API>searchBooks(query='Dune')</API>"
+    # the missing required one, misnamed: renamed, not dropped
+    request = ApiRequest(name="getBook", arguments={"book": 7})
+    misnamed = Finding("E3.1", ("argument", "book"), "book", suggestion="bookId")
+    missing = Finding("E3.4", ("path", "bookId"), None)
+    assert _next_action([misnamed, missing], request, bookshop) == "<API>getBook(bookId=7)</API>"
+
+
+def test_next_action_takes_an_api_name_one_letter_off(bookshop: Any) -> None:
+    from autofeedback import ApiRequest, Finding
+    from autofeedback.loop._tasks import _next_action, _sure_fix
+
+    def similar(got: str, meant: str) -> Finding:
+        return Finding("E2.3", ("name",), got, suggestion=meant)
+
+    request = ApiRequest(name="searchBook", arguments={"query": "Dune"})
+    assert (
+        _next_action([similar("searchBook", "searchBooks")], request, bookshop)
+        == "<API>searchBooks(query='Dune')</API>"
+    )
+    # two letters off, or short names one letter apart, are left to the model
+    request = ApiRequest(name="searchBk", arguments={"query": "Dune"})
+    assert _next_action([similar("searchBk", "searchBooks")], request, bookshop) is None
+    assert not _sure_fix(similar("carts", "carte"), "carte")
+    assert _sure_fix(similar("listCar", "listCat"), "listCat")
