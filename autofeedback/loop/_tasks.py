@@ -400,10 +400,11 @@ _REF = {
 }
 
 
-def program_schema(ops: Iterable[Operation]) -> dict[str, Any]:
-    """The JSON schema of a program for a constrained decoder: a list of calls, each to
-    one of ``ops`` with only its documented parameters (the required ones present), each
-    value of the documented type or a ``{"ref": "var.path"}`` read of an earlier result.
+def program_schema(ops: Iterable[Operation], *, max_calls: int | None = None) -> dict[str, Any]:
+    """The JSON schema of a program for a constrained decoder: a list of calls (at most
+    ``max_calls``), each to one of ``ops`` with only its documented parameters (the
+    required ones present), each value of the documented type or a ``{"ref": "var.path"}``
+    read of an earlier result.
 
     >>> from autofeedback._model import Parameter
     >>> op = Operation("getBook", parameters=(Parameter("bookId", "path", {"type": "integer"},
@@ -436,9 +437,12 @@ def program_schema(ops: Iterable[Operation]) -> dict[str, Any]:
                 "additionalProperties": False,
             }
         )
+    calls: dict[str, Any] = {"type": "array", "items": {"anyOf": branches}, "minItems": 1}
+    if max_calls is not None:
+        calls["maxItems"] = max_calls
     return {
         "type": "object",
-        "properties": {"calls": {"type": "array", "items": {"anyOf": branches}, "minItems": 1}},
+        "properties": {"calls": calls},
         "required": ["calls"],
         "additionalProperties": False,
     }
@@ -528,9 +532,12 @@ class ProgramRunner(_Runner):
         catalog: ApiCatalog,
         *,
         constrain: bool = False,
+        max_calls: int = 8,
         **options: Any,
     ) -> None:
         super().__init__(llm, catalog, **options)
+        if max_calls < 1:
+            raise ConfigurationError("max_calls must be >= 1")
         if constrain:
             from autofeedback.loop._loop import _takes_schema
 
@@ -543,6 +550,10 @@ class ProgramRunner(_Runner):
         #: (:func:`program_schema`), calls to documented functions with documented
         #: parameter names and types, or ``{"ref": ...}`` for a value read from a response
         self.constrain = constrain
+        #: the most calls a constrained program may have: without a bound the 1.5B model
+        #: wrote the same two calls over and over until its token limit cut the JSON
+        #: (GraphQL-RestBench gql-train-71; the gold programs have 1-5 calls)
+        self.max_calls = max_calls
 
     def run(
         self,
@@ -562,7 +573,11 @@ class ProgramRunner(_Runner):
             if prompt is not None
             else program_prompt(self.catalog, instruction, self.checker)
         )
-        schema = program_schema(self.catalog.operations) if self.constrain else None
+        schema = (
+            program_schema(self.catalog.operations, max_calls=self.max_calls)
+            if self.constrain
+            else None
+        )
         if schema is not None:
             first += "\n\n" + PROGRAM_JSON_FORMAT
         messages: list[dict[str, str]] = []
@@ -1122,10 +1137,11 @@ _SEGMENT = re.compile(r"[A-Za-z_]\w*")
 def _sure_fix(finding: Finding, suggestion: str) -> bool:
     """Whether the suggestion is a repair rather than a guess, so the line can be shown
     fixed: a spelling (an API name one letter off included) or a method of the same
-    path (``PUT_me_player_next`` -> ``POST_me_player_next``), or a response path whose fields the model wrote in order
-    but with some left out (``items[].id`` -> ``albums.items[].id``). A path that drops
-    fields (``results[].credits.cast[].id`` -> ``results[].id``) or another function of
-    a similar name is a guess: only named, never written into the line."""
+    path (``PUT_me_player_next`` -> ``POST_me_player_next``), or a response path whose
+    fields the model wrote in order but with some left out (``items[].id`` ->
+    ``albums.items[].id``). A path that drops fields (``results[].credits.cast[].id`` ->
+    ``results[].id``) or another function of a similar name is a guess: only named,
+    never written into the line."""
     code, got = finding.code, finding.got
     if code in ("E2.2", "E3.2"):
         return True

@@ -563,13 +563,17 @@ def test_program_constrained_writes_json_programs_that_the_checks_read(bookshop:
     bad = {"calls": [{"var": "r", "name": "searchBooks", "arguments": {"q": "Dune"}}]}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, model.schemas[0])
+    # nor more calls than the bound: a model that repeats calls cannot run to its limit
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"calls": [search] * 9}, model.schemas[0])
+    jsonschema.validate({"calls": [search] * 8}, model.schemas[0])
 
 
 def test_program_constrained_schema_is_a_llama_cpp_grammar(bookshop: Any) -> None:
     llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
     from autofeedback.loop._tasks import program_schema
 
-    schema = program_schema(bookshop.operations)
+    schema = program_schema(bookshop.operations, max_calls=3)
     assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=True)
 
 
