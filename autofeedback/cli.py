@@ -361,8 +361,9 @@ examples:
         action=on_off,
         default=None,
         help="grammar-constrained decoding: the model can only write calls to documented "
-        "APIs with documented parameters (off by default: measured, it repaired some "
-        "tasks and broke others; an OpenAI-compatible server needs structured outputs)",
+        "APIs with documented parameters (off by default: with the checks it repaired "
+        "the most tasks where every tool is in the spec, but it cannot reach a tool found "
+        "at run time; an OpenAI-compatible server needs structured outputs)",
     )
     r.add_argument(
         "--mode",
