@@ -89,7 +89,9 @@ def _bound_yaml_depth(text: str, source: str) -> None:
                     raise _too_deep(source)
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # libyaml's own bound (PyYAML >= 6.0.4 wheels)
+            raise _too_deep(source) from exc
         return  # the real load reports where the syntax breaks
 
 
