@@ -21,7 +21,14 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
 from autofeedback._resolve import Arg
-from autofeedback.checks._names import NameMatcher, Scored, closest_literal, closest_spelling
+from autofeedback.checks._names import (
+    NameMatcher,
+    Scored,
+    closest_literal,
+    closest_spelling,
+    id_entity,
+    other_entities,
+)
 
 __all__ = ["ParamCheck", "check_parameters"]
 
@@ -294,10 +301,10 @@ def _unknown(
         )
     owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
     if matcher is not None and names:
-        ranked = matcher.name_similarity(arg.name, names)
         # a name other operations document is evidence of E3.1: a variant here must be
         # clearer to outweigh it (title -> name 0.63 does; account -> password 0.55 not)
         bar = threshold + _OWNED_MARGIN if owners else threshold
+        ranked = _other_entities(matcher, arg.name, matcher.name_similarity(arg.name, names), bar)
         if ranked and ranked[0].score >= bar:
             scores = {r.name: float(r.score) for r in ranked}
             best = ranked[0].name
@@ -318,6 +325,8 @@ def _unknown(
                 f"the closest documented one is {best!r} (similarity {scores.get(best, 0.0):.2f})",
             )
     spelling = sole.name if sole is not None else closest_spelling(arg.name, candidates)
+    if spelling is not None and other_entities(arg.name, spelling):
+        spelling = None  # a movie's id is never what a person_id wanted
     if owners:
         belongs = owner.best(owners).name
         hint = f"; did you mean {spelling!r}?" if spelling else ""
@@ -340,6 +349,28 @@ def _unknown(
         operation=op.name,
         message=f"unknown {place}parameter {arg.name!r}; {op.name} takes: {shown}",
     )
+
+
+def _other_entities(
+    matcher: NameMatcher, name: str, ranked: Sequence[Scored], bar: float
+) -> list[Scored]:
+    """``ranked`` without the ids of another entity: ``movie_id`` is no semantic variant
+    of ``person_id``, although the shared suffix makes the names close (0.64 in RestBench
+    TMDB's query 25). Two id names are variants only when their entities are
+    (``client_id`` for ``customer_id``); the entities are compared on their own."""
+    entity = id_entity(name)
+    if entity is None:
+        return list(ranked)
+    kept = []
+    for r in ranked:
+        other = id_entity(r.name)
+        if r.score < bar or not other_entities(name, r.name):
+            kept.append(r)
+            continue
+        close = matcher.name_similarity(entity, [other or ""])
+        if close and close[0].score >= bar:
+            kept.append(r)
+    return kept
 
 
 def _variant(

@@ -8,7 +8,14 @@ from typing import Protocol
 
 from rapidfuzz import fuzz, process
 
-__all__ = ["NameMatcher", "closest_literal", "closest_spelling", "literal_key"]
+__all__ = [
+    "NameMatcher",
+    "closest_literal",
+    "closest_spelling",
+    "id_entity",
+    "literal_key",
+    "other_entities",
+]
 
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
@@ -17,6 +24,34 @@ def literal_key(name: str) -> str:
     """``userLogin``, ``user_login`` and ``User-Login`` all give ``userlogin`` (the paper's
     literal variants: same after lower-casing and dropping non-alphanumerics)."""
     return _NON_ALNUM.sub("", name.lower())
+
+
+# `movie_id`, `movieId`, `movie-id`, `movieID`: the entity part before an id suffix
+_ID_ENTITY = re.compile(r"^(.*?[0-9A-Za-z])(?:[_\-.]?(?:id|ids)|Ids?|IDs?)$")
+
+
+def id_entity(name: str) -> str | None:
+    """The entity an id parameter names, as a literal key, or None for a name that is
+    not ``<entity>_id`` (a bare ``id`` included).
+
+    >>> id_entity("movie_id"), id_entity("playlistId"), id_entity("id"), id_entity("valid")
+    ('movie', 'playlist', None, None)
+    """
+    m = _ID_ENTITY.match(name)
+    if m is None or name[len(m.group(1)) :] in ("id", "ids"):
+        return None  # `valid`, `paid`, `userid`: no separator, no case change
+    return literal_key(m.group(1)) or None
+
+
+def other_entities(name: str, other: str) -> bool:
+    """Whether both are ids of different entities: a movie's id is never a value for
+    ``person_id``, however close the names are.
+
+    >>> other_entities("movie_id", "personId"), other_entities("movie_id", "movieId")
+    (True, False)
+    """
+    a, b = id_entity(name), id_entity(other)
+    return a is not None and b is not None and a != b
 
 
 def closest_literal(name: str, candidates: Sequence[str]) -> str | None:

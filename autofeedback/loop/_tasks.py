@@ -40,7 +40,7 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name, name_with_values
-from autofeedback.checks._names import literal_key
+from autofeedback.checks._names import literal_key, other_entities
 from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -1107,12 +1107,12 @@ def _next_action(
             # a parameter the API does not take (another API's, or nobody's): the call
             # without it, unless it is the missing required one misnamed
             value = arguments.pop(f.location[-1])
-            if isinstance(fix, str) and fix in missing:
+            if isinstance(fix, str) and fix in missing and not other_entities(f.location[-1], fix):
                 arguments[fix] = value
         elif not isinstance(fix, str) or not fix:
             return None
         elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:
-            if f.code == "E3.3" and fix not in missing:
+            if f.code == "E3.3" and (fix not in missing or other_entities(f.location[-1], fix)):
                 return None
             arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
         elif not _sure_fix(f, fix):

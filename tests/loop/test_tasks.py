@@ -697,6 +697,11 @@ def test_next_action_drops_a_parameter_the_api_does_not_take(bookshop: Any) -> N
     misnamed = Finding("E3.1", ("argument", "book"), "book", suggestion="bookId")
     missing = Finding("E3.4", ("path", "bookId"), None)
     assert _next_action([misnamed, missing], request, bookshop) == "<API>getBook(bookId=7)</API>"
+    # never an id of another entity: an author's id is no book's (RestBench tmdb-25)
+    request = ApiRequest(name="getBook", arguments={"authorId": 7})
+    for code in ("E3.1", "E3.3"):
+        other = Finding(code, ("argument", "authorId"), "authorId", suggestion="bookId")
+        assert _next_action([other, missing], request, bookshop) != "<API>getBook(bookId=7)</API>"
 
 
 def test_next_action_takes_an_api_name_one_letter_off(bookshop: Any) -> None:

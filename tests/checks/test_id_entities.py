@@ -1,0 +1,77 @@
+"""E3.1, not E3.3, for the id of another entity: ``movie_id`` sent to an API that takes
+``person_id``. The shared suffix makes the two names close (0.64 with the packaged
+model), but an id of a movie is not a way of writing the id of a person. Seen from the
+local 1.5B model on RestBench TMDB (query 25), where the Action then pointed the model
+at ``person_id`` with a movie's id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Operation, Parameter, Scanner
+from autofeedback.checks._names import id_entity
+
+
+def _op(name: str, path: str, *params: str) -> Operation:
+    return Operation(
+        name,
+        method="GET",
+        path=path,
+        parameters=tuple(
+            Parameter(p, "path", required=True, schema={"type": "integer"}) for p in params
+        ),
+    )
+
+
+CATALOG = ApiCatalog(
+    [
+        _op("GET_person-person_id-movie_credits", "/person/{person_id}/movie_credits", "person_id"),
+        _op("GET_movie-movie_id-credits", "/movie/{movie_id}/credits", "movie_id"),
+        _op("GET_customer-customer_id", "/customer/{customer_id}", "customer_id"),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def scanner(api_retriever: Any) -> Scanner:
+    return Scanner(CATALOG, retriever=api_retriever)
+
+
+@pytest.mark.parametrize(
+    ("name", "entity"),
+    [
+        ("movie_id", "movie"),
+        ("movieId", "movie"),
+        ("movie-id", "movie"),
+        ("movieID", "movie"),
+        ("person_ids", "person"),
+        ("playlistIds", "playlist"),
+        ("id", None),
+        ("ids", None),
+        ("valid", None),  # a word ending in "id"
+        ("userid", None),  # no separator, no case change: not read as an id suffix
+        ("_id", None),
+    ],
+)
+def test_id_entity(name: str, entity: str | None) -> None:
+    assert id_entity(name) == entity
+
+
+def test_the_id_of_another_entity_is_the_other_apis_parameter(scanner: Scanner) -> None:
+    findings = list(
+        scanner.iter_findings("<API>GET_person-person_id-movie_credits(movie_id=550)</API>")
+    )
+    first = findings[0]
+    assert first.code == "E3.1", findings
+    assert "GET_movie-movie_id-credits" in first.message
+    # the missing person_id is still reported, with nothing pointing movie_id at it
+    assert [f.code for f in findings[1:]] == ["E3.4"]
+
+
+def test_the_id_of_the_same_entity_under_another_name_is_still_a_variant(
+    scanner: Scanner,
+) -> None:
+    (first, *_) = list(scanner.iter_findings("<API>GET_customer-customer_id(client_id=7)</API>"))
+    assert (first.code, first.suggestion) == ("E3.3", "customer_id")
