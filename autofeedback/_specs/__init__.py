@@ -99,7 +99,7 @@ def load_spec_file(
     ``$ref``s may read files in the spec's folder only, unless ``outside_refs`` (default:
     the environment variable ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file.
 
-    >>> ops, servers = load_spec_file(Path("tests/data/specs/swagger.json"))  # doctest: +SKIP
+    >>> ops, servers = load_spec_file(Path("tests/data/specs/swagger.json"))
     >>> [op.name for op in ops], servers[0]
     (['searchBooks', 'addBook', 'POST /books/{isbn}/cover'], 'https://library.example.org/api/v2')
     """

@@ -67,7 +67,7 @@ def guard_langchain_tool(
     >>> safe.invoke({"city": "Paris"})
     'sunny'
     >>> print(safe.invoke({"town": "Paris"}).splitlines()[1][:28])
-    Error E3 (unknown parameter)
+    Error E3.3 (semantic variant
     """
     lc_tools = _require_langchain()
     if not isinstance(tool, lc_tools.BaseTool):
