@@ -56,6 +56,7 @@ from autofeedback.checks._check_name import check_name
 from autofeedback.flow import (
     FlowGraph,
     SequenceChecker,
+    argument_differences,
     response_schemas_from_graphql,
     score_program,
     score_programs,
@@ -377,13 +378,25 @@ def failure_notes(
         stops = Counter(done[t.id][s].stop for t in gql)
         left = Counter(c for t in gql for c in done[t.id][s].errors)
         flagged = sum(bool(done[t.id][s].errors) for t in failed)
+        # the programs with the gold functions in order: which arguments differ, and how
+        kinds: Counter[str] = Counter()
+        extra: Counter[str] = Counter()
+        for t in failed:
+            if done[t.id][s].detail.get("seq_match_full", 0.0) < 1.0:
+                continue
+            diffs = argument_differences(done[t.id][s].final, t.gold)
+            kinds.update({d.kind for d in diffs})
+            extra.update(d.argument for d in diffs if d.kind == "extra")
         lines.append(
             f"- GraphQL-RestBench, {s}: {len(failed)} of {len(gql)} programs miss ArgFull; "
             f"{wrong_seq} of them call other functions or in another order (SeqFull 0), "
             f"{len(failed) - wrong_seq} call the gold functions with an argument that "
-            f"differs. The checks still report an error on {flagged} of the "
-            f"{len(failed)} (codes left: {_top(left)}); the other {len(failed) - flagged} are "
-            f"wrong in ways the documentation cannot show. Stops: {_top(stops)}."
+            f"differs (programs with an argument gold does not send {kinds['extra']}, "
+            f"most often {_top(extra, 4)}; with one left out {kinds['missing']}; with "
+            f"another value {kinds['value']}). The checks still report an error on "
+            f"{flagged} of the {len(failed)} (codes left: {_top(left)}); the other "
+            f"{len(failed) - flagged} are wrong in ways the documentation cannot show. "
+            f"Stops: {_top(stops)}."
         )
     for name in ("tmdb", "spotify"):
         rb = [t for t in tasks if t.dataset == name]

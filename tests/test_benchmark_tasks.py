@@ -65,3 +65,34 @@ def test_restbench_failure_notes_sort_each_miss_by_how_far_it_went() -> None:
     assert "1 make no call; 1 make calls but never gold's first; " in note
     assert "1 make gold's first calls, then miss the next (at step 2 1; stops: answered 1)" in note
     assert note.endswith("Codes of the findings left: E5.3 1.")
+
+
+def test_graphql_failure_notes_say_which_arguments_differ() -> None:
+    gold = 'r = S(query="Titanic")\nD(movie_id=r.results[0].id)'
+    finals = {
+        "extra": "r = S(query='Titanic', page=1)\nD(movie_id=r.results[0].id)",
+        "value": "r = S(query='Avatar')\nD(movie_id=r.results[0].id)",
+        "other": "T(x=1)",
+    }
+    gql = [tasks.Task(f"gql-{k}", "graphqlrestbench", "q", gold, {}) for k in finals]
+    done = {f"gql-{k}": {"Grammar": _program_outcome(final, gold)} for k, final in finals.items()}
+    (note,) = tasks.failure_notes(done, gql, ["Grammar"])
+    assert "3 of 3 programs miss ArgFull; 1 of them call other functions" in note
+    assert "2 call the gold functions with an argument that differs" in note
+    assert "(programs with an argument gold does not send 1, most often page 1; " in note
+    assert "with one left out 0; with another value 1)" in note
+
+
+def _program_outcome(final: str, gold: str) -> tasks.Outcome:
+    from autofeedback.flow import score_program
+
+    scores = score_program(final, gold)
+    return tasks.Outcome(
+        correct=scores.arg_match_full == 1.0,
+        stop="clean",
+        turns=1,
+        tokens=1,
+        final=final,
+        detail=scores.as_dict(),
+        errors=[],
+    )

@@ -36,7 +36,13 @@ __all__ = [
 
 # sequences and their data-flow checks (E5), GraphQL-RestBench's program metrics
 from autofeedback.flow._checks import SequenceChecker, check_sequence
-from autofeedback.flow._metrics import ProgramScores, score_program, score_programs
+from autofeedback.flow._metrics import (
+    ArgumentDifference,
+    ProgramScores,
+    argument_differences,
+    score_program,
+    score_programs,
+)
 from autofeedback.flow._sequence import (
     Sequence,
     Step,
@@ -47,11 +53,13 @@ from autofeedback.flow._sequence import (
 )
 
 __all__ += [
+    "ArgumentDifference",
     "ProgramScores",
     "Sequence",
     "SequenceChecker",
     "Step",
     "StepResponse",
+    "argument_differences",
     "check_sequence",
     "score_program",
     "score_programs",

@@ -31,7 +31,13 @@ import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["ProgramScores", "score_program", "score_programs"]
+__all__ = [
+    "ArgumentDifference",
+    "ProgramScores",
+    "argument_differences",
+    "score_program",
+    "score_programs",
+]
 
 
 @dataclass(frozen=True)
@@ -249,6 +255,49 @@ def score_program(predicted: str, gold: str) -> ProgramScores:
         else float(not got)
     )
     return ProgramScores(full, per_function, float(names_got == names_want), connected)
+
+
+@dataclass(frozen=True)
+class ArgumentDifference:
+    """Why a call of a gold function misses Arg Match: an argument gold does not send
+    (``"extra"``), one it sends that the call leaves out (``"missing"``), or the same
+    argument with another value (``"value"``)."""
+
+    kind: str
+    function: str
+    argument: str
+
+
+def argument_differences(predicted: str, gold: str) -> list[ArgumentDifference]:
+    """How the calls of ``predicted`` differ in their arguments from the gold calls of
+    the same function, paired in order as Arg Match pairs them; empty when a program
+    cannot be read.
+
+    >>> gold = 'r = S(query="Titanic")\\nD(movie_id=r.results[0].id)'
+    >>> pred = "r = S(query='Titanic', page=1)\\nD(movie_id=550)"
+    >>> [(d.kind, d.argument) for d in argument_differences(pred, gold)]
+    [('extra', 'page'), ('value', 'movie_id')]
+    """
+    want, got = _calls(gold), _calls(predicted)
+    if want is None or got is None:
+        return []
+    pool: dict[str, list[_Call]] = {}
+    for c in got:
+        pool.setdefault(c.name, []).append(c)
+    out: list[ArgumentDifference] = []
+    for c in want:
+        candidates = pool.get(c.name)
+        if not candidates:
+            continue
+        mine, theirs = dict(candidates.pop(0).args), dict(c.args)
+        for name in sorted(mine.keys() | theirs.keys()):
+            if name not in theirs:
+                out.append(ArgumentDifference("extra", c.name, name))
+            elif name not in mine:
+                out.append(ArgumentDifference("missing", c.name, name))
+            elif mine[name] != theirs[name]:
+                out.append(ArgumentDifference("value", c.name, name))
+    return out
 
 
 def score_programs(pairs: Iterable[tuple[str, str]]) -> ProgramScores:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback.flow._metrics import score_program, score_programs
+from autofeedback.flow._metrics import argument_differences, score_program, score_programs
 
 GOLD = (
     'r = GET_search_movie(query="Titanic")\n'
@@ -95,3 +95,23 @@ def test_a_call_read_from_at_once_is_a_call() -> None:
     )
     extra = score_program(program, gold)
     assert extra.seq_match_full == 0.0 and extra.arg_match_full == 0.0
+
+
+def test_argument_differences_say_why_a_call_of_a_gold_function_misses() -> None:
+    pred = (
+        "r = GET_search_movie(query='Titanic', page=1, include_adult=False)\n"
+        "r1 = GET_movie__movie_id__credits(movie_id=550)\n"
+        "r2 = GET_search_person()\n"
+        "GET_person__person_id_(person_id=r2.results[0].id)\n"
+    )
+    found = [(d.kind, d.function, d.argument) for d in argument_differences(pred, GOLD)]
+    assert found == [
+        ("extra", "GET_search_movie", "include_adult"),
+        ("extra", "GET_search_movie", "page"),
+        ("value", "GET_movie__movie_id__credits", "movie_id"),
+        ("missing", "GET_search_person", "query"),
+    ]
+    assert argument_differences(GOLD, GOLD) == []
+    # a function gold does not call, or an unreadable program: nothing to compare
+    assert argument_differences("GET_tv(x=1)", GOLD) == []
+    assert argument_differences("((((", GOLD) == []
