@@ -43,6 +43,7 @@ from jsonschema.validators import validator_for
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _FORMAT_SAMPLES, sanitize_schema
+from autofeedback.checks._names import id_stem
 
 __all__ = ["IdParam", "NotFound", "SessionState", "generate", "id_params", "singular"]
 
@@ -54,7 +55,6 @@ _MAX_DEPTH = 8
 _MAX_NODES = 2000
 _WALK_NODES = 20_000
 _VAR = re.compile(r"^\{([^{}/]+)\}$")
-_ID_SUFFIX = re.compile(r"^(.+?)(?:_id|Id|ID|-id)$")
 _LIST_KEYS = frozenset({"results", "items", "data", "content", "records", "entries"})
 _KIND_FIELDS = ("type", "media_type", "object", "kind")
 
@@ -134,11 +134,11 @@ def id_params(op: Operation) -> tuple[IdParam, ...]:
         name = m.group(1)
         prev = segments[i - 1] if i > 0 and _VAR.match(segments[i - 1]) is None else None
         kind: str | None
-        suffix = _ID_SUFFIX.match(name)
+        stem = id_stem(name)
         if name.lower() in ("id", "uuid"):
             kind = singular(prev) if prev else None
-        elif suffix is not None:
-            kind = singular(suffix.group(1))
+        elif stem is not None:
+            kind = singular(stem)
         elif prev is not None and singular(prev) != prev.lower().replace("-", "_"):
             kind = singular(prev)  # /users/{username}: what follows a plural collection
         else:

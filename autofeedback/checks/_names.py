@@ -30,17 +30,27 @@ def literal_key(name: str) -> str:
 _ID_ENTITY = re.compile(r"^(.*?[0-9A-Za-z])(?:[_\-.]?(?:id|ids)|Ids?|IDs?)$")
 
 
-def id_entity(name: str) -> str | None:
-    """The entity an id parameter names, as a literal key, or None for a name that is
-    not ``<entity>_id`` (a bare ``id`` included).
+def id_stem(name: str) -> str | None:
+    """The name of an id parameter without its id suffix, as written (``tv_show`` for
+    ``tv_show_id``); None for a name that is not ``<entity>_id`` (a bare ``id`` included).
 
-    >>> id_entity("movie_id"), id_entity("playlistId"), id_entity("id"), id_entity("valid")
-    ('movie', 'playlist', None, None)
+    >>> id_stem("tv_show_id"), id_stem("playlistIds"), id_stem("id"), id_stem("valid")
+    ('tv_show', 'playlist', None, None)
     """
     m = _ID_ENTITY.match(name)
     if m is None or name[len(m.group(1)) :] in ("id", "ids"):
         return None  # `valid`, `paid`, `userid`: no separator, no case change
-    return literal_key(m.group(1)) or None
+    return m.group(1)
+
+
+def id_entity(name: str) -> str | None:
+    """The entity an id parameter names, as a literal key (:func:`id_stem`).
+
+    >>> id_entity("movie_id"), id_entity("movieId"), id_entity("id")
+    ('movie', 'movie', None)
+    """
+    stem = id_stem(name)
+    return (literal_key(stem) or None) if stem is not None else None
 
 
 def other_entities(name: str, other: str) -> bool:
