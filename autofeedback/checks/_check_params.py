@@ -305,17 +305,21 @@ def _unknown(
         # clearer to outweigh it (title -> name 0.63 does; account -> password 0.55 not)
         bar = threshold + _OWNED_MARGIN if owners else threshold
         ranked = _other_entities(matcher, arg.name, matcher.name_similarity(arg.name, names), bar)
-        if ranked and ranked[0].score >= bar:
-            scores = {r.name: float(r.score) for r in ranked}
-            best = ranked[0].name
-            if best not in candidates:
-                # closest to a parameter the request already sends (login ~ password
-                # while password is there): what it meant is one not sent yet
-                best = (
-                    sole.name
-                    if sole is not None
-                    else next((r.name for r in ranked if r.name in candidates), best)
-                )
+        scores = {r.name: float(r.score) for r in ranked}
+        best = ranked[0].name if ranked and ranked[0].score >= bar else None
+        if best is not None and best not in candidates:
+            # closest to a parameter the request already sends (login ~ password
+            # while password is there): what it meant is one not sent yet
+            best = (
+                sole.name
+                if sole is not None
+                else next((r.name for r in ranked if r.name in candidates), best)
+            )
+            if owners and scores.get(best, 0.0) < bar:
+                # ... but another API's name that is no variant of that one is E3.1
+                # (new_password for a missing username: 0.14)
+                best = None
+        if best is not None:
             return _variant(
                 "E3.3",
                 op,

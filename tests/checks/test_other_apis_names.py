@@ -1,8 +1,12 @@
-"""E3.1, not E3.3, for the id of another entity: ``movie_id`` sent to an API that takes
-``person_id``. The shared suffix makes the two names close (0.64 with the packaged
-model), but an id of a movie is not a way of writing the id of a person. Seen from the
-local 1.5B model on RestBench TMDB (query 25), where the Action then pointed the model
-at ``person_id`` with a movie's id."""
+"""E3.1 or E3.3: when a name another API takes is read as a variant of this API's own.
+
+* The id of another entity is E3.1: ``movie_id`` sent to an API that takes
+  ``person_id``. The shared suffix makes the two names close (0.64 with the packaged
+  model), but an id of a movie is not a way of writing the id of a person. Seen from the
+  local 1.5B model on RestBench TMDB (query 25), where the Action then pointed the model
+  at ``person_id`` with a movie's id.
+* Another API's name close only to a parameter the request already sends is E3.1.
+"""
 
 from __future__ import annotations
 
@@ -75,3 +79,28 @@ def test_the_id_of_the_same_entity_under_another_name_is_still_a_variant(
 ) -> None:
     (first, *_) = list(scanner.iter_findings("<API>GET_customer-customer_id(client_id=7)</API>"))
     assert (first.code, first.suggestion) == ("E3.3", "customer_id")
+
+
+def test_another_apis_name_close_only_to_a_sent_parameter_is_e3_1(api_retriever: Any) -> None:
+    """API-Bank: ``GetUserToken(new_password=..., password=...)``. ``new_password`` is
+    close to ``password`` (0.78), which is sent; what it stands for is the missing
+    ``username`` (0.14), which it is no variant of, and ModifyPassword takes it: E3.1,
+    still pointing at ``username``. A name no API takes keeps the E3.3 reading."""
+    from account_tools import GET_TOKEN
+
+    modify = {
+        "name": "ModifyPassword",
+        "description": "Change the user's password",
+        "parameters": {
+            "type": "object",
+            "properties": {"token": {}, "old_password": {}, "new_password": {}},
+            "required": ["token", "old_password", "new_password"],
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_tools([GET_TOKEN, modify]), retriever=api_retriever)
+    call = "<API>GetUserToken(new_password='u1', password='p1')</API>"
+    (first, *_) = list(scanner.iter_findings(call))
+    assert (first.code, first.suggestion) == ("E3.1", "username")
+    assert "belongs to ModifyPassword" in first.message
+    (first, *_) = list(scanner.iter_findings("<API>GetUserToken(login='u1', password='p1')</API>"))
+    assert (first.code, first.suggestion) == ("E3.3", "username")
