@@ -368,12 +368,11 @@ def _other_entities(
     kept = []
     for r in ranked:
         other = id_entity(r.name)
-        if r.score < bar or not other_entities(name, r.name):
-            kept.append(r)
-            continue
-        close = matcher.name_similarity(entity, [other or ""])
-        if close and close[0].score >= bar:
-            kept.append(r)
+        if r.score >= bar and other is not None and other != entity:
+            close = matcher.name_similarity(entity, [other])
+            if not close or close[0].score < bar:
+                continue  # movie for person: not a variant
+        kept.append(r)
     return kept
 
 

@@ -217,6 +217,15 @@ def _in_order(needle: list[str], hay: list[str]) -> bool:
     return all(any(name == h for h in it) for name in needle)
 
 
+def _paired(want: list[_Call], got: list[_Call]) -> list[tuple[_Call, _Call | None]]:
+    """Each gold call with the predicted call of the same function it is judged against:
+    the k-th ``S`` of the prediction with the k-th ``S`` of the gold (None: none left)."""
+    pool: dict[str, list[_Call]] = {}
+    for c in got:
+        pool.setdefault(c.name, []).append(c)
+    return [(c, pool[c.name].pop(0) if pool.get(c.name) else None) for c in want]
+
+
 def score_program(predicted: str, gold: str) -> ProgramScores:
     """The four metrics for one predicted program against its gold program.
 
@@ -235,16 +244,7 @@ def score_program(predicted: str, gold: str) -> ProgramScores:
         return ProgramScores(0.0, 0.0, 0.0, 0.0)
     names_got = [c.name for c in got]
     names_want = [c.name for c in want]
-    # pair calls of the same function in order: the k-th S of the prediction with the
-    # k-th S of the gold
-    matched = 0
-    pool: dict[str, list[_Call]] = {}
-    for c in got:
-        pool.setdefault(c.name, []).append(c)
-    for c in want:
-        candidates = pool.get(c.name)
-        if candidates and candidates.pop(0).args == c.args:
-            matched += 1
+    matched = sum(mine is not None and mine.args == c.args for c, mine in _paired(want, got))
     total = max(len(got), len(want))
     per_function = matched / total if total else 1.0
     full = float(names_got == names_want and matched == len(want))
@@ -281,15 +281,11 @@ def argument_differences(predicted: str, gold: str) -> list[ArgumentDifference]:
     want, got = _calls(gold), _calls(predicted)
     if want is None or got is None:
         return []
-    pool: dict[str, list[_Call]] = {}
-    for c in got:
-        pool.setdefault(c.name, []).append(c)
     out: list[ArgumentDifference] = []
-    for c in want:
-        candidates = pool.get(c.name)
-        if not candidates:
+    for c, call in _paired(want, got):
+        if call is None:
             continue
-        mine, theirs = dict(candidates.pop(0).args), dict(c.args)
+        mine, theirs = dict(call.args), dict(c.args)
         for name in sorted(mine.keys() | theirs.keys()):
             if name not in theirs:
                 out.append(ArgumentDifference("extra", c.name, name))
