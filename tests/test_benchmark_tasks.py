@@ -81,6 +81,10 @@ def test_graphql_failure_notes_say_which_arguments_differ() -> None:
     assert "2 call the gold functions with an argument that differs" in note
     assert "(programs with an argument gold does not send 1, most often page 1; " in note
     assert "with one left out 0; with another value 1)" in note
+    assert note.endswith(
+        "Not counting the arguments gold does not send (a diagnostic, not "
+        "the paper's metric), ArgFull would be 0.333."
+    )
 
 
 def _program_outcome(final: str, gold: str) -> tasks.Outcome:
