@@ -363,7 +363,8 @@ examples:
         help="grammar-constrained decoding: the model can only write calls to documented "
         "APIs with documented parameters (off by default: with the checks it repaired "
         "the most tasks where every tool is in the spec, but it cannot reach a tool found "
-        "at run time; an OpenAI-compatible server needs structured outputs)",
+        "at run time, and in --mode program a small model fills in optional parameters "
+        "the task does not need; an OpenAI-compatible server needs structured outputs)",
     )
     r.add_argument(
         "--mode",

@@ -548,7 +548,10 @@ class ProgramRunner(_Runner):
                 )
         #: grammar-constrained decoding: the program is written as JSON
         #: (:func:`program_schema`), calls to documented functions with documented
-        #: parameter names and types, or ``{"ref": ...}`` for a value read from a response
+        #: parameter names and types, or ``{"ref": ...}`` for a value read from a response.
+        #: Off by default: on GraphQL-RestBench the local 1.5B model then called the right
+        #: functions more often but filled in optional parameters the task did not need
+        #: (benchmarks/RESULTS.md, "Multi-step tasks: GraphQL-RestBench")
         self.constrain = constrain
         #: the most calls a constrained program may have: without a bound the 1.5B model
         #: wrote the same two calls over and over until its token limit cut the JSON
