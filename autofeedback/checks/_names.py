@@ -13,6 +13,7 @@ __all__ = [
     "closest_literal",
     "closest_spelling",
     "id_entity",
+    "id_stem",
     "literal_key",
     "other_entities",
 ]
