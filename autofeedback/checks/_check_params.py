@@ -304,7 +304,9 @@ def _unknown(
         # a name other operations document is evidence of E3.1: a variant here must be
         # clearer to outweigh it (title -> name 0.63 does; account -> password 0.55 not)
         bar = threshold + _OWNED_MARGIN if owners else threshold
-        ranked = _other_entities(matcher, arg.name, matcher.name_similarity(arg.name, names), bar)
+        ranked = _without_other_entities(
+            matcher, arg.name, matcher.name_similarity(arg.name, names), bar
+        )
         scores = {r.name: float(r.score) for r in ranked}
         best = ranked[0].name if ranked and ranked[0].score >= bar else None
         if best is not None and best not in candidates:
@@ -355,7 +357,7 @@ def _unknown(
     )
 
 
-def _other_entities(
+def _without_other_entities(
     matcher: NameMatcher, name: str, ranked: Sequence[Scored], bar: float
 ) -> list[Scored]:
     """``ranked`` without the ids of another entity: ``movie_id`` is no semantic variant
