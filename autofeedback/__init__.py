@@ -21,7 +21,7 @@ from autofeedback._exceptions import (
     ToolCallRejected,
 )
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import CODES, Finding, Severity
+from autofeedback._findings import CODES, Finding, Repair, Severity
 from autofeedback._model import ApiRequest, Operation, Parameter, Response
 from autofeedback._parse import (
     ParseResult,
@@ -39,6 +39,7 @@ if _TYPE_CHECKING:
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._sandbox import Sandbox
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
+    from autofeedback.decide import Decider, Decision, Policy, Session
     from autofeedback.flow._checks import SequenceChecker, check_sequence
     from autofeedback.flow._graph import FlowGraph, Producer
     from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
@@ -56,7 +57,14 @@ if _TYPE_CHECKING:
         ResponseRejected,
         guard_session,
     )
-    from autofeedback.integrations._guard import check_tool_calls, guard, guard_tool, tool_messages
+    from autofeedback.integrations._guard import (
+        ToolCallsDecision,
+        check_tool_calls,
+        decide_tool_calls,
+        guard,
+        guard_tool,
+        tool_messages,
+    )
     from autofeedback.integrations._langchain import guard_langchain_tool
     from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
     from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
@@ -83,6 +91,12 @@ _LAZY: dict[str, str] = {
     "ResponseRejected": "autofeedback.integrations._adapter",
     "guard_session": "autofeedback.integrations._adapter",
     "check_tool_calls": "autofeedback.integrations._guard",
+    "decide_tool_calls": "autofeedback.integrations._guard",
+    "ToolCallsDecision": "autofeedback.integrations._guard",
+    "Decider": "autofeedback.decide",
+    "Decision": "autofeedback.decide",
+    "Policy": "autofeedback.decide",
+    "Session": "autofeedback.decide",
     "guard": "autofeedback.integrations._guard",
     "guard_tool": "autofeedback.integrations._guard",
     "tool_messages": "autofeedback.integrations._guard",
@@ -153,6 +167,8 @@ __all__ = [
     "AutoFeedbackWarning",
     "CallableLLM",
     "ConfigurationError",
+    "Decider",
+    "Decision",
     "DocumentedResponse",
     "Explanation",
     "FeedbackLoop",
@@ -172,11 +188,13 @@ __all__ = [
     "Operation",
     "Parameter",
     "ParseResult",
+    "Policy",
     "Producer",
     "ProgramRunner",
     "ProgramScores",
     "ProxyConfig",
     "ReactRunner",
+    "Repair",
     "ReplayLLM",
     "RequestFormatError",
     "RequestRejected",
@@ -186,18 +204,21 @@ __all__ = [
     "Sandbox",
     "Scanner",
     "SequenceChecker",
+    "Session",
     "Severity",
     "SpecError",
     "SpecWarning",
     "TaskResult",
     "TaskTurn",
     "ToolCallRejected",
+    "ToolCallsDecision",
     "Usage",
     "audit_lines",
     "check_sequence",
     "check_tool_calls",
     "closest_path",
     "create_proxy_app",
+    "decide_tool_calls",
     "explain_response",
     "function_path",
     "guard",

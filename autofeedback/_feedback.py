@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ToolCallShape
 
 __all__ = ["render_feedback"]
@@ -133,12 +133,15 @@ def render_feedback(
     *,
     corrected: str | None = None,
     shape: ToolCallShape | None = None,
+    repairs: Sequence[Repair] = (),
 ) -> str:
     """The feedback message for the model about one finding (or the first of several,
     listing the others briefly). ``corrected``: the request with every fix applied
     (:func:`autofeedback.loop._repair.corrected_call`), shown before the closing request.
     ``shape``: the request was a native tool call of that provider API; the feedback then
-    speaks of tool calls in that shape (never the ``<API>`` text format).
+    speaks of tool calls in that shape (never the ``<API>`` text format). ``repairs``:
+    what was already repaired in the call (:mod:`autofeedback.decide`), listed so that the
+    model keeps those changes.
 
     >>> from autofeedback import Finding
     >>> text = render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",
@@ -191,6 +194,9 @@ def render_feedback(
     if len(findings) > 1:
         lines.append("Other problems in the same request:")
         lines.extend(f"- {f}" for f in findings[1:6])
+    if repairs:
+        lines.append("Already repaired (keep these changes):")
+        lines.extend(f"- {r}" for r in repairs[:6])
     if corrected:
         what_fixed = "request" if shape is None else "tool call"
         lines.append(f"The {what_fixed} with these corrections: {corrected}")

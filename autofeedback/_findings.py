@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["CODES", "Finding", "Severity"]
+__all__ = ["CODES", "Finding", "Repair", "Severity"]
 
 Severity = Literal["error", "warning"]
 
@@ -62,6 +62,45 @@ def _order(code: str) -> int:
 
 
 @dataclass(frozen=True)
+class Repair:
+    """One change autofeedback made to a call because the docs and the trace left one
+    answer: the finding's ``code`` and ``location``, the value (or name) ``before`` and
+    ``after``. A renamed parameter's location is its old name; a dropped one has
+    ``after=None``.
+
+    >>> r = Repair("E3.2", ("argument", "City"), "City", "city")
+    >>> str(r)
+    "E3.2 argument.City: 'City' -> 'city'"
+    >>> r.as_dict()["after"]
+    'city'
+    """
+
+    code: str
+    location: tuple[str, ...]
+    before: Any
+    after: Any
+
+    def __str__(self) -> str:
+        where = ".".join(self.location)
+        after = "(dropped)" if self.after is None else _shown(self.after)
+        return f"{self.code} {where}: {_shown(self.before)} -> {after}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"code", "location", "before", "after"}``."""
+        return {
+            "code": self.code,
+            "location": list(self.location),
+            "before": _jsonable(self.before),
+            "after": _jsonable(self.after),
+        }
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
 class Finding:
     """One thing wrong with a request.
 
@@ -85,6 +124,7 @@ class Finding:
     suggestion: str | None = None
     operation: str | None = None
     doc: str = ""
+    fix: Repair | None = None
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
@@ -104,11 +144,14 @@ class Finding:
         text = f"{self.code} {where}: {self.message}" if where else f"{self.code}: {self.message}"
         if self.suggestion is not None and self.suggestion not in self.message:
             text += f" — did you mean {self.suggestion!r}?"
+        if self.fix is not None:
+            after = "dropped" if self.fix.after is None else _shown(self.fix.after)
+            text += f" [repaired: {_shown(self.fix.before)} -> {after}]"
         return text
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form used by ``autofeedback audit --format jsonl``."""
-        return {
+        out = {
             "code": self.code,
             "location": list(self.location),
             "got": _jsonable(self.got),
@@ -118,6 +161,9 @@ class Finding:
             "suggestion": self.suggestion,
             "operation": self.operation,
         }
+        if self.fix is not None:  # only on a repaired finding: other reports stay as they were
+            out["fix"] = {"before": _jsonable(self.fix.before), "after": _jsonable(self.fix.after)}
+        return out
 
 
 def _jsonable(value: Any) -> Any:

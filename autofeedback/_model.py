@@ -131,6 +131,7 @@ class ApiRequest:
     ``shape`` is the provider tool-call shape it came in (``None`` for text formats) and
     ``call_id`` that call's id (``tool_call_id``, ``call_id``, ``tool_use_id``...); neither
     takes part in equality, so the same call made twice compares equal.
+    ``double_encoded``: the arguments were a JSON string holding the JSON object.
     """
 
     name: str | None = None
@@ -144,6 +145,9 @@ class ApiRequest:
     raw: str = ""
     shape: ToolCallShape | None = field(default=None, compare=False)
     call_id: str | None = field(default=None, compare=False)
+    #: the arguments came as a JSON string holding the JSON object (encoded twice): read,
+    #: and reported as E4.1 at ``arguments``
+    double_encoded: bool = False
 
     @property
     def is_http(self) -> bool:

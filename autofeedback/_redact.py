@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 if TYPE_CHECKING:
-    from autofeedback._findings import Finding
+    from autofeedback._findings import Finding, Repair
     from autofeedback._model import ApiRequest
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "is_sensitive",
     "redact",
     "redact_finding",
+    "redact_repair",
     "request_secrets",
     "url_secrets",
     "value_secrets",
@@ -317,6 +318,35 @@ def redact_finding(
     return dataclasses.replace(
         finding, got=got, expected=expected, message=message, suggestion=suggestion
     )
+
+
+def redact_repair(
+    repair: Repair, *, names: Iterable[str] = (), secrets: Iterable[str] = ()
+) -> Repair:
+    """``repair`` as it may be shown: a value at a sensitive name (``("argument",
+    "token")``) is masked before and after, unless it is a name (a renamed parameter);
+    credentials anywhere else in the values are masked as everywhere.
+
+    >>> from autofeedback._findings import Repair
+    >>> redact_repair(Repair("E5.3", ("argument", "token"), "xxx", "tok-123")).after
+    '[REDACTED]'
+    >>> redact_repair(Repair("E3.2", ("argument", "Token"), "Token", "token")).after
+    'token'
+    """
+    r = _Redactor(names, secrets)
+    renamed = repair.code.startswith(("E2", "E3")) and (
+        repair.before == (repair.location[-1] if repair.location else None)
+    )
+    if renamed or repair.location[:1] == ("api",):
+        before, after = r.value(repair.before), r.value(repair.after)
+    elif repair.location and r.name(repair.location[-1]):
+        before = REDACTED if repair.before is not None else None
+        after = REDACTED if repair.after is not None else None
+    else:
+        before, after = r.value(repair.before), r.value(repair.after)
+    if (before, after) == (repair.before, repair.after):
+        return repair
+    return dataclasses.replace(repair, before=before, after=after)
 
 
 def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> None:

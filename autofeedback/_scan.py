@@ -35,6 +35,7 @@ __all__ = [
     "Output",
     "Scanner",
     "first_finding",
+    "is_program",
     "iter_findings",
     "one_line",
     "scan",
@@ -148,7 +149,7 @@ class Scanner:
         names = self._auth_names
         secrets: list[str] = []
         try:
-            if isinstance(output, str) and _is_program(output):
+            if isinstance(output, str) and is_program(output):
                 # calls that read each other's results: checked as one sequence (E5)
                 yield from self._program_findings(output, instruction)
                 return
@@ -176,13 +177,20 @@ class Scanner:
             yield redact_finding(unreadable(output, exc), names=names, secrets=secrets)
 
     def _program_findings(self, text: str, instruction: str | None) -> Iterator[Finding]:
-        from autofeedback.flow._checks import SequenceChecker
         from autofeedback.flow._sequence import sequence_from_program
+
+        checker = self.sequence_checker()
+        yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
+
+    def sequence_checker(self) -> Any:
+        """The :class:`autofeedback.flow.SequenceChecker` of this scanner's catalog and its
+        data-flow graph (made once): how a program or trace is checked."""
+        from autofeedback.flow._checks import SequenceChecker
 
         checker = self.__dict__.get("_sequence_checker")
         if checker is None:
             checker = self.__dict__["_sequence_checker"] = SequenceChecker(self, graph=self._graph)
-        yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
+        return checker
 
     def scan(self, output: Output, *, instruction: str | None = None) -> Finding | None:
         """The finding to feed back first: the first error in the paper's order, else the
@@ -198,6 +206,15 @@ class Scanner:
         context: str | None = None,
     ) -> Iterator[Finding]:
         """E2 -> E3 -> E4 for one parsed request."""
+        if request.double_encoded:
+            yield Finding(
+                "E4.1",
+                ("arguments",),
+                json.dumps(json.dumps(dict(request.arguments), default=str)),
+                expected="object",
+                message="the arguments are a JSON string holding the JSON object (encoded "
+                "twice); send the object itself",
+            )
         semantic = self._semantic_needed(request)
         matcher = self._matcher if semantic else None
         named = check_name(request, self.catalog, matcher=matcher, threshold=self.threshold)
@@ -405,7 +422,7 @@ def one_line(exc: BaseException, limit: int = 300) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _is_program(text: str) -> bool:
+def is_program(text: str) -> bool:
     """Whether ``text`` is a program whose calls read each other's results
     (``r = F(q="x")`` then ``G(id=r.items[0].id)``): a sequence, not one request."""
     if "=" not in text or "\n" not in text.strip() or "." not in text:

@@ -165,6 +165,13 @@ examples:
     )
     a.add_argument("--no-semantic", action="store_true", help="structural checks only, no model")
     a.add_argument(
+        "--fix",
+        action="store_true",
+        help="also repair what the docs leave one answer for: each report line of a "
+        "repaired record gains 'repaired' (its call written again, in its own shape) and "
+        "'repairs' ({code, location, before, after})",
+    )
+    a.add_argument(
         "--progress",
         choices=["auto", "always", "never"],
         default="auto",
@@ -378,10 +385,28 @@ examples:
     r.add_argument(
         "--max-steps", type=int, default=8, help="--mode react: most calls sent (default 8)"
     )
-    _mcp_proxy_parser(sub)
-    _proxy_parser(sub)
-    _configure({"scan": s, "audit": a, "sandbox": sb, "build": ib, "run": r}, config or {})
+    _repair_flag(r)
+    m = _mcp_proxy_parser(sub)
+    px = _proxy_parser(sub)
+    _configure(
+        {"scan": s, "audit": a, "sandbox": sb, "build": ib, "run": r, "mcp-proxy": m, "proxy": px},
+        config or {},
+    )
     return p
+
+
+def _repair_flag(parser: argparse.ArgumentParser) -> None:
+    """``--repair``, the same on every command that decides what happens to a call."""
+    from autofeedback.decide import REPAIR_MODES
+
+    parser.add_argument(
+        "--repair",
+        choices=REPAIR_MODES,
+        default="sure",
+        help="sure: repair what the docs leave one answer for (a name spelled another way, "
+        "'3' for an integer, a parameter the API does not take) instead of asking the model "
+        "again, each repair shown; off: every error goes back to the model (default sure)",
+    )
 
 
 #: ``run`` flags passed to FeedbackLoop only when given, so its defaults stay the defaults
@@ -418,6 +443,7 @@ _CONFIG_KEYS: dict[str, tuple[str, type, tuple[str, ...]]] = {
     "max-dynamic": ("max_dynamic", int, ("run",)),
     "timeout": ("timeout", float, ("run",)),
     "semantic": ("no_semantic", bool, ("scan", "audit")),
+    "repair": ("repair", str, ("run", "proxy", "mcp-proxy")),
 }
 _PATH_KEYS = ("spec", "index")
 
@@ -472,8 +498,12 @@ def _config_values(found: tuple[Path, dict[str, Any]] | None) -> dict[str, Any]:
             ok = isinstance(value, int) and not isinstance(value, bool)
         else:
             ok = isinstance(value, kind)
+        if key == "repair" and ok and value not in ("sure", "off"):
+            ok = False
         if not ok:
             shown = "a list of strings" if kind is list else f"a {kind.__name__}"
+            if key == "repair":
+                shown = "'sure' or 'off'"
             raise _Usage(f"{path}: [tool.autofeedback] {key} must be {shown}")
         if key in _PATH_KEYS:
             value = (
@@ -726,6 +756,11 @@ class _TextFormatter(_Formatter):
         self.out.write(f"[{result.id}] {status}\n")
         for f in result.findings:
             self.out.write(f"  {f.severity}: {f}\n")
+        if result.repairs:
+            shown = result.repaired
+            if not isinstance(shown, str):
+                shown = json.dumps(shown, ensure_ascii=False, default=str)
+            self.out.write(f"  repaired: {shown[:500]}\n")
 
     def finish(self, summary: AuditSummary) -> None:
         self.out.write(f"\n{summary.headline()}\n")
@@ -842,19 +877,24 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
                 partition_bytes=int(args.partition_mb * 2**20) if args.partition_mb else None,
                 on_partition=lambda n: done.__setitem__(0, done[0] + n),
                 timeout=args.dask_timeout,
+                fix=args.fix,
             )
             position: Callable[[], int] | None = lambda: done[0]  # noqa: E731
         else:
             if fmt == "har-session":
                 from autofeedback.audit._inputs import read_har_session
 
-                results = audit_units(read_har_session(stream), catalog, retriever=retriever)
+                results = audit_units(
+                    read_har_session(stream), catalog, retriever=retriever, fix=args.fix
+                )
             elif fmt == "har":
-                results = audit_units(read_har(stream), catalog, retriever=retriever)
+                results = audit_units(read_har(stream), catalog, retriever=retriever, fix=args.fix)
             elif fmt == "openai":
-                results = audit_units(read_openai(stream), catalog, retriever=retriever)
+                results = audit_units(
+                    read_openai(stream), catalog, retriever=retriever, fix=args.fix
+                )
             else:
-                results = audit_lines(stream, catalog, retriever=retriever)
+                results = audit_lines(stream, catalog, retriever=retriever, fix=args.fix)
             position = _position(handle)
         # a lone surrogate from a log must not stop the report: it is written escaped
         target = (
@@ -1064,6 +1104,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         token_budget=args.token_budget,
         timeout=args.timeout,
         hooks={"attempt": [lambda a: _print_attempt(console, a)]},
+        repair=args.repair,
         **options,
     )
     result = loop.run(args.instruction, trace=args.trace)
@@ -1153,6 +1194,7 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         "max_rounds": args.max_static,
         "token_budget": args.token_budget,
         "hooks": {"turn": [lambda t: _print_turn(console, t)]},
+        "repair": args.repair,
     }
     if args.mode == "program":
         runner = ProgramRunner(llm, catalog, constrain=bool(args.constrain), **common)
@@ -1207,6 +1249,10 @@ def _print_turn(console: Any, turn: Any) -> None:
     for f in turn.findings:
         style = "yellow" if f.severity == "warning" else "red"
         body.append(f"{f.severity}: {redact(str(f))}\n", style=style)
+    for r in turn.repairs:
+        body.append(f"repaired: {r}\n", style="green")
+    if turn.kind == "program" and turn.repairs and turn.program:
+        body.append(f"taken as repaired:\n{turn.program}\n", style="green")
     if turn.sent is not None:
         body.append(f"sent: {turn.sent['method']} {turn.sent['url']}\n", style="cyan")
     if turn.observation is not None:
@@ -1230,6 +1276,8 @@ def _print_attempt(console: Any, attempt: Any) -> None:
     body.append(str(redact(attempt.output.strip()[:500])) + "\n")
     for f in attempt.findings:
         body.append(f"{f.severity}: {f}\n", style="yellow" if f.severity == "warning" else "red")
+    for r in attempt.repairs:
+        body.append(f"repaired: {r}\n", style="green")
     if attempt.sent is not None:
         body.append(f"sent: {attempt.sent['method']} {attempt.sent['url']}\n", style="cyan")
     if attempt.status is not None:
@@ -1273,7 +1321,7 @@ def _flow(args: argparse.Namespace, out: IO[str]) -> int:
 # -- mcp-proxy ----------------------------------------------------------------------
 
 
-def _mcp_proxy_parser(sub: Any) -> None:
+def _mcp_proxy_parser(sub: Any) -> argparse.ArgumentParser:
     m = sub.add_parser(
         "mcp-proxy",
         help="an MCP server in front of another: checks every tools/call against its tools",
@@ -1318,6 +1366,8 @@ def _mcp_proxy_parser(sub: Any) -> None:
         help="pass a terse server error back without the tool's documentation",
     )
     m.add_argument("--timeout", type=float, default=300.0, help="per upstream request, seconds")
+    _repair_flag(m)
+    return m  # type: ignore[no-any-return]
 
 
 def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
@@ -1348,6 +1398,7 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
         explain_errors=not args.no_explain_errors,
         timeout=args.timeout,
         stderr=err,
+        repair=args.repair,
     )
     return run_mcp_proxy(options)
 
@@ -1355,7 +1406,7 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
 # -- proxy (issue 17): an OpenAI-compatible proxy that checks tool calls -------------
 
 
-def _proxy_parser(sub: Any) -> None:
+def _proxy_parser(sub: Any) -> argparse.ArgumentParser:
     px = sub.add_parser(
         "proxy", help="an OpenAI-compatible proxy that checks tool calls and asks again"
     )
@@ -1366,6 +1417,16 @@ def _proxy_parser(sub: Any) -> None:
     px.add_argument("--max-rounds", type=int, default=3, help="requests upstream per call")
     px.add_argument("--token-budget", type=int, help="stop asking again past this many tokens")
     px.add_argument("--semantic", action="store_true", help="also the semantic checks (E2.3, E3.3)")
+    _repair_flag(px)
+    px.add_argument(
+        "--on-give-up",
+        choices=["error", "pass"],
+        default="error",
+        help="when the model's tool calls are still wrong after the last round: error, an "
+        "HTTP 422 JSON error that the client library raises (default); pass, the completion "
+        "as the model wrote it, marked in the x-autofeedback header",
+    )
+    return px  # type: ignore[no-any-return]
 
 
 def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -1384,6 +1445,8 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         max_rounds=args.max_rounds,
         token_budget=args.token_budget,
         semantic=args.semantic,
+        repair=args.repair,
+        give_up=args.on_give_up,
         stdout=out,
         stderr=err,
     )

@@ -60,12 +60,43 @@ def test_run_replays_the_whole_round_trip(terse_bookshop: Sandbox, tmp_path: Pat
         "1",
         "--trace",
         str(trace),
+        "--repair",
+        "off",  # the paper's loop: the misspelt name goes back to the model
     )
     assert code == 0, out + err
     assert "E2.2" in out and "20002" in out and "success" in out
     assert "YYYY-MM-DD" in out  # the explanation retrieved from the docs is shown
     rows = [json.loads(x) for x in trace.read_text().splitlines()]
     assert rows[-1]["summary"] and rows[-1]["success"] and len(rows) == 4
+
+
+def test_run_repairs_what_is_certain_and_sends_it(terse_bookshop: Sandbox, tmp_path: Path) -> None:
+    """The default ``--repair sure``: the misspelt API name is repaired and sent, no
+    second model call; the trace and the printed attempt show the repair."""
+    trace = tmp_path / "trace.jsonl"
+    code, out, err = cli(
+        "run",
+        "--spec",
+        str(SPEC),
+        "--instruction",
+        "Find science books",
+        "--llm",
+        f"replay:{REPLAY}",
+        "--base-url",
+        terse_bookshop.url,
+        "--trace",
+        str(trace),
+    )
+    assert code == 0, out + err
+    assert "after 1 attempt(s)" in out and "repaired" in out
+    rows = [json.loads(x) for x in trace.read_text().splitlines()]
+    first = rows[0]
+    assert first["repairs"] == [
+        {"code": "E2.2", "location": ["api"], "before": "search_books", "after": "searchBooks"}
+    ]
+    assert first["findings"][0]["fix"] == {"before": "search_books", "after": "searchBooks"}
+    assert "/books?query=science" in first["sent"]["url"]
+    assert rows[-1]["success"] and rows[-1]["request"]["name"] == "searchBooks"
 
 
 def test_run_refuses_a_host_outside_the_spec(terse_bookshop: Sandbox, tmp_path: Path) -> None:
@@ -115,6 +146,8 @@ def test_run_no_gate_sends_what_the_scanner_flags(terse_bookshop: Sandbox, tmp_p
         terse_bookshop.url,
         "--no-gate",
         "--no-static",
+        "--repair",
+        "off",
     )
     assert code == 0, out + err
     assert len(terse_bookshop.requests_seen) == before + 2  # the flagged one was sent too

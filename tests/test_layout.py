@@ -15,14 +15,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "autofeedback"
 
 # folder -> the autofeedback folders its modules must never import ("" is the top-level core)
 FORBIDDEN: dict[str, set[str]] = {
-    "_parse": {"checks", "flow", "loop", "audit", "integrations", "cli"},
-    "_specs": {"checks", "flow", "loop", "audit", "integrations", "cli"},
-    "checks": {"flow", "loop", "audit", "integrations", "cli"},
-    "flow": {"loop", "audit", "integrations", "cli"},
+    "_parse": {"checks", "flow", "decide", "loop", "audit", "integrations", "cli"},
+    "_specs": {"checks", "flow", "decide", "loop", "audit", "integrations", "cli"},
+    "checks": {"flow", "decide", "loop", "audit", "integrations", "cli"},
+    "flow": {"decide", "loop", "audit", "integrations", "cli"},
+    # the one decision (forward, repair, feed back, stop) every entry point shares
+    "decide": {"loop", "audit", "integrations", "cli"},
     "loop": {"audit", "integrations", "cli"},
     "audit": {"loop", "integrations", "cli"},
     "integrations": {"audit", "cli"},
-    "": {"loop", "audit", "integrations", "cli"},
+    "": {"decide", "loop", "audit", "integrations", "cli"},
 }
 # the facade and the entry points stand above every folder
 ABOVE = {"__init__.py", "cli.py", "pytest_plugin.py", "__main__.py"}

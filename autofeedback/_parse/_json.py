@@ -82,22 +82,37 @@ def _call_shape(obj: Mapping[str, Any]) -> tuple[str, str | None] | None:
 
 
 def _arguments(value: Any, name: str) -> dict[str, Any]:
+    return _decoded_arguments(value, name)[0]
+
+
+def _decoded_arguments(value: Any, name: str) -> tuple[dict[str, Any], bool]:
+    """The arguments as an object, and whether they came encoded twice: a JSON string
+    whose text is the JSON object (the most reported tool-call defect of open models),
+    read here so that the checks can say so (E4.1) and the call can still be judged."""
+    twice = False
     if value is None:
-        return {}
+        return {}, False
     if isinstance(value, str):
         if not value.strip():
-            return {}
+            return {}, False
         try:
             value = _json_loads(value)
         except _Problem as exc:
             raise RequestFormatError(
                 f"the arguments of {name!r} are not valid JSON: {exc.reason}"
             ) from None
+        if isinstance(value, str) and value.strip()[:1] == "{":
+            try:
+                inner = _json_loads(value)
+            except _Problem:
+                inner = None
+            if isinstance(inner, Mapping):
+                value, twice = inner, True
     if not isinstance(value, Mapping):
         raise RequestFormatError(
             f"the arguments of {name!r} must be a JSON object, got {_type_name(value)}"
         )
-    return dict(value)
+    return dict(value), twice
 
 
 def _call_from_mapping(call: Mapping[str, Any], fmt: RequestFormat) -> ApiRequest:
@@ -119,8 +134,10 @@ def _call_from_mapping(call: Mapping[str, Any], fmt: RequestFormat) -> ApiReques
     if not isinstance(name, str) or not name.strip():
         raise RequestFormatError(f"the function name under {name_key!r} must be a non-empty string")
     name = name.strip()
-    arguments = _arguments(call[arg_key] if arg_key is not None else None, name)
-    return ApiRequest(name=name, arguments=arguments, format=fmt, raw=_dump(call))
+    arguments, twice = _decoded_arguments(call[arg_key] if arg_key is not None else None, name)
+    return ApiRequest(
+        name=name, arguments=arguments, format=fmt, raw=_dump(call), double_encoded=twice
+    )
 
 
 def request_from_call(call: Mapping[str, Any]) -> ApiRequest:
@@ -275,7 +292,7 @@ def request_from_tool_call(call: RawToolCall) -> ApiRequest:
     name = call.name
     if not isinstance(name, str) or not name.strip():
         raise RequestFormatError(f"the {call.shape} tool call names no function")
-    arguments = _arguments(call.arguments, name.strip())
+    arguments, twice = _decoded_arguments(call.arguments, name.strip())
     return ApiRequest(
         name=name.strip(),
         arguments=arguments,
@@ -283,6 +300,7 @@ def request_from_tool_call(call: RawToolCall) -> ApiRequest:
         raw=_dump(call.block),
         shape=call.shape,
         call_id=call.call_id,
+        double_encoded=twice,
     )
 
 

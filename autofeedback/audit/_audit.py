@@ -26,7 +26,7 @@ from typing import Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
-from autofeedback._findings import CODES, Finding
+from autofeedback._findings import CODES, Finding, Repair
 from autofeedback._redact import redact, value_secrets
 from autofeedback._scan import Scanner, one_line
 
@@ -50,11 +50,19 @@ class AuditResult:
     error: str | None = None
     line: int = 0
     operations: tuple[str, ...] = ()
+    #: with ``fix``: the record's call written again with the certain repairs, in the
+    #: shape the record gave it (``None`` when nothing was repaired), and the repairs
+    repaired: Any = None
+    repairs: tuple[Repair, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         if self.error is not None:
             return {"id": self.id, "ok": False, "error": self.error}
-        return {"id": self.id, "ok": self.ok, "findings": [f.as_dict() for f in self.findings]}
+        out = {"id": self.id, "ok": self.ok, "findings": [f.as_dict() for f in self.findings]}
+        if self.repairs:
+            out["repaired"] = self.repaired
+            out["repairs"] = [r.as_dict() for r in self.repairs]
+        return out
 
 
 @dataclass
@@ -70,6 +78,9 @@ class AuditSummary:
     by_operation_code: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: ``code -> count`` of the findings that are warnings (the rest are errors)
     warnings_by_code: Counter[str] = field(default_factory=Counter)
+    #: records written again with repairs (``fix``), and the repairs per code
+    repaired: int = 0
+    repairs_by_code: Counter[str] = field(default_factory=Counter)
 
     def add(self, result: AuditResult) -> None:
         self.records += 1
@@ -78,6 +89,9 @@ class AuditSummary:
             return
         if result.ok:
             self.clean += 1
+        if result.repairs:
+            self.repaired += 1
+            self.repairs_by_code.update(r.code for r in result.repairs)
         for f in result.findings:
             self.by_code[f.code] += 1
             if f.severity != "error":
@@ -109,10 +123,13 @@ class AuditSummary:
         with_findings = self.records - self.clean - self.bad_lines
         bad = "line" if self.bad_lines == 1 else "lines"
         noun = "record" if self.records == 1 else "records"
-        return (
+        line = (
             f"{self.records} {noun}: {self.clean} clean, {with_findings} with findings, "
             f"{self.bad_lines} bad input {bad}"
         )
+        if self.repaired:
+            line += f"; {self.repaired} repaired"
+        return line
 
     def operation_rows(self) -> list[tuple[str, int, str]]:
         """``(operation, findings, "E3.2×2, E4.1×1")``, most findings first."""
@@ -130,8 +147,10 @@ class AuditSummary:
 class _CatalogCache:
     """Per-record ``tools`` are usually the same few lists: load each once."""
 
-    def __init__(self, base: ApiCatalog | None, retriever: Any = "auto") -> None:
+    def __init__(self, base: ApiCatalog | None, retriever: Any = "auto", fix: bool = False) -> None:
         self.base = base
+        #: write each record's repaired call (``audit --fix``)
+        self.fix = fix
         self._scanners: dict[str, Scanner] = {}
         self._base_scanner: Scanner | None = None
         self._kept = 0  # characters of the tool lists behind ``_scanners``
@@ -239,7 +258,12 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
-    return AuditResult(rid, ok, findings, line=line, operations=ops)
+    result = AuditResult(rid, ok, findings, line=line, operations=ops)
+    if cache.fix and not ok:
+        from autofeedback.audit._fix import fix_record
+
+        result = fix_record(result, record[kinds[0]], kinds[0], scanner, instruction)
+    return result
 
 
 def _audit_sequence(
@@ -281,7 +305,12 @@ def _audit_sequence(
     findings = tuple(checker.iter_findings(seq))
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
-    return AuditResult(rid, ok, findings, line=line, operations=ops)
+    result = AuditResult(rid, ok, findings, line=line, operations=ops)
+    if cache.fix and not ok:
+        from autofeedback.audit._fix import fix_sequence
+
+        result = fix_sequence(result, record, seq, checker, tools)
+    return result
 
 
 def audit_lines(
@@ -290,8 +319,13 @@ def audit_lines(
     *,
     retriever: Any = "auto",
     start: int = 1,
+    fix: bool = False,
 ) -> Iterator[AuditResult]:
     """Audit a JSONL stream lazily, in order, in constant memory.
+
+    ``fix``: each record with errors is also repaired where the docs leave one answer
+    (:mod:`autofeedback.decide`); its result then carries ``repaired``, the record's
+    call written again in its own shape, and ``repairs``.
 
     Blank lines (a trailing newline, an empty line between records) are skipped, as jq
     and pandas skip them; every other line gets exactly one result.
@@ -305,7 +339,7 @@ def audit_lines(
     ...                            catalog, retriever=None)]
     [True, False]
     """
-    cache = _CatalogCache(catalog, retriever)
+    cache = _CatalogCache(catalog, retriever, fix)
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         if number == start:
@@ -349,7 +383,7 @@ class Unit:
 
 
 def audit_units(
-    units: Iterable[Unit], catalog: ApiCatalog | None, *, retriever: Any = "auto"
+    units: Iterable[Unit], catalog: ApiCatalog | None, *, retriever: Any = "auto", fix: bool = False
 ) -> Iterator[AuditResult]:
     """Audit already-decoded records (see :mod:`autofeedback.audit._inputs`), lazily, in order.
 
@@ -359,7 +393,7 @@ def audit_units(
     >>> [(r.ok, r.error) for r in audit_units(units, catalog, retriever=None)]
     [(True, None), (False, 'bad')]
     """
-    cache = _CatalogCache(catalog, retriever)
+    cache = _CatalogCache(catalog, retriever, fix)
     for unit in units:
         rid = unit.id if unit.id is not None else unit.line
         if isinstance(rid, str):

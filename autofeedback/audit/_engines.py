@@ -128,8 +128,9 @@ def _audit_partition(
     catalog: ApiCatalog | None,
     input_format: str,
     retriever: Any,
+    fix: bool = False,
 ) -> list[AuditResult]:
-    return _audit_data(_read(path, start, end), first_line, catalog, input_format, retriever)
+    return _audit_data(_read(path, start, end), first_line, catalog, input_format, retriever, fix)
 
 
 _retriever: Any = None
@@ -157,6 +158,7 @@ def _audit_data(
     catalog: ApiCatalog | None,
     input_format: str,
     retriever: Any,
+    fix: bool = False,
 ) -> list[AuditResult]:
     retriever = _process_retriever(retriever)
     lines = _text_lines(data)
@@ -164,8 +166,8 @@ def _audit_data(
         from autofeedback.audit._inputs import read_openai
 
         units = read_openai(lines, start=first_line)
-        return list(audit_units(units, catalog, retriever=retriever))
-    return list(audit_lines(lines, catalog, retriever=retriever, start=first_line))
+        return list(audit_units(units, catalog, retriever=retriever, fix=fix))
+    return list(audit_lines(lines, catalog, retriever=retriever, start=first_line, fix=fix))
 
 
 def audit_file_dask(
@@ -179,6 +181,7 @@ def audit_file_dask(
     partition_bytes: int | None = None,
     on_partition: Callable[[int], None] | None = None,
     timeout: float = 10.0,
+    fix: bool = False,
 ) -> Iterator[AuditResult]:
     """Audit a line-based log file with Dask, yielding results in file order.
 
@@ -226,6 +229,7 @@ def audit_file_dask(
                 workers or os.cpu_count() or 1,
                 partition_bytes,
                 on_partition,
+                fix,
             )
     os.stat(path)  # a missing log is an error before a cluster starts
     run = _run_distributed(
@@ -236,6 +240,7 @@ def audit_file_dask(
         _connect(scheduler, workers or os.cpu_count() or 1, timeout),
         partition_bytes,
         on_partition,
+        fix,
     )
     next(run)  # connected; from here on, closing the iterator closes the client
     return cast(Iterator[AuditResult], run)
@@ -256,6 +261,7 @@ def _run(
     workers: int,
     partition_bytes: int | None,
     on_partition: Callable[[int], None] | None,
+    fix: bool = False,
 ) -> Iterator[AuditResult]:
     from dask.base import compute as _compute
     from dask.delayed import delayed
@@ -287,7 +293,7 @@ def _run(
         for i in range(0, len(ranges), window):
             batch = ranges[i : i + window]
             jobs = [
-                task(path, a, b, firsts[i + k], catalog, input_format, retriever)
+                task(path, a, b, firsts[i + k], catalog, input_format, retriever, fix)
                 for k, (a, b) in enumerate(batch)
             ]
             for (a, b), results in zip(batch, compute(*jobs, **options), strict=True):
@@ -371,6 +377,7 @@ def _run_distributed(
     connection: _Connection,
     partition_bytes: int | None,
     on_partition: Callable[[int], None] | None,
+    fix: bool = False,
 ) -> Iterator[AuditResult | None]:
     """Yields ``None`` once connected, then the results in file order.
 
@@ -401,6 +408,7 @@ def _run_distributed(
                         shipped,
                         input_format,
                         retriever,
+                        fix,
                         pure=False,
                     )
                     pending.append((len(data), task))

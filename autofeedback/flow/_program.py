@@ -38,7 +38,7 @@ from typing import Any
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
 
-__all__ = ["Derived", "Ref", "Unbound", "parse_program", "path_text"]
+__all__ = ["CallSpans", "Derived", "Ref", "Unbound", "parse_program", "path_text"]
 
 #: An item of an array (an index, a slice or an iteration), in a reference path.
 ITEM = "[]"
@@ -266,9 +266,21 @@ def _is_join(node: ast.Call) -> bool:
 
 
 @dataclass(frozen=True)
+class CallSpans:
+    """Where a call is written in the program text, as ``(start, end)`` character
+    offsets: the whole call, its function name, each ``keyword=value`` and each value
+    (by keyword). What a repair rewrites (:mod:`autofeedback.decide`)."""
+
+    call: tuple[int, int]
+    func: tuple[int, int]
+    keywords: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    values: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ProgramCall:
     """One call of a program: its name, keyword arguments, positional arguments and the
-    variable its result is bound to."""
+    variable its result is bound to; ``spans`` says where it is written."""
 
     name: str
     arguments: Mapping[str, Value]
@@ -276,6 +288,7 @@ class ProgramCall:
     variable: str | None = None
     line: int = 0
     text: str = ""
+    spans: CallSpans | None = field(default=None, compare=False)
 
 
 def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
@@ -295,7 +308,7 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
             name = dotted.group(1)
             msg += f"; a parameter named {name!r} is passed as **{{{name!r}: value}}"
         return [], [Finding("E1", (), text[:200], message=f"the program cannot be parsed: {msg}")]
-    program = _Program()
+    program = _Program(_Offsets(text))
     program.block(tree.body)
     return program.calls, program.problems
 
@@ -310,8 +323,36 @@ _COLLECT = frozenset({"append", "extend", "add", "insert", "update"})
 _MAX_NESTING = 16
 
 
+class _Offsets:
+    """Character offsets into a program's text for :mod:`ast` positions, which count
+    lines of the stripped text and UTF-8 bytes within a line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        start = len(text) - len(text.lstrip())
+        stripped = text.strip()
+        self.starts: list[int] = []
+        at = start
+        for line in stripped.split("\n"):
+            self.starts.append(at)
+            at += len(line) + 1
+        self.lines = stripped.split("\n")
+
+    def at(self, lineno: int | None, col: int | None) -> int | None:
+        if lineno is None or col is None or not 0 < lineno <= len(self.lines):
+            return None
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> tuple[int, int] | None:
+        start = self.at(getattr(node, "lineno", None), getattr(node, "col_offset", None))
+        end = self.at(getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None))
+        return None if start is None or end is None else (start, end)
+
+
 class _Program:
-    def __init__(self) -> None:
+    def __init__(self, offsets: _Offsets | None = None) -> None:
+        self.offsets = offsets
         self.scope = _Scope()
         self.reader = _Reader(self.scope)
         self.calls: list[ProgramCall] = []
@@ -443,10 +484,33 @@ class _Program:
         name = _callee(value.func)
         assert name is not None
         self.calls.append(
-            ProgramCall(name, arguments, positional, target, stmt.lineno, ast.unparse(value))
+            ProgramCall(
+                name,
+                arguments,
+                positional,
+                target,
+                stmt.lineno,
+                ast.unparse(value),
+                self._spans(value),
+            )
         )
         if target is not None:
             self.scope.bind_call(target, len(self.calls) - 1)
+
+    def _spans(self, value: ast.Call) -> CallSpans | None:
+        offsets = self.offsets
+        if offsets is None:
+            return None
+        call, func = offsets.span(value), offsets.span(value.func)
+        if call is None or func is None:
+            return None
+        keywords: dict[str, tuple[int, int]] = {}
+        values: dict[str, tuple[int, int]] = {}
+        for kw in value.keywords:
+            whole, inner = offsets.span(kw), offsets.span(kw.value)
+            if kw.arg and whole is not None and inner is not None:
+                keywords[kw.arg], values[kw.arg] = whole, inner
+        return CallSpans(call, func, keywords, values)
 
     def _collects(self, value: ast.Call) -> bool:
         """``out.append(...)`` on a name the program made itself (not an API's object)."""

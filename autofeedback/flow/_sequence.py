@@ -27,6 +27,7 @@ __all__ = [
     "Step",
     "StepResponse",
     "is_sequence_record",
+    "looks_like_program",
     "sequence_from_chat",
     "sequence_from_program",
     "sequence_from_record",
@@ -101,10 +102,12 @@ def is_sequence_record(record: Mapping[str, Any]) -> bool:
     output = record.get("output")
     if isinstance(output, str) and "responses" in record:
         return True
-    return isinstance(output, str) and _looks_like_program(output)
+    return isinstance(output, str) and looks_like_program(output)
 
 
-def _looks_like_program(text: str) -> bool:
+def looks_like_program(text: str) -> bool:
+    """Whether ``text`` is a program: Python statements only, one of them a call whose
+    result is assigned to a variable (``r = F(q="x")``)."""
     import ast
 
     if "=" not in text or "(" not in text:

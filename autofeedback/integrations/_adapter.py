@@ -52,6 +52,7 @@ from autofeedback._redact import (
 )
 from autofeedback._scan import Scanner, unreadable
 from autofeedback.checks._check_values import deserialize
+from autofeedback.decide import Decider, Decision, RepairMode, check_repair
 from autofeedback.integrations._guard import SpecLike, as_catalog
 from autofeedback.loop._send import redact_url
 
@@ -347,8 +348,10 @@ class HttpGuard:
         allow_hosts: Iterable[str] = (),
         doc_index: DocIndex | None = None,
         retriever: Any = "auto",
+        repair: RepairMode = "sure",
     ) -> None:
         catalog = as_catalog(spec_or_catalog)
+        check_repair(repair)
         if base_url:
             try:
                 netloc = urlsplit(base_url).netloc
@@ -368,6 +371,9 @@ class HttpGuard:
             )
         self.catalog = catalog
         self.scanner = Scanner(catalog, retriever=retriever)
+        #: the one decision (:mod:`autofeedback.decide`): with ``repair="sure"`` a request
+        #: whose every error has a certain repair is sent repaired (:meth:`repaired`)
+        self.decider = Decider(self.scanner, repair=repair)
         self.allowed = self.servers | Origins.of((), extra=allow_hosts)
         self.auth_names = auth_names(catalog)
         self._doc_index = doc_index
@@ -399,7 +405,9 @@ class HttpGuard:
             call = _scrub(f"{request.method} {redact_url(request.url or '')}", secrets)
             return Violation(call, (finding,), None)
 
-    def _violation(self, request: requests.PreparedRequest) -> Violation | None:
+    def _request(self, request: requests.PreparedRequest) -> tuple[ApiRequest, bool, list[Finding]]:
+        """The prepared request as the checks read it, whether its body was readable,
+        and the findings about reading the body."""
         method = (request.method or "GET").upper()
         url = request.url or ""
         body, readable, body_findings = _body(request, _wants_json(self.catalog, method, url))
@@ -412,6 +420,39 @@ class HttpGuard:
             body=body,
             format="request",
         )
+        return api_request, readable, body_findings
+
+    def repaired(
+        self, request: requests.PreparedRequest
+    ) -> tuple[requests.PreparedRequest, Decision] | None:
+        """``request`` with the certain repairs of the decision, and the decision, where
+        every error of it has one (a query parameter spelled another way, ``"3"`` for an
+        integer in a JSON body, a path spelled as documented); ``None`` otherwise (then
+        :meth:`rejection` says what is wrong)."""
+        if self.decider.repair == "off":
+            return None
+        api_request, readable, body_findings = self._request(request)
+        if body_findings or not readable:
+            return None
+        decision = self.decider.decide_request(api_request)
+        fixed = decision.request
+        if decision.action != "forward" or not decision.repairs or fixed is None:
+            return None
+        prepared = request.copy()
+        if fixed.url != api_request.url:
+            prepared.prepare_url(fixed.url, None)
+        if fixed.body != api_request.body:
+            media = request.headers.get("Content-Type") or ""
+            if not isinstance(fixed.body, Mapping) or "json" not in media.lower():
+                return None  # a body rewritten only where it was JSON
+            prepared.prepare_body(data=None, files=None, json=dict(fixed.body))
+            prepared.headers["Content-Type"] = media
+        return prepared, decision
+
+    def _violation(self, request: requests.PreparedRequest) -> Violation | None:
+        method = (request.method or "GET").upper()
+        url = request.url or ""
+        api_request, readable, body_findings = self._request(request)
         findings = [*body_findings, *self.scanner.iter_findings(api_request)]
         if not readable:
             # a body we could not read is not a missing body
@@ -500,7 +541,10 @@ class GuardAdapter(HTTPAdapter):
     ``mode`` says what a request that breaks the docs does: ``"raise"``
     :class:`RequestRejected` (nothing is sent), ``"warn"`` (an
     :class:`AutoFeedbackWarning`, then it is sent) or ``"log"`` (a warning on the
-    ``autofeedback`` logger, credentials redacted, then it is sent). A request to a host
+    ``autofeedback`` logger, credentials redacted, then it is sent). With
+    ``repair="sure"`` (the default) a request whose every error has a certain repair is
+    sent repaired instead, with a warning on the ``autofeedback`` logger (an
+    :class:`AutoFeedbackWarning` in mode ``"warn"``) naming each repair. A request to a host
     that is neither a spec server nor in ``allow_hosts`` raises :class:`HostNotAllowed`
     in every mode. With ``check_responses``, an error response is explained from the docs
     (``doc_index``, or one built from the spec on first use) and raised as
@@ -520,6 +564,7 @@ class GuardAdapter(HTTPAdapter):
         allow_hosts: Iterable[str] = (),
         base_url: str | None = None,
         retriever: Any = "auto",
+        repair: RepairMode = "sure",
         **adapter_kwargs: Any,
     ) -> None:
         if mode not in _MODES:
@@ -530,6 +575,7 @@ class GuardAdapter(HTTPAdapter):
             allow_hosts=allow_hosts,
             doc_index=doc_index,
             retriever=retriever,
+            repair=repair,
         )
         self.mode: Mode = mode
         self.check_responses = check_responses
@@ -550,9 +596,25 @@ class GuardAdapter(HTTPAdapter):
         if not self.guard.allows(url):
             raise HostNotAllowed(shown_origin(url), list(self.guard.allowed))
         if self.guard.covers(url):
-            problem = self.guard.rejection(request)
-            if problem is not None:
-                report_problem(problem, self.mode, stacklevel=4)
+            fixed = self.guard.repaired(request)
+            if fixed is not None:
+                # sent repaired, and said so: never a silent change of a request
+                request, decision = fixed
+                secrets = _secrets(request, self.guard.auth_names)
+                note = _scrub(
+                    f"{request.method} {redact_url(request.url or '', self.guard.auth_names)} "
+                    "was sent with the repairs: " + "; ".join(map(str, decision.repairs)),
+                    secrets,
+                    self.guard.auth_names,
+                )
+                if self.mode == "warn":
+                    warnings.warn(AutoFeedbackWarning(note), stacklevel=3)
+                else:
+                    logger.warning("%s", note)
+            else:
+                problem = self.guard.rejection(request)
+                if problem is not None:
+                    report_problem(problem, self.mode, stacklevel=4)
         response = super().send(
             request, stream=stream, timeout=timeout, verify=verify, cert=cert, proxies=proxies
         )

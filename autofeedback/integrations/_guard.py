@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -26,20 +27,26 @@ from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallRejected
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, ToolCallShape
 from autofeedback._parse._providers import find_tool_calls, provider_tools, shape_format
 from autofeedback._scan import Scanner, one_line
+from autofeedback.decide import Decider, Decision, RepairMode, check_repair
 
 __all__ = [
     "OnError",
     "SpecLike",
+    "ToolCallDecision",
+    "ToolCallsDecision",
     "as_catalog",
     "check_tool_calls",
+    "decide_tool_calls",
     "guard",
     "guard_tool",
     "tool_messages",
 ]
+
+_log = logging.getLogger("autofeedback.guard")
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -114,7 +121,9 @@ def _call_arguments(signature: inspect.Signature | None, args: Any, kwargs: Any)
 class _ToolGuard:
     """The checking half of :func:`guard`, shared by the sync and async wrappers."""
 
-    def __init__(self, catalog: ApiCatalog, operation: str, retriever: Any) -> None:
+    def __init__(
+        self, catalog: ApiCatalog, operation: str, retriever: Any, repair: RepairMode = "sure"
+    ) -> None:
         if operation not in catalog:
             known = ", ".join(catalog.names[:20]) or "(none)"
             raise ConfigurationError(
@@ -124,10 +133,16 @@ class _ToolGuard:
         self.catalog = catalog
         self.operation = operation
         self.scanner = Scanner(catalog, retriever=retriever)
+        self.decider = Decider(self.scanner, repair=repair)
 
     def check(self, arguments: Mapping[str, Any]) -> ToolCallRejected | None:
         request = ApiRequest(name=self.operation, arguments=dict(arguments), format="python")
         return _rejection(list(self.scanner.iter_findings(request)))
+
+    def decide(self, arguments: Mapping[str, Any]) -> Decision:
+        """The one decision on a call of this tool with ``arguments``."""
+        request = ApiRequest(name=self.operation, arguments=dict(arguments), format="python")
+        return self.decider.decide_request(request)
 
 
 @overload
@@ -137,6 +152,7 @@ def guard(
     *,
     on_error: Literal["raise"] = "raise",
     retriever: Any = "auto",
+    repair: RepairMode = "sure",
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 
 
@@ -147,6 +163,7 @@ def guard(
     *,
     on_error: Literal["return"],
     retriever: Any = "auto",
+    repair: RepairMode = "sure",
 ) -> Callable[[Callable[P, R]], Callable[P, R | str]]: ...
 
 
@@ -156,6 +173,7 @@ def guard(
     *,
     on_error: OnError = "raise",
     retriever: Any = "auto",
+    repair: RepairMode = "sure",
 ) -> Callable[[Callable[P, R]], Callable[P, Any]]:
     """Decorate a tool function so each call is checked against the docs first.
 
@@ -166,6 +184,11 @@ def guard(
     the function's result. ``retriever=None`` runs the structural checks only; pass
     ``"auto"`` (or a retriever) for the semantic ones (E2.3, E3.3).
 
+    ``repair="sure"`` (the default): where the docs leave one answer (a parameter name
+    spelled another way, ``"3"`` for an integer), the function runs with the repaired
+    arguments, and each repair is logged as a warning on the ``autofeedback`` logger;
+    ``repair="off"`` rejects such a call like any other.
+
     >>> tools = [{"name": "get_weather", "parameters": {"type": "object",
     ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
     >>> @guard(tools, on_error="return")
@@ -173,49 +196,104 @@ def guard(
     ...     return "sunny"
     >>> get_weather(city="Paris")
     'sunny'
-    >>> print(get_weather(City="Paris").splitlines()[1][:65])
-    Error E3.2 (literal variant of a parameter name) at argument.City
+    >>> print(get_weather().splitlines()[1][:53])
+    Error E3.4 (missing required parameter) at argument.c
+    >>> get_weather(City="Paris")    # repaired: City -> city, logged
+    'sunny'
     """
+    check_repair(repair)
     if on_error not in ("raise", "return"):
         raise ConfigurationError(f"on_error must be 'raise' or 'return', not {on_error!r}")
     catalog = as_catalog(spec_or_catalog)
 
     def decorate(fn: Callable[P, R]) -> Callable[P, Any]:
-        checker = _ToolGuard(catalog, operation or fn.__name__, retriever)
+        checker = _ToolGuard(catalog, operation or fn.__name__, retriever, repair)
         try:
             signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):  # builtins without a signature: kwargs only
             signature = None
 
-        def rejected(args: Any, kwargs: Any) -> ToolCallRejected | None:
-            return checker.check(_call_arguments(signature, args, kwargs))
+        def decided(args: Any, kwargs: Any) -> tuple[ToolCallRejected | None, Any, Any]:
+            """The rejection, or the arguments to call ``fn`` with (repaired ones where
+            the decision repaired the call)."""
+            decision = checker.decide(_call_arguments(signature, args, kwargs))
+            if decision.action == "forward" and not decision.repairs:
+                return None, args, kwargs
+            if decision.action == "forward" and decision.request is not None:
+                rebuilt = _repaired_call(signature, args, decision.request.arguments)
+                if rebuilt is not None:
+                    _log.warning(
+                        "%s: called with the repairs %s",
+                        checker.operation,
+                        "; ".join(map(str, decision.repairs)),
+                    )
+                    return None, rebuilt[0], rebuilt[1]
+            ordered = _errors_first(
+                list(decision.remaining if decision.errors else decision.findings)
+            )
+            feedback = render_feedback(ordered, repairs=decision.repairs)
+            return ToolCallRejected(ordered, feedback), None, None
 
         if inspect.iscoroutinefunction(fn):
             async_fn = cast(Callable[..., Awaitable[Any]], fn)
 
             @functools.wraps(fn)
             async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
-                problem = rejected(args, kwargs)
+                problem, call_args, call_kwargs = decided(args, kwargs)
                 if problem is not None:
                     if on_error == "raise":
                         raise problem
                     return problem.feedback
-                return await async_fn(*args, **kwargs)
+                return await async_fn(*call_args, **call_kwargs)
 
             return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
-            problem = rejected(args, kwargs)
+            problem, call_args, call_kwargs = decided(args, kwargs)
             if problem is not None:
                 if on_error == "raise":
                     raise problem
                 return problem.feedback
-            return fn(*args, **kwargs)
+            return fn(*call_args, **call_kwargs)
 
         return wrapper
 
     return decorate
+
+
+def _repaired_call(
+    signature: inspect.Signature | None, args: Sequence[Any], arguments: Mapping[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """How to call the function with the repaired ``arguments``: positional-only ones in
+    order, the rest by keyword (a method's receiver kept first); ``None`` where the
+    function cannot take them (a name it has no parameter for, and no ``**kwargs``)."""
+    if signature is None:
+        return (), dict(arguments)
+    params = list(signature.parameters.values())
+    positional: list[Any] = []
+    if params and params[0].name in ("self", "cls") and args:
+        positional.append(args[0])
+        params = params[1:]
+    rest = dict(arguments)
+    by_name = {p.name: p for p in params}
+    var_keyword = any(p.kind is p.VAR_KEYWORD for p in params)
+    for p in params:
+        if p.kind is p.POSITIONAL_ONLY:
+            if p.name not in rest:
+                if p.default is p.empty:
+                    return None
+                break
+            positional.append(rest.pop(p.name))
+        elif p.kind is p.VAR_POSITIONAL:
+            return None
+    for name in rest:
+        found = by_name.get(name)
+        if found is None and not var_keyword:
+            return None
+        if found is not None and found.kind is found.POSITIONAL_ONLY:
+            return None
+    return tuple(positional), rest
 
 
 def guard_tool(
@@ -225,6 +303,7 @@ def guard_tool(
     *,
     on_error: OnError = "raise",
     retriever: Any = "auto",
+    repair: RepairMode = "sure",
 ) -> Callable[P, Any]:
     """:func:`guard` without the decorator syntax, for a function you do not own.
 
@@ -238,6 +317,7 @@ def guard_tool(
         operation,
         on_error=on_error,
         retriever=retriever,
+        repair=repair,
     )
     return decorate(fn)
 
@@ -254,12 +334,14 @@ def _get(obj: Any, key: str) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class _Call:
-    """One tool call of any provider shape, as the model wrote it."""
+    """One tool call of any provider shape, as the model wrote it; ``block`` is the
+    mapping it was read from (where a repaired call is written back)."""
 
     shape: ToolCallShape
     call_id: str | None
     name: Any
     arguments: Any
+    block: Any = dataclasses.field(default=None, compare=False)
 
 
 def _as_plain(message: Any) -> Any:
@@ -294,23 +376,23 @@ def _tool_calls(message: Any) -> list[_Call]:
                     None if call_id is None else str(call_id),
                     _get(function, "name") if function is not None else None,
                     _get(function, "arguments") if function is not None else None,
+                    call,
                 )
             )
         return out
     found = find_tool_calls(message) or []
-    return [_Call(c.shape, c.call_id, c.name, c.arguments) for c in found]
+    return [_Call(c.shape, c.call_id, c.name, c.arguments, c.block) for c in found]
 
 
-def _call_findings(
-    call: _Call, scanner: Scanner, instruction: str | None = None, context: str | None = None
-) -> Iterator[Finding]:
-    """The findings of one tool call; with ``instruction`` (what the user asked), the
-    checks that need it too (E2.1, E5.3), as in the feedback loop."""
+def _call_request(call: _Call) -> ApiRequest | Finding:
+    """One tool call as a request that keeps its shape and id, or the E1 finding saying
+    why it cannot be read. Arguments encoded twice (a JSON string holding the object) are
+    read, and the request says so (E4.1, repairable)."""
     name = call.name
     if not isinstance(name, str) or not name:
-        yield Finding("E1", ("function", "name"), name, message="the tool call names no function")
-        return
+        return Finding("E1", ("function", "name"), name, message="the tool call names no function")
     raw = call.arguments
+    twice = False
     if raw is None or raw == "":
         arguments: Any = {}
     elif isinstance(raw, Mapping):
@@ -318,42 +400,140 @@ def _call_findings(
     else:
         try:
             arguments = json.loads(raw)
+            if isinstance(arguments, str) and arguments.strip()[:1] == "{":
+                inner = json.loads(arguments)
+                if isinstance(inner, Mapping):
+                    arguments, twice = inner, True
         except Exception as exc:  # not JSON, nested too deeply, not text at all
-            yield Finding(
+            return Finding(
                 "E1",
                 ("function", "arguments"),
                 raw if isinstance(raw, str) else repr(raw),
                 expected="a JSON object",
                 message=f"the arguments are not valid JSON ({one_line(exc)})",
             )
-            return
     if not isinstance(arguments, Mapping):
-        yield Finding(
+        return Finding(
             "E1",
             ("function", "arguments"),
             arguments,
             expected="a JSON object",
             message=f"the arguments must be a JSON object, not {type(arguments).__name__}",
         )
-        return
-    yield from scanner.iter_findings(
-        ApiRequest(
-            name=name,
-            arguments=dict(arguments),
-            format=shape_format(call.shape),
-            shape=call.shape,
-            call_id=call.call_id,
-        ),
-        instruction=instruction,
-        context=context,
+    return ApiRequest(
+        name=name,
+        arguments=dict(arguments),
+        format=shape_format(call.shape),
+        shape=call.shape,
+        call_id=call.call_id,
+        double_encoded=twice,
     )
 
 
-def _findings_per_call(
-    message: Any, tools: SpecLike, retriever: Any
-) -> list[tuple[_Call, list[Finding]]]:
-    scanner = Scanner(as_catalog(tools), retriever=retriever)
-    return [(call, list(_call_findings(call, scanner))) for call in _tool_calls(message)]
+def _call_findings(
+    call: _Call, scanner: Scanner, instruction: str | None = None, context: str | None = None
+) -> Iterator[Finding]:
+    """The findings of one tool call; with ``instruction`` (what the user asked), the
+    checks that need it too (E2.1, E5.3), as in the feedback loop."""
+    request = _call_request(call)
+    if isinstance(request, Finding):
+        yield request
+        return
+    yield from scanner.iter_findings(request, instruction=instruction, context=context)
+
+
+def _decisions(
+    calls: Sequence[_Call],
+    decider: Decider,
+    history: Sequence[Any] | None = None,
+    instruction: str | None = None,
+    context: str | None = None,
+    graph: Any = None,
+) -> list[Decision]:
+    """The decision on each of ``calls``: alone (with what the user asked, when given),
+    or as the last steps of the chat ``history``."""
+    if history is not None and calls:
+        return _decisions_in_sequence(calls, decider, history, graph)
+    out: list[Decision] = []
+    for call in calls:
+        request = _call_request(call)
+        if isinstance(request, Finding):
+            out.append(Decision("feedback", "errors", None, None, (request,), (request,)))
+        else:
+            out.append(decider.decide_request(request, instruction=instruction, context=context))
+    return out
+
+
+def _chat_steps(calls: Sequence[_Call], history: Sequence[Any]) -> tuple[Any, int]:
+    """The chat ``history`` with ``calls`` as its last assistant turn, as a sequence, and
+    the index of the first of those calls' steps."""
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    # the calls in OpenAI's chat form, whatever provider shape they came in
+    chat_calls = [
+        {
+            "id": c.call_id or f"call_{i}",
+            "type": "function",
+            "function": {"name": c.name, "arguments": c.arguments},
+        }
+        for i, c in enumerate(calls)
+    ]
+    earlier = sequence_from_chat([_as_dict(m) for m in history])
+    seq = sequence_from_chat(
+        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": chat_calls}]
+    )
+    return seq, len(earlier.steps)
+
+
+def _decisions_in_sequence(
+    calls: Sequence[_Call], decider: Decider, history: Sequence[Any], graph: Any = None
+) -> list[Decision]:
+    from autofeedback.flow._checks import SequenceChecker
+
+    seq, first = _chat_steps(calls, history)
+    checker = SequenceChecker(decider.scanner, graph=graph)
+    decisions = decider.decide_steps(seq, first, checker=checker)
+    out: list[Decision] = []
+    for call, decision in zip(calls, decisions, strict=False):
+        request = decision.request
+        if request is not None and request.shape is None:
+            # the step was read from the chat form: it keeps the call's own shape and id
+            request = dataclasses.replace(request, shape=call.shape, call_id=call.call_id)
+            decision = dataclasses.replace(decision, request=request)
+        out.append(decision)
+    return out
+
+
+def sequence_findings(
+    calls: Sequence[_Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
+) -> list[list[Finding]]:
+    """The findings of each of ``calls`` (one assistant turn), checked as the last steps
+    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
+    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
+    decider = Decider(scanner, repair="off")
+    return [list(d.findings) for d in _decisions_in_sequence(calls, decider, history, graph)]
+
+
+def _located(per_call: Sequence[Sequence[Finding]]) -> list[Finding]:
+    """The findings of one message's calls: as they are for one call, under
+    ``tool_calls[i]`` for several."""
+    if len(per_call) == 1:
+        return list(per_call[0])
+    return [
+        dataclasses.replace(f, location=(f"tool_calls[{i}]", *f.location))
+        for i, findings in enumerate(per_call)
+        for f in findings
+    ]
+
+
+def _decider(tools: SpecLike, retriever: Any, repair: RepairMode) -> Decider:
+    return Decider(Scanner(as_catalog(tools), retriever=retriever), repair=check_repair(repair))
+
+
+def _graph(decider: Decider) -> Any:
+    from autofeedback.flow._graph import FlowGraph
+
+    return FlowGraph.from_catalog(decider.scanner.catalog)
 
 
 def check_tool_calls(
@@ -362,6 +542,7 @@ def check_tool_calls(
     *,
     retriever: Any = "auto",
     history: Sequence[Any] | None = None,
+    repair: RepairMode = "sure",
 ) -> list[Finding]:
     """Every finding for the tool calls of a model's message against the tool list the
     model was given.
@@ -378,6 +559,9 @@ def check_tool_calls(
     from the user or an earlier tool response (E5.3, naming the operation that produces
     it), and a tool an earlier response documented (a tool search) is no unknown API.
 
+    ``repair="sure"``: each finding a certain repair answers carries it as ``fix``
+    (nothing is changed here: :func:`decide_tool_calls` hands back the repaired calls).
+
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
     >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
@@ -386,79 +570,20 @@ def check_tool_calls(
     ['E3.2']
     >>> claude = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
     ...     "name": "get_weather", "input": {"City": "Paris"}}]}
-    >>> [f.code for f in check_tool_calls(claude, tools)]
-    ['E3.2']
+    >>> [(f.code, str(f.fix)) for f in check_tool_calls(claude, tools)]
+    [('E3.2', "E3.2 argument.City: 'City' -> 'city'")]
     """
-    if history is not None:
-        return _findings_in_sequence(message, tools, retriever, history)
-    per_call = _findings_per_call(message, tools, retriever)
-    if len(per_call) == 1:
-        return per_call[0][1]
-    out: list[Finding] = []
-    for i, (_, findings) in enumerate(per_call):
-        prefix = (f"tool_calls[{i}]",)
-        out.extend(dataclasses.replace(f, location=prefix + f.location) for f in findings)
-    return out
+    decider = _decider(tools, retriever, repair)
+    calls = _tool_calls(message)
+    graph = _graph(decider) if history is not None else None
+    decisions = _decisions(calls, decider, history, graph=graph)
+    return _located([d.findings for d in decisions])
 
 
 def _as_dict(value: Any) -> Any:
     """An SDK message or tool call as plain data (``model_dump``), else unchanged."""
     dump = getattr(value, "model_dump", None)
     return dump() if callable(dump) else value
-
-
-def _findings_in_sequence(
-    message: Any, tools: SpecLike, retriever: Any, history: Sequence[Any]
-) -> list[Finding]:
-    from autofeedback.flow._graph import FlowGraph
-
-    catalog = as_catalog(tools)
-    calls = _tool_calls(message)
-    per_call = sequence_findings(
-        calls, Scanner(catalog, retriever=retriever), history, FlowGraph.from_catalog(catalog)
-    )
-    if len(calls) == 1:
-        return per_call[0]
-    return [
-        dataclasses.replace(f, location=(f"tool_calls[{i}]", *f.location))
-        for i, findings in enumerate(per_call)
-        for f in findings
-    ]
-
-
-def sequence_findings(
-    calls: Sequence[_Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
-) -> list[list[Finding]]:
-    """The findings of each of ``calls`` (one assistant turn), checked as the last steps
-    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
-    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
-    from autofeedback.flow._checks import SequenceChecker
-    from autofeedback.flow._sequence import sequence_from_chat
-
-    # the calls in OpenAI's chat form, whatever provider shape they came in
-    chat_calls = [
-        {
-            "id": c.call_id or f"call_{i}",
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments},
-        }
-        for i, c in enumerate(calls)
-    ]
-    earlier = sequence_from_chat([_as_dict(m) for m in history])
-    seq = sequence_from_chat(
-        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": chat_calls}]
-    )
-    checker = SequenceChecker(scanner, graph=graph)
-    first = len(earlier.steps)  # the steps of this message come after the history's
-    out: list[list[Finding]] = [[] for _ in calls]
-    for f in checker.iter_findings(seq):
-        head = f.location[0] if f.location else ""
-        if not head.startswith("step["):
-            continue
-        index = int(head[5:-1])
-        if first <= index < first + len(calls):  # the history's calls were judged already
-            out[index - first].append(dataclasses.replace(f, location=f.location[1:]))
-    return out
 
 
 def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
@@ -490,6 +615,26 @@ def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
+def call_feedback(call: _Call, decision: Decision, *, corrected: str | None = None) -> str:
+    """The feedback for a tool call the decision did not forward, in the call's shape:
+    what is still wrong (errors first), what was repaired already, and ``corrected``
+    (the call with every named fix) when given. A call whose every error was repaired
+    is told the repaired call to make."""
+    remaining = decision.errors
+    if remaining:
+        ordered = _errors_first(list(decision.remaining))
+    else:  # all repaired, but the caller runs the call as written: say how to call it
+        ordered = _errors_first(list(decision.findings))
+        request = decision.request
+        if corrected is None and request is not None:
+            corrected = json.dumps(
+                {"name": request.name, "arguments": dict(request.arguments)},
+                ensure_ascii=False,
+                default=str,
+            )
+    return render_feedback(ordered, corrected=corrected, shape=call.shape, repairs=decision.repairs)
+
+
 def tool_messages(
     message: Any,
     tools: SpecLike,
@@ -497,6 +642,7 @@ def tool_messages(
     retriever: Any = "auto",
     include_ok: bool = False,
     history: Sequence[Any] | None = None,
+    repair: RepairMode = "sure",
 ) -> list[dict[str, Any]]:
     """The tool results answering the rejected calls of a model's message, each carrying
     the static feedback, in the caller's own shape:
@@ -513,6 +659,11 @@ def tool_messages(
     never of the ``<API>`` text format. ``history``: the chat so far, as for
     :func:`check_tool_calls` (an id no earlier tool result returned is an error).
 
+    The calls are answered as the model wrote them: a call with errors is never run
+    here. With ``repair="sure"`` the feedback lists what is repaired already and, for a
+    call every error of which has a certain repair, the call to make instead; to run the
+    repaired calls at once, use :func:`decide_tool_calls`.
+
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
     >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
@@ -526,27 +677,176 @@ def tool_messages(
     >>> block["type"], block["tool_use_id"], block["is_error"]
     ('tool_result', 'toolu_1', True)
     """
+    decider = _decider(tools, retriever, repair)
+    calls = _tool_calls(message)
+    graph = _graph(decider) if history is not None else None
     out: list[dict[str, Any]] = []
-    if history is not None:
-        from autofeedback.flow._graph import FlowGraph
-
-        catalog = as_catalog(tools)
-        calls = _tool_calls(message)
-        scanner = Scanner(catalog, retriever=retriever)
-        judged = list(
-            zip(
-                calls,
-                sequence_findings(calls, scanner, history, FlowGraph.from_catalog(catalog)),
-                strict=True,
-            )
-        )
-    else:
-        judged = _findings_per_call(message, tools, retriever)
-    for call, findings in judged:
-        if not any(f.severity == "error" for f in findings):
+    for call, decision in zip(calls, _decisions(calls, decider, history, graph=graph), strict=True):
+        if not any(f.severity == "error" for f in decision.findings):
             if include_ok:
                 out.append(_reply(call, "ok", True))
             continue
-        ordered = _errors_first(findings)
-        out.append(_reply(call, render_feedback(ordered, shape=call.shape), False))
+        out.append(_reply(call, call_feedback(call, decision), False))
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCallDecision:
+    """The decision on one tool call of a model's message (:func:`decide_tool_calls`).
+
+    ``name`` and ``arguments`` are the call to run, repaired where the docs leave one
+    answer; ``decision`` says what was found, repaired and left
+    (:class:`~autofeedback.decide.Decision`); ``reply`` is the tool result to send the
+    model instead of running the call (its feedback, in the call's shape), ``None`` when
+    the call may run.
+    """
+
+    shape: ToolCallShape
+    call_id: str | None
+    name: Any
+    arguments: Mapping[str, Any] | None
+    decision: Decision
+    reply: dict[str, Any] | None = None
+
+    @property
+    def runs(self) -> bool:
+        return self.reply is None
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCallsDecision:
+    """The decision on every tool call of a model's message.
+
+    ``message`` is the model's message with every certain repair written in, in its own
+    shape (plain data), for the calls that run and for those that go back to the model
+    (which then sees its call as autofeedback holds it); the message as given when
+    nothing was repaired.
+    """
+
+    calls: tuple[ToolCallDecision, ...]
+    message: Any
+
+    @property
+    def ok(self) -> bool:
+        """Whether every call may run (as written, or repaired)."""
+        return all(c.runs for c in self.calls)
+
+    @property
+    def replies(self) -> list[dict[str, Any]]:
+        """The tool results for the calls that may not run."""
+        return [c.reply for c in self.calls if c.reply is not None]
+
+    @property
+    def repairs(self) -> list[Repair]:
+        return [r for c in self.calls for r in c.decision.repairs]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Every finding of the calls as the model wrote them (the repaired ones carry
+        their ``fix``), located as :func:`check_tool_calls` locates them."""
+        return _located([c.decision.findings for c in self.calls])
+
+
+def decide_tool_calls(
+    message: Any,
+    tools: SpecLike,
+    *,
+    retriever: Any = "auto",
+    history: Sequence[Any] | None = None,
+    repair: RepairMode = "sure",
+    instruction: str | None = None,
+    context: str | None = None,
+) -> ToolCallsDecision:
+    """What to do with each tool call of a model's message: run it (as written, or with
+    the repairs the docs leave no doubt about) or answer it with feedback. The one
+    decision (:mod:`autofeedback.decide`) that ``autofeedback proxy`` and the MCP proxy
+    make too.
+
+    ``history``: the chat so far, as for :func:`check_tool_calls`; without it,
+    ``instruction`` (what the user asked) and ``context`` (the whole request) let the
+    checks that need them run (E2.1, E5.3).
+
+    >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    ...     "type": "object", "properties": {"city": {"type": "string"},
+    ...     "days": {"type": "integer"}}}}}]
+    >>> message = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...     "function": {"name": "get_weather", "arguments": '{"City": "Paris", "days": "3"}'}}]}
+    >>> d = decide_tool_calls(message, tools)
+    >>> d.ok, d.calls[0].arguments
+    (True, {'city': 'Paris', 'days': 3})
+    >>> [str(r) for r in d.repairs]
+    ["E3.2 argument.City: 'City' -> 'city'", "E4.1 argument.days: '3' -> 3"]
+    >>> d.message["tool_calls"][0]["function"]["arguments"]
+    '{"city": "Paris", "days": 3}'
+    """
+    decider = _decider(tools, retriever, repair)
+    return decide_calls(message, decider, history=history, instruction=instruction, context=context)
+
+
+def decide_calls(
+    message: Any,
+    decider: Decider,
+    *,
+    history: Sequence[Any] | None = None,
+    instruction: str | None = None,
+    context: str | None = None,
+    graph: Any = None,
+) -> ToolCallsDecision:
+    """:func:`decide_tool_calls` with a decider of the caller's (the proxies keep one per
+    tool list)."""
+    calls = _tool_calls(message)
+    if history is not None and graph is None:
+        graph = _graph(decider)
+    decisions = _decisions(calls, decider, history, instruction, context, graph)
+    out: list[ToolCallDecision] = []
+    written: dict[int, dict[str, Any]] = {}
+    for call, decision in zip(calls, decisions, strict=True):
+        request = decision.request
+        arguments = dict(request.arguments) if request is not None else None
+        name = request.name if request is not None else call.name
+        reply = None
+        if decision.action != "forward":
+            reply = _reply(call, call_feedback(call, decision), False)
+        if decision.repairs and request is not None and isinstance(call.block, Mapping):
+            written[id(call.block)] = _written_block(call, request)
+        out.append(ToolCallDecision(call.shape, call.call_id, name, arguments, decision, reply))
+    new_message = _rewrite_blocks(_as_dict(message), written) if written else message
+    return ToolCallsDecision(tuple(out), new_message)
+
+
+def _written_block(call: _Call, request: ApiRequest) -> dict[str, Any]:
+    """The call's own mapping with the repaired name and arguments, in its shape
+    (arguments stay a JSON string where they were one)."""
+    block = dict(call.block)
+    args = dict(request.arguments)
+    if call.shape == "openai-chat":
+        function = dict(block.get("function") or {})
+        function["name"] = request.name
+        text = isinstance(function.get("arguments"), str)
+        function["arguments"] = json.dumps(args, ensure_ascii=False) if text else args
+        block["function"] = function
+    elif call.shape == "openai-responses":
+        block["name"] = request.name
+        text = isinstance(block.get("arguments"), str) or "arguments" not in block
+        block["arguments"] = json.dumps(args, ensure_ascii=False) if text else args
+    elif call.shape == "anthropic":
+        block["name"], block["input"] = request.name, args
+    elif call.shape == "gemini":
+        block["functionCall"] = {**block["functionCall"], "name": request.name, "args": args}
+    elif call.shape == "bedrock":
+        block["toolUse"] = {**block["toolUse"], "name": request.name, "input": args}
+    return block
+
+
+def _rewrite_blocks(value: Any, written: Mapping[int, Any], depth: int = 0) -> Any:
+    """``value`` (plain JSON data) with each mapping whose ``id`` is in ``written``
+    replaced; the containers on the way are copied, the rest shared."""
+    if id(value) in written:
+        return written[id(value)]
+    if depth > 12:
+        return value
+    if isinstance(value, Mapping):
+        return {k: _rewrite_blocks(v, written, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rewrite_blocks(v, written, depth + 1) for v in value]
+    return value

@@ -13,25 +13,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._redact import auth_names, redact
 from autofeedback._scan import Scanner
+from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair
+from autofeedback.decide import Decision as OneDecision
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 
 __all__ = ["Action", "Decision", "ToolGate"]
 
 Action = Literal["forward", "unknown_tool", "invalid_arguments", "repeated"]
-#: How many distinct rejected calls are remembered for the repeat stop.
-_REMEMBERED = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,11 @@ class Decision:
     repeats: int = 0
     unknown: bool = False
     suggestion: str | None = None
+    #: what the proxy repaired (a ``forward`` then sends :attr:`call_name` with
+    #: :attr:`call_arguments`, not the call as the client wrote it)
+    repairs: tuple[Repair, ...] = ()
+    call_name: str | None = None
+    call_arguments: Mapping[str, Any] | None = None
 
     @property
     def message(self) -> str:
@@ -64,13 +69,16 @@ class Decision:
 
     def as_log(self) -> dict[str, Any]:
         """The JSON-lines form (findings are already redacted)."""
-        return {
+        out = {
             "tool": self.tool,
             "decision": self.action,
             "codes": [f.code for f in self.findings],
             "findings": [f.as_dict() for f in self.findings],
             "repeats": self.repeats,
         }
+        if self.repairs:
+            out["repairs"] = [r.as_dict() for r in self.repairs]
+        return out
 
 
 class ToolGate:
@@ -79,30 +87,46 @@ class ToolGate:
     ``retriever`` is the :class:`~autofeedback.Scanner`'s (``"auto"``: the packaged
     embedding model, loaded the first time a name is unknown; ``None``: spelling only).
     ``repeat_limit``: the N-th identical rejected call gets a firm stop (``0``: never).
+    ``repair``: ``"sure"`` forwards a call whose every error has a certain repair (a
+    parameter spelled another way, ``"3"`` for an integer, a key the tool does not take),
+    repaired; ``"off"`` answers it with feedback like any other. The decision itself is
+    :mod:`autofeedback.decide`'s, the one every entry point makes.
 
     >>> gate = ToolGate(retriever=None)
     >>> _ = gate.load([{"name": "get_weather", "inputSchema": {"type": "object",
     ...     "properties": {"city": {"type": "string"}}, "required": ["city"]}}])
     >>> gate.check("get_weather", {"city": "Paris"}).action
     'forward'
-    >>> gate.check("get_weather", {"City": "Paris"}).action
+    >>> fixed = gate.check("get_weather", {"City": "Paris"})    # certain: forwarded repaired
+    >>> fixed.action, fixed.call_arguments, [str(r) for r in fixed.repairs]
+    ('forward', {'city': 'Paris'}, ["E3.2 argument.City: 'City' -> 'city'"])
+    >>> gate.check("get_weather", {"town": "Paris"}).action      # not certain: feedback
     'invalid_arguments'
-    >>> gate.check("get_wether", {"city": "Paris"}).message
+    >>> strict = ToolGate(retriever=None, repair="off")
+    >>> _ = strict.load(gate.tools)
+    >>> strict.check("get_wether", {"city": "Paris"}).message
     "Unknown tool: 'get_wether'; did you mean 'get_weather'?"
     """
 
-    def __init__(self, *, retriever: Any = "auto", repeat_limit: int = 3) -> None:
+    def __init__(
+        self, *, retriever: Any = "auto", repeat_limit: int = 3, repair: RepairMode = "sure"
+    ) -> None:
         if repeat_limit < 0:
             raise ValueError("repeat_limit must be 0 (off) or more")
         self.retriever = retriever
         self.repeat_limit = repeat_limit
+        self.repair = check_repair(repair)
+        # every conversation's repeats, in one bounded session: the N-th identical
+        # rejected call of a conversation stops (answered with feedback until then)
+        repeats = sys.maxsize if repeat_limit == 0 else max(0, repeat_limit - 2)
+        self._session = Session(Policy(repair=repair, max_rounds=None, repeats=repeats))
         self.tools: list[dict[str, Any]] = []
         self.issues: list[SchemaIssue] = []
         self.unchecked: frozenset[str] = frozenset()
         self.catalog: ApiCatalog | None = None
         self._scanner: Scanner | None = None
+        self._decider: Decider | None = None
         self._names: frozenset[str] = frozenset()
-        self._rejected: OrderedDict[tuple[Hashable, str, str], int] = OrderedDict()
         # the proxy checks calls in worker threads; one at a time keeps the lazily loaded
         # model and the repeat counts consistent (the scan holds the GIL anyway)
         self._lock = threading.Lock()
@@ -143,6 +167,9 @@ class ToolGate:
         self._scanner = (
             Scanner(self.catalog, retriever=self.retriever) if self.catalog is not None else None
         )
+        self._decider = (
+            Decider(self._scanner, repair=self.repair) if self._scanner is not None else None
+        )
         return issues
 
     def __contains__(self, name: object) -> bool:
@@ -182,32 +209,43 @@ class ToolGate:
         args = dict(arguments or {})
         if name in self.unchecked:
             return Decision("forward", name)
-        findings: list[Finding] = []
-        if self._scanner is not None:
+        if self._decider is not None:
             request = ApiRequest(name=name, arguments=args, format="openai")
-            findings = list(self._scanner.iter_findings(request))
-        elif name not in self._names:
-            findings = [
-                Finding(
-                    "E2",
-                    ("api",),
-                    name,
-                    message=f"API {name!r} does not exist; the server lists no checkable tools",
-                )
-            ]
-        errors = [f for f in findings if f.severity == "error"]
+            decided = self._decider.decide_request(request)
+        else:
+            missing = Finding(
+                "E2",
+                ("api",),
+                name,
+                message=f"API {name!r} does not exist; the server lists no checkable tools",
+            )
+            decided = OneDecision("feedback", "errors", None, None, (missing,), (missing,))
         unknown = name not in self._names
-        if not errors and not unknown:
-            return Decision("forward", name, tuple(findings))
+        called = decided.request
+        if decided.action == "forward" and called is not None and called.name in self._names:
+            repaired = bool(decided.repairs)
+            return Decision(
+                "forward",
+                name,
+                decided.findings,
+                unknown=unknown,
+                repairs=decided.repairs,
+                call_name=called.name if repaired else None,
+                call_arguments=dict(called.arguments) if repaired else None,
+            )
+        findings = list(decided.remaining if decided.errors else decided.findings)
+        errors = [f for f in findings if f.severity == "error"]
         ordered = errors + [f for f in findings if f.severity != "error"]
         suggestion = next((f.suggestion for f in ordered if f.code.startswith("E2")), None)
         if unknown and suggestion is None:
             suggestion = next(
                 (str(f.expected) for f in ordered if f.code.startswith("E2") and f.expected), None
             )
-        feedback = render_feedback(ordered) if ordered else ""
-        repeats = self._count(conversation, name, args)
-        if self.repeat_limit and repeats >= self.repeat_limit:
+        feedback = render_feedback(ordered, repairs=decided.repairs) if ordered else ""
+        key = (conversation, name, _canonical(args))
+        judged = self._session.judge(decided, key=key)
+        repeats = self._session.rejections(key) + (judged.action == "stop")
+        if judged.action == "stop" or (self.repeat_limit == 1):
             stop = (
                 f"Stop repeating this call: {name} with these exact arguments has been "
                 f"rejected {repeats} times and will be rejected again. Change the call as "
@@ -221,18 +259,16 @@ class ToolGate:
                 repeats,
                 unknown,
                 suggestion,
+                decided.repairs,
             )
         action: Action = "unknown_tool" if unknown else "invalid_arguments"
-        return Decision(action, name, tuple(ordered), feedback, repeats, unknown, suggestion)
+        return Decision(
+            action, name, tuple(ordered), feedback, repeats, unknown, suggestion, decided.repairs
+        )
 
-    def _count(self, conversation: Hashable, name: str, args: Mapping[str, Any]) -> int:
-        try:
-            canonical = json.dumps(args, sort_keys=True, default=repr)
-        except ValueError:  # circular or otherwise unserialisable: count by repr
-            canonical = repr(args)
-        key = (conversation, name, canonical)
-        count = self._rejected.pop(key, 0) + 1
-        self._rejected[key] = count
-        while len(self._rejected) > _REMEMBERED:
-            self._rejected.popitem(last=False)
-        return count
+
+def _canonical(args: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(args, sort_keys=True, default=repr)
+    except ValueError:  # circular or otherwise unserialisable: compared by repr
+        return repr(args)

@@ -55,6 +55,7 @@ from pydantic import ValidationError
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._redact import redact
 from autofeedback._scan import one_line
+from autofeedback.decide import RepairMode
 from autofeedback.integrations._mcp_gate import ToolGate
 
 __all__ = ["McpProxy", "McpProxyOptions", "run_mcp_proxy"]
@@ -88,6 +89,9 @@ class McpProxyOptions:
     timeout: float = 300.0
     upstream_headers: Sequence[tuple[str, str]] = ()
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    #: ``"sure"``: a call whose every error has a certain repair is forwarded repaired
+    #: (logged with its repairs); ``"off"``: it is answered with feedback
+    repair: RepairMode = "sure"
 
     def check(self) -> None:
         """Raise :class:`ConfigurationError` for contradictory or unsafe options."""
@@ -165,7 +169,9 @@ class McpProxy:
     def __init__(self, upstream: ClientSession, options: McpProxyOptions) -> None:
         self.upstream = upstream
         self.options = options
-        self.gate = ToolGate(retriever=options.retriever, repeat_limit=options.repeat_limit)
+        self.gate = ToolGate(
+            retriever=options.retriever, repeat_limit=options.repeat_limit, repair=options.repair
+        )
         self.log = _Log(options.log, options.stderr)
         self._dispatcher: JSONRPCDispatcher[Any] | None = None
         # conversation -> a session of that client connection, to pass list_changed on
@@ -344,9 +350,15 @@ class McpProxy:
             **decision.as_log(),
         }
         if decision.action == "forward":
+            forwarded = _hop(params)
+            if decision.call_name is not None:
+                # repaired where the docs leave one answer: the server gets the repaired call
+                forwarded = forwarded.model_copy(
+                    update={"name": decision.call_name, "arguments": decision.call_arguments}
+                )
             try:
                 result = await self.upstream.send_request(
-                    types.CallToolRequest(params=_hop(params)),
+                    types.CallToolRequest(params=forwarded),
                     types.CallToolResult,
                     progress_callback=self._progress_relay(ctx, params),
                 )

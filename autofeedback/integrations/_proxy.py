@@ -43,16 +43,9 @@ from starlette.routing import Route
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
 from autofeedback._scan import Scanner
-from autofeedback.integrations._guard import (
-    _Call,
-    _call_findings,
-    _errors_first,
-    sequence_findings,
-)
+from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
+from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
@@ -78,6 +71,10 @@ _DROP_RESPONSE = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 )
 _HEADER = "x-autofeedback"
+#: what the agent gets when its model's calls are still wrong after the last round
+GIVE_UP = ("error", "pass")
+#: the repairs listed in the header (the body's ``autofeedback`` field has them all)
+_HEADER_REPAIRS = 5
 
 
 @dataclass
@@ -89,7 +86,12 @@ class ProxyConfig:
     tools described by an OpenAPI document); ``max_rounds``: requests upstream per
     client request (at least 1); ``token_budget``: stop re-asking once the rounds used
     this many tokens; ``retriever``: ``None`` for the structural checks only,
-    ``"auto"`` for the semantic ones too.
+    ``"auto"`` for the semantic ones too. ``repair``: ``"sure"`` hands the agent the
+    calls with their certain repairs instead of asking the model again (``"off"``: the
+    model fixes everything). ``give_up``: what the agent gets when the model's calls are
+    still wrong after the last round: ``"error"``, an HTTP 422 JSON error its client
+    raises, or ``"pass"``, the completion as the model wrote it, marked in the
+    ``x-autofeedback`` header and the body's ``autofeedback`` field.
     """
 
     upstream: str
@@ -98,6 +100,8 @@ class ProxyConfig:
     token_budget: int | None = None
     timeout: float = 300.0
     retriever: Any = None
+    repair: RepairMode = "sure"
+    give_up: str = "error"
     _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
 
     def __post_init__(self) -> None:
@@ -111,6 +115,11 @@ class ProxyConfig:
             raise ConfigurationError("--max-rounds must be at least 1")
         if self.token_budget is not None and self.token_budget <= 0:
             raise ConfigurationError("--token-budget must be positive")
+        check_repair(self.repair)
+        if self.give_up not in GIVE_UP:
+            raise ConfigurationError(
+                f"--on-give-up must be one of {', '.join(GIVE_UP)}, not {self.give_up!r}"
+            )
         self.upstream = self.upstream.rstrip("/")
 
     def scanner(self, tools: Any) -> Scanner:
@@ -278,17 +287,6 @@ async def _pass_through(
 # ------------------------------------------------------------------ checked rounds
 
 
-@dataclass
-class _Round:
-    data: dict[str, Any]
-    calls: list[_Call]
-    findings: list[list[Finding]]
-
-    @property
-    def errors(self) -> bool:
-        return any(f.severity == "error" for fs in self.findings for f in fs)
-
-
 def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_Call]]:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -376,27 +374,21 @@ def _call_key(calls: Sequence[_Call]) -> str:
     return json.dumps([[c.name, norm(c.arguments)] for c in calls], sort_keys=True, default=str)
 
 
-def _feedback(call: _Call, findings: list[Finding], scanner: Scanner) -> str:
-    if not any(f.severity == "error" for f in findings):
-        return (
-            "Not run: another tool call in the same message was rejected. Call this tool "
-            "again, together with the corrected call."
-        )
-    ordered = _errors_first(findings)
-    errors = [f for f in ordered if f.severity == "error"]
-    fixed = None
-    if isinstance(call.name, str):
-        from autofeedback.loop._repair import corrected_call
+def _corrected(decided: ToolCallsDecision, decider: Decider) -> dict[int, str]:
+    """Per rejected call (by index), the call with every fix the findings name, as JSON
+    (:func:`~autofeedback.loop._repair.corrected_call`): shown in the feedback."""
+    from autofeedback.loop._repair import corrected_call
 
-        arguments = call.arguments
-        if isinstance(arguments, str):
-            with contextlib.suppress(ValueError, RecursionError):
-                arguments = json.loads(arguments)
-        if isinstance(arguments, Mapping):
-            request = ApiRequest(name=call.name, arguments=dict(arguments), shape=call.shape)
-            with contextlib.suppress(AutoFeedbackError):
-                fixed = corrected_call(scanner, request, errors, style="json")
-    return render_feedback(ordered, corrected=fixed, shape=call.shape)
+    out: dict[int, str] = {}
+    for i, c in enumerate(decided.calls):
+        request = c.decision.request
+        if c.runs or request is None or not c.decision.errors:
+            continue
+        with contextlib.suppress(AutoFeedbackError):
+            fixed = corrected_call(decider.scanner, request, c.decision.errors, style="json")
+            if fixed:
+                out[i] = fixed
+    return out
 
 
 async def _checked(
@@ -430,10 +422,22 @@ async def _checked(
     # what the user asked: the last user turn, and the whole of it (E2.1, E5.3)
     users = _user_texts(history)
     said = (users[-1], "\n".join(users)) if users else (None, None)
-    rounds: list[_Round] = []
+    # the one decision, with this request's bounds: rounds upstream, repeats, tokens
+    decider = Decider(scanner, repair=config.repair)
+    session = Session(
+        Policy(
+            repair=config.repair,
+            max_rounds=config.max_rounds - 1,
+            token_budget=config.token_budget,
+        )
+    )
+    stops = {"repeated": "repeated", "rounds": "max-rounds", "token-budget": "token-budget"}
     usages: list[Any] = []
-    seen: set[str] = set()
     codes: list[str] = []
+    repairs: list[Any] = []
+    rounds = 0
+    final: dict[str, Any] | None = None
+    remaining: list[Any] = []
     stop = "clean"
     response: httpx.Response | None = None
     while True:
@@ -453,70 +457,106 @@ async def _checked(
         if not isinstance(data, dict):
             stop = "upstream-not-json"
             break
+        rounds += 1
         usages.append(data.get("usage"))
+        session.spend(_tokens(data.get("usage")))
+        message, calls = _chat_calls(data) if kind == "chat" else (None, _responses_calls(data))
+        if not calls:
+            final = data
+            stop = "clean" if rounds == 1 else "answered"  # text, not a call, after feedback
+            break
+        decided = decide_calls(
+            message if kind == "chat" else data,
+            decider,
+            history=asked,
+            instruction=said[0],
+            context=said[1],
+            graph=scanner._graph if asked is not None else None,
+        )
+        codes.extend(
+            f.code for c in decided.calls for f in c.decision.findings if f.severity == "error"
+        )
+        repairs.extend(decided.repairs)
+        judged = session.judge(combine([c.decision for c in decided.calls]), key=_call_key(calls))
+        if judged.action == "forward":
+            final = _with_message(data, decided.message, kind)
+            stop = (
+                "repaired"
+                if decided.repairs
+                else "clean"
+                if rounds == 1
+                else "corrected"  # the model corrected its calls after feedback
+            )
+            break
+        if judged.action == "stop":
+            final = data
+            stop = stops.get(judged.reason, "max-rounds")
+            remaining = [f.as_dict() for c in decided.calls for f in c.decision.errors]
+            break
+        corrected = _corrected(decided, decider)
+        replies = [
+            c.reply
+            if c.reply is not None and i not in corrected
+            else _reply_text(calls[i], c, corrected.get(i))
+            for i, c in enumerate(decided.calls)
+        ]
+        # the model's turn as autofeedback holds it: the calls with the certain repairs
+        shown = _with_message(data, decided.message, kind)
         if kind == "chat":
-            message, calls = _chat_calls(data)
+            shown_message, _ = _chat_calls(shown)
+            assert shown_message is not None
+            history = [*history, shown_message, *replies]
         else:
-            message, calls = None, _responses_calls(data)
-        findings = _round_findings(calls, scanner, asked, said)
-        current = _Round(data, calls, findings)
-        rounds.append(current)
-        codes.extend(f.code for fs in findings for f in fs if f.severity == "error")
-        if not current.errors:
-            stop = "clean" if len(rounds) == 1 else "repaired"
-            break
-        key = _call_key(calls)
-        spent = sum(_tokens(u) for u in usages)
-        if key in seen:
-            stop = "repeated"
-            break
-        seen.add(key)
-        if len(rounds) >= config.max_rounds:
-            stop = "max-rounds"
-            break
-        if config.token_budget is not None and spent >= config.token_budget:
-            stop = "token-budget"
-            break
-        replies = [_feedback(c, fs, scanner) for c, fs in zip(calls, findings, strict=True)]
-        if kind == "chat":
-            assert message is not None
-            history = [*history, message] + [
-                {"role": "tool", "tool_call_id": c.call_id or "", "content": text}
-                for c, text in zip(calls, replies, strict=True)
-            ]
-        else:
-            history = [*history, *data.get("output", [])] + [
-                {"type": "function_call_output", "call_id": c.call_id or "", "output": text}
-                for c, text in zip(calls, replies, strict=True)
-            ]
+            history = [*history, *shown.get("output", []), *replies]
 
-    summary = {
-        "rounds": len(rounds),
+    summary: dict[str, Any] = {
+        "rounds": rounds,
         "codes": codes,
         "stop": stop,
         "ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    if rounds and rounds[-1].errors:
-        summary["remaining"] = [
-            f.as_dict() for fs in rounds[-1].findings for f in fs if f.severity == "error"
-        ][:5]
+    if repairs:
+        summary["repairs"] = [r.as_dict() for r in repairs]
+    if remaining:
+        summary["remaining"] = remaining[:5]
     _log.info(
-        "%s %s -> rounds=%d stop=%s codes=%s",
+        "%s %s -> rounds=%d stop=%s codes=%s repairs=%d",
         request.method,
         request.url.path,
-        len(rounds),
+        rounds,
         stop,
         ",".join(codes) or "-",
+        len(repairs),
     )
-    header = json.dumps(
-        {"rounds": summary["rounds"], "codes": codes, "stop": stop}, separators=(",", ":")
-    )
+    shown_header: dict[str, Any] = {"rounds": rounds, "codes": codes, "stop": stop}
+    if repairs:
+        shown_header["repairs"] = [str(r) for r in repairs[:_HEADER_REPAIRS]]
+        if len(repairs) > _HEADER_REPAIRS:
+            shown_header["more_repairs"] = len(repairs) - _HEADER_REPAIRS
+    header = json.dumps(shown_header, separators=(",", ":"), ensure_ascii=True)
     assert response is not None
-    if not rounds:  # the first request already failed upstream: hand its answer back
+    if final is None:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
         out_headers[_HEADER] = header
         return Response(response.content, response.status_code, headers=out_headers)
-    final = dict(rounds[-1].data)
+    if remaining and config.give_up == "error":
+        # the calls are still wrong: the agent's client raises instead of running them
+        first = remaining[0]
+        message_text = (
+            f"autofeedback: the model's tool calls are still invalid after {rounds} "
+            f"round(s) ({stop}): {first.get('code')} {first.get('message')}"
+        )
+        error = {
+            "error": {
+                "message": message_text,
+                "type": "invalid_tool_call",
+                "code": "tool_call_invalid",
+                "param": None,
+            },
+            "autofeedback": summary,
+        }
+        return JSONResponse(error, 422, headers={_HEADER: header})
+    final = dict(final)
     total = _sum_usage(usages)
     if total is not None:
         final["usage"] = total
@@ -528,6 +568,32 @@ async def _checked(
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
     return JSONResponse(final, headers={_HEADER: header})
+
+
+def _with_message(data: dict[str, Any], message: Any, kind: str) -> dict[str, Any]:
+    """The upstream answer with the (repaired) assistant message in place."""
+    if kind != "chat":
+        return message if isinstance(message, dict) else data
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(message, dict):
+        return data
+    first = {**choices[0], "message": message}
+    return {**data, "choices": [first, *choices[1:]]}
+
+
+def _reply_text(call: _Call, decided: Any, corrected: str | None) -> dict[str, Any]:
+    """The tool result for one call of a message that goes back to the model: its
+    feedback (with the corrected call), or, for a call that was fine, that it did not run."""
+    from autofeedback.integrations._guard import _reply, call_feedback
+
+    if decided.runs:
+        return _reply(
+            call,
+            "Not run: another tool call in the same message was rejected. Call this tool "
+            "again, together with the corrected call.",
+            False,
+        )
+    return _reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
 
 
 def _has_tool_steps(messages: Sequence[Any]) -> bool:
@@ -549,23 +615,6 @@ def _user_texts(history: Sequence[Any]) -> list[str]:
         if isinstance(content, str) and content.strip():
             out.append(content)
     return out
-
-
-def _round_findings(
-    calls: list[_Call],
-    scanner: Scanner,
-    history: list[Any] | None,
-    said: tuple[str | None, str | None] = (None, None),
-) -> list[list[Finding]]:
-    """Each call's findings: as the next steps of the client's chat (``history``) when it
-    holds earlier tool calls, else each call alone against what the user ``said`` (the
-    last user turn, and all of them)."""
-    if history is not None and calls:
-        try:
-            return sequence_findings(calls, scanner, history, scanner._graph)
-        except Exception as exc:  # a history the sequence reader cannot follow
-            _log.warning("sequence check skipped: %s", type(exc).__name__)
-    return [list(_call_findings(c, scanner, said[0], said[1])) for c in calls]
 
 
 def _responses_sse(final: Mapping[str, Any]) -> Iterator[bytes]:
@@ -678,6 +727,8 @@ def run_proxy(
     max_rounds: int = 3,
     token_budget: int | None = None,
     semantic: bool = False,
+    repair: RepairMode = "sure",
+    give_up: str = "error",
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
@@ -702,6 +753,8 @@ def run_proxy(
             max_rounds=max_rounds,
             token_budget=token_budget,
             retriever="auto" if semantic else None,
+            repair=repair,
+            give_up=give_up,
         )
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")

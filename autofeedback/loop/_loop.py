@@ -60,12 +60,14 @@ import requests
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact_finding
-from autofeedback._scan import Scanner, to_requests
+from autofeedback._scan import Scanner
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
+from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, request_key
+from autofeedback.decide._render import rewrite_output
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._prompt import (
     call_schema,
@@ -126,6 +128,8 @@ class Attempt(TraceRow):
     feedback: str | None = None
     feedback_kind: Literal["static", "dynamic"] | None = None
     sent: Mapping[str, Any] | None = None  # the HTTP call, credentials redacted
+    #: what autofeedback repaired in the request before sending it or feeding it back
+    repairs: tuple[Repair, ...] = ()
     status: int | None = None
     response_excerpt: str | None = None
     explanation: str | None = None
@@ -185,7 +189,9 @@ class FeedbackLoop:
         focus_docs: bool = True,
         repeat_retries: int = 0,
         constrain: bool = False,
+        repair: RepairMode = "sure",
     ) -> None:
+        check_repair(repair)
         if max_static < 0 or max_dynamic < 0 or repeat_retries < 0:
             raise ConfigurationError("max_static, max_dynamic and repeat_retries must be >= 0")
         llm = _as_client(llm)
@@ -224,6 +230,10 @@ class FeedbackLoop:
         self.focus_docs = focus_docs
         self.repeat_retries = repeat_retries
         self.constrain = constrain
+        #: ``"sure"``: what is certain is repaired before the request is sent or fed back
+        #: (:mod:`autofeedback.decide`); ``"off"``: the model fixes everything itself
+        self.repair = repair
+        self.decider = Decider(self.scanner, repair=repair)
         self._auth_names = auth_names(self.catalog)
         self._secrets = [
             p
@@ -304,9 +314,19 @@ class FeedbackLoop:
         attempts: list[Attempt] = []
         failed: dict[str, tuple[str, Literal["static", "dynamic"]]] = {}
         history: list[str] = []
-        static_left, dynamic_left = self.max_static, self.max_dynamic
-        repeats_left = self.repeat_retries
-        tokens = 0
+        # the one decision (forward, repair, feed back, stop), with this run's bounds:
+        # static rounds, repeats, tokens; the gate says which errors keep a request in
+        session = Session(
+            Policy(
+                repair=self.repair,
+                feedback=self.static,
+                max_rounds=self.max_static,
+                repeats=self.repeat_retries,
+                token_budget=self.token_budget,
+                block=frozenset(_BLOCKING if self.gate else ("E1",)),
+            )
+        )
+        dynamic_left = self.max_dynamic
         final: tuple[bool, StopReason, ApiRequest | None, int | None, str | None] | None = None
         while final is None:
             started = time.perf_counter()
@@ -314,30 +334,35 @@ class FeedbackLoop:
             usage = getattr(self.llm, "last_usage", None)
             p_tok = getattr(usage, "prompt_tokens", None)
             c_tok = getattr(usage, "completion_tokens", None)
-            tokens += (p_tok or 0) + (c_tok or 0)
-            requests_, problem = to_requests(text)
-            request = requests_[0] if requests_ else None
-            if problem is not None:
-                findings: list[Finding] = [problem]
-            else:
-                assert request is not None
-                findings = list(
-                    self.scanner.iter_findings(request, instruction=intent, context=instruction)
-                )
+            session.spend((p_tok or 0) + (c_tok or 0))
+            decision = self.decider.decide(text, instruction=intent, context=instruction)[0]
+            original = decision.original
+            findings = list(decision.findings)
+            remaining = list(decision.remaining)
             if self._secrets:  # the loop's own credentials, echoed in the request
-                findings = [
-                    redact_finding(f, names=self._auth_names, secrets=self._secrets)
-                    for f in findings
-                ]
+                findings, remaining = (
+                    [redact_finding(f, names=self._auth_names, secrets=self._secrets) for f in fs]
+                    for fs in (findings, remaining)
+                )
             for f in findings:
                 self._fire("finding", f)
-            errors = [f for f in findings if f.severity == "error"]
-            base = Attempt(len(attempts) + 1, text, p_tok, c_tok, request, tuple(findings))
-            key = _request_key(request) if request is not None else f"text:{text.strip()}"
-            over_budget = self.token_budget is not None and tokens >= self.token_budget
-
-            if key in failed and repeats_left > 0 and not over_budget:
-                repeats_left -= 1
+            base = Attempt(
+                len(attempts) + 1,
+                text,
+                p_tok,
+                c_tok,
+                original,
+                tuple(findings),
+                repairs=decision.repairs,
+            )
+            key = request_key(original, text)
+            judged = session.judge(decision, key=key)
+            request = judged.request
+            # the model's turn as autofeedback holds it: its text with the repaired call
+            shown = text
+            if decision.repairs and original is not None and request is not None:
+                shown = rewrite_output(text, [(original, request)]) or text
+            if judged.action == "feedback" and judged.reason == "repeated":
                 before, kind = failed[key]
                 feedback = (
                     "You sent the same request again, and it fails for the same reason.\n" + before
@@ -349,12 +374,10 @@ class FeedbackLoop:
                     feedback_kind=kind,
                     error="the model repeated a request that failed",
                 )
-            elif key in failed:
-                attempt = _done(base, started, error="the model repeated a request that failed")
-                final = (False, "repeated", request, None, None)
-            elif errors and self.static and static_left > 0 and not over_budget:
+            elif judged.action == "feedback":
                 # errors only: a warning is the scanner's doubt (an E2.1 below its
                 # confident margin), and a small model takes it as an order to switch API
+                errors = [f for f in remaining if f.severity == "error"]
                 shape = request.shape if request is not None else None
                 fixed = (
                     corrected_call(
@@ -367,23 +390,34 @@ class FeedbackLoop:
                     if self.skeleton
                     else None
                 )
-                feedback = render_feedback(errors, corrected=fixed, shape=shape)
+                feedback = render_feedback(
+                    errors, corrected=fixed, shape=shape, repairs=decision.repairs
+                )
                 attempt = _done(base, started, feedback=feedback, feedback_kind="static")
-                static_left -= 1
                 failed[key] = (feedback, "static")
-            elif request is None or (
-                self.gate and any(f.code.split(".")[0] in _BLOCKING for f in errors)
-            ):
-                why = "it still has E1-E3 findings" if request else "no request could be parsed"
-                attempt = _done(base, started, error=f"request not sent: {why}")
-                final = (False, "static-budget" if self.static else "blocked", request, None, None)
+            elif judged.action == "stop":
+                if judged.reason == "repeated":
+                    attempt = _done(base, started, error="the model repeated a request that failed")
+                    final = (False, "repeated", request, None, None)
+                else:
+                    why = "it still has E1-E3 findings" if request else "no request could be parsed"
+                    attempt = _done(base, started, error=f"request not sent: {why}")
+                    reason: StopReason = (
+                        "token-budget"
+                        if judged.reason == "token-budget"
+                        else "static-budget"
+                        if self.static
+                        else "blocked"
+                    )
+                    final = (False, reason, request, None, None)
             else:
+                assert request is not None
                 attempt, outcome = self._send(
                     base,
                     request,
                     started,
                     history,
-                    dynamic_left > 0 and self.dynamic and not over_budget,
+                    dynamic_left > 0 and self.dynamic and not session.over_budget,
                 )
                 if outcome == "success":
                     final = (True, "success", request, attempt.status, attempt.response_excerpt)
@@ -402,7 +436,8 @@ class FeedbackLoop:
                 else:
                     dynamic_left -= 1
                     failed[key] = (attempt.feedback, "dynamic")
-            if final is None and over_budget:
+                    session.reject(key)
+            if final is None and session.over_budget:
                 final = (False, "token-budget", request, attempt.status, attempt.response_excerpt)
             attempts.append(attempt)
             self._fire("attempt", attempt)
@@ -414,7 +449,7 @@ class FeedbackLoop:
                         messages[0] = system_message(doc_ops, json_calls=self.constrain)
                 messages = [
                     *messages,
-                    {"role": "assistant", "content": text},
+                    {"role": "assistant", "content": shown},
                     {"role": "user", "content": attempt.feedback},
                 ]
         success, reason, request, status, body = final
@@ -561,15 +596,3 @@ def _request_dict(request: ApiRequest | None) -> dict[str, Any] | None:
     d = asdict(request)
     d["arguments"] = dict(request.arguments)
     return d
-
-
-def _request_key(request: ApiRequest) -> str:
-    payload = {
-        "name": request.name,
-        "arguments": request.arguments,
-        "method": request.method,
-        "url": request.url,
-        "params": request.params,
-        "body": request.body,
-    }
-    return json.dumps(payload, sort_keys=True, default=str)

@@ -22,6 +22,7 @@ call is sent, and a program is taken as first written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -35,12 +36,15 @@ from rapidfuzz.distance import Levenshtein
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name, name_with_values
 from autofeedback.checks._names import literal_key, other_entities
+from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, check_repair
+from autofeedback.decide import request_key as _key
+from autofeedback.decide._render import rewrite_output
 from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -48,7 +52,6 @@ from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
-from autofeedback.loop._loop import _request_key as _key
 from autofeedback.loop._prompt import describe_operations
 from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
 
@@ -76,7 +79,9 @@ class TaskTurn(TraceRow):
     ``kind``: ``program`` (a whole program), ``call`` (one ReAct call), ``answer`` (the
     final answer) or ``none`` (nothing usable). ``findings`` are the checks' findings on
     what the turn wrote; ``feedback`` what was fed back for it; ``sent`` / ``status`` /
-    ``observation`` the HTTP call (credentials redacted) and what came back.
+    ``observation`` the HTTP call (credentials redacted) and what came back;
+    ``repairs`` what autofeedback repaired in it (:mod:`autofeedback.decide`): the call
+    sent, or the program taken, is the repaired one.
     """
 
     number: int
@@ -93,6 +98,7 @@ class TaskTurn(TraceRow):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     seconds: float = 0.0
+    repairs: tuple[Repair, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,11 @@ class TaskResult:
     def tokens(self) -> int:
         return sum((t.prompt_tokens or 0) + (t.completion_tokens or 0) for t in self.turns)
 
+    @property
+    def repairs(self) -> list[Repair]:
+        """Every repair autofeedback made in the task's turns, in order."""
+        return [r for t in self.turns for r in t.repairs]
+
     def as_dicts(self) -> list[dict[str, Any]]:
         """One dict per turn, then a summary dict (``summary: True``)."""
         rows = [t.as_dict() for t in self.turns]
@@ -133,6 +144,7 @@ class TaskResult:
                 "answer": self.answer,
                 "findings": [f.as_dict() for f in self.findings],
                 "calls": [{"request": _request_dict(r), "status": s} for r, s, _ in self.calls],
+                "repairs": [r.as_dict() for r in self.repairs],
                 "tokens": self.tokens,
             }
         )
@@ -157,9 +169,11 @@ class _Runner:
         token_budget: int | None = None,
         hooks: Mapping[str, Sequence[Callable[[Any], None]]] | None = None,
         secrets: Iterable[str] = (),
+        repair: RepairMode = "sure",
     ) -> None:
         from autofeedback.loop._loop import _as_client
 
+        check_repair(repair)
         if max_rounds < 0:
             raise ConfigurationError("max_rounds must be >= 0")
         unknown = set(hooks or {}) - set(HOOKS)
@@ -173,6 +187,10 @@ class _Runner:
             graph = FlowGraph.from_catalog(with_responses(catalog, schemas) if schemas else catalog)
             checker = SequenceChecker(self.scanner, graph=graph, responses=schemas)
         self.checker = checker
+        #: ``"sure"``: what is certain is repaired before a call is sent or a program
+        #: taken, instead of asking the model again (:mod:`autofeedback.decide`)
+        self.repair = repair
+        self.decider = Decider(self.scanner, repair=repair)
         self.feedback = feedback
         self.max_rounds = max_rounds
         self.token_budget = token_budget
@@ -203,6 +221,17 @@ class _Runner:
 
     def _scrub(self, value: Any) -> Any:
         return redact(value, names=self._names, secrets=self._secrets)
+
+    def _session(self) -> Session:
+        """This run's bounds, as the one decision applies them."""
+        return Session(
+            Policy(
+                repair=self.repair,
+                feedback=self.feedback,
+                max_rounds=self.max_rounds,
+                token_budget=self.token_budget,
+            )
+        )
 
     def _turn(self, turn: TaskTurn, turns: list[TaskTurn]) -> None:
         turns.append(turn)
@@ -302,9 +331,14 @@ def extract_program(text: str) -> str:
 
 
 def program_feedback(
-    findings: Sequence[Finding], program: str, *, ask: str = "in a ```python block"
+    findings: Sequence[Finding],
+    program: str,
+    *,
+    ask: str = "in a ```python block",
+    repairs: Sequence[Repair] = (),
 ) -> str:
     """The feedback turn for a program: each error with the line it is on, then the ask.
+    ``repairs``: what was repaired in ``program`` already; the repaired program is shown.
 
     >>> print(program_feedback([Finding("E5.1", ("step[0]", "id"), "r.id",
     ...     message="'r' is not assigned before it is read")], "g(id=r.id)"))
@@ -335,6 +369,11 @@ def program_feedback(
     if fixed:
         out.append("With the suggested fixes, these lines read:")
         out += [f"line {n}: `{fixed[n].strip()}`" for n in sorted(fixed)]
+    if repairs:
+        # the program was repaired where the docs leave one answer: the model continues
+        # from the repaired program, not from its own
+        out.append("Already repaired (keep these changes); your program now reads:")
+        out.append(f"```python\n{program.strip()}\n```")
     out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
     return "\n".join(out)
 
@@ -596,46 +635,57 @@ class ProgramRunner(_Runner):
             ]
         messages.append({"role": "user", "content": first})
         turns: list[TaskTurn] = []
-        seen: set[str] = set()
-        rounds, tokens = 0, 0
+        session = self._session()
+        stops: dict[str, TaskStop] = {
+            "repeated": "repeated",
+            "rounds": "feedback-budget",
+            "token-budget": "token-budget",
+            "no-feedback": "base",
+        }
         while True:
             started = time.perf_counter()
             text, p_tok, c_tok = self._ask(messages, schema)
-            tokens += (p_tok or 0) + (c_tok or 0)
-            program = program_from_json(text) if schema is not None else extract_program(text)
-            seq = sequence_from_program(program, instruction=instruction)
-            findings = self.checker.check(seq)
+            session.spend((p_tok or 0) + (c_tok or 0))
+            written = program_from_json(text) if schema is not None else extract_program(text)
+            decision = self.decider.decide_program(
+                written, instruction=instruction, checker=self.checker
+            )
+            seq = sequence_from_program(written, instruction=instruction)
             if not seq.steps and not seq.problems:  # an answer with no program in it
-                findings.insert(0, _NO_PROGRAM)
-            errors = [f for f in findings if f.severity == "error"]
+                decision = dataclasses.replace(
+                    decision,
+                    action="feedback",
+                    findings=(_NO_PROGRAM, *decision.findings),
+                    remaining=(_NO_PROGRAM, *decision.remaining),
+                )
+            judged = session.judge(decision, key=written)
+            # the program as autofeedback holds it: the model's, with the certain repairs
+            program = decision.text if decision.text is not None else written
+            findings = list(judged.remaining)
             base = TaskTurn(
                 len(turns) + 1,
                 "program",
                 text,
                 program=program,
-                findings=tuple(findings),
+                findings=tuple(judged.findings),
                 prompt_tokens=p_tok,
                 completion_tokens=c_tok,
+                repairs=judged.repairs,
             )
             stop: TaskStop | None = None
-            if not errors:
+            if judged.action == "forward":
                 stop = "clean"
-            elif not self.feedback:
-                stop = "base"
-            elif program in seen:
-                stop = "repeated"
-            elif rounds >= self.max_rounds:
-                stop = "feedback-budget"
-            elif self.token_budget is not None and tokens >= self.token_budget:
-                stop = "token-budget"
-            seen.add(program)
+            elif judged.action == "stop":
+                stop = stops.get(judged.reason, "feedback-budget")
             if stop is not None:
                 self._turn(_timed(base, started), turns)
                 break
             feedback = program_feedback(
-                errors, program, ask="" if schema is not None else "in a ```python block"
+                judged.errors,
+                program,
+                ask="" if schema is not None else "in a ```python block",
+                repairs=judged.repairs,
             )
-            rounds += 1
             self._turn(_timed(base, started, feedback=feedback), turns)
             messages = [
                 *messages,
@@ -810,21 +860,35 @@ class ReactRunner(_Runner):
                 messages = _noted(accepted, unfinished)
                 continue
             parsed, problem = to_requests(call_text or text)
-            request = parsed[0] if parsed and problem is None else None
-            key = _key(request) if request is not None else f"text:{text.strip()}"
+            written = parsed[0] if parsed and problem is None else None
+            key = _key(written) if written is not None else f"text:{text.strip()}"
             findings: list[Finding] = []
+            request = written
+            repairs: tuple[Repair, ...] = ()
             if problem is not None:
                 findings = [problem]
-            elif request is not None:
-                findings = self._check(steps, request, instruction)
+                remaining = findings
+            elif written is not None:
+                # the one decision: the call checked as the next step of the trace so far,
+                # and what is certain repaired (the call sent is then the repaired one)
+                decision = self._decide(steps, written, instruction)
+                findings, remaining = list(decision.findings), list(decision.remaining)
+                request, repairs = decision.request, decision.repairs
             # Base: whatever was found, the call goes out (the findings stay on record)
-            errors = [f for f in findings if f.severity == "error"] if self.feedback else []
+            errors = [f for f in remaining if f.severity == "error"] if self.feedback else []
             if request is None and not self.feedback:
                 self._turn(_timed(base, started, findings=tuple(findings)), turns)
                 stop = "no-call"
                 break
             if errors or request is None:
-                turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
+                turn = _timed(
+                    base,
+                    started,
+                    kind="call",
+                    request=written,
+                    findings=tuple(findings),
+                    repairs=repairs,
+                )
                 action = (
                     _next_action(
                         errors,
@@ -851,12 +915,12 @@ class ReactRunner(_Runner):
                     # without the rejected turns, ending in the Action to write instead
                     restated.add(f"{key} {action}")
                     rejected.add(key)
-                    fb = _restated_feedback(errors, request, action)
+                    fb = _restated_feedback(errors, written, action, repairs)
                     self._turn(_replace(turn, feedback=fb), turns)
                     messages = _noted(accepted, fb)
                     continue
                 rejected.add(key)
-                fb = _call_feedback(errors)
+                fb = _call_feedback(errors, repairs)
                 self._turn(_replace(turn, feedback=fb), turns)
                 messages = [
                     *messages,
@@ -865,9 +929,17 @@ class ReactRunner(_Runner):
                 ]
                 continue
             assert request is not None
-            if key in made:
+            sent_key = _key(request)
+            if sent_key in made:
                 # the same call again: its Observation is already in the conversation
-                turn = _timed(base, started, kind="call", request=request, findings=tuple(findings))
+                turn = _timed(
+                    base,
+                    started,
+                    kind="call",
+                    request=written,
+                    findings=tuple(findings),
+                    repairs=repairs,
+                )
                 if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
                     self._turn(_replace(turn, error="the model repeated a call it made"), turns)
                     stop = "repeated"
@@ -886,14 +958,20 @@ class ReactRunner(_Runner):
                     {"role": "user", "content": fb},
                 ]
                 continue
-            made.add(key)
+            made.add(sent_key)
             op = check_name(request, catalog).operation
             call = build_http(
                 request, op or Operation(request.name or ""), self.base_url or "", self.headers
             )
             sent = self._scrub(call.redacted([p.name for p in op.auth_parameters] if op else []))
             turn = _timed(
-                base, started, kind="call", request=request, findings=tuple(findings), sent=sent
+                base,
+                started,
+                kind="call",
+                request=written,
+                findings=tuple(findings),
+                sent=sent,
+                repairs=repairs,
             )
             try:
                 response = send(
@@ -924,9 +1002,13 @@ class ReactRunner(_Runner):
                 stop = "step-budget"
             elif over:
                 stop = "token-budget"
+            # the model's turn as it was sent: its text with the repaired call
+            shown = text
+            if repairs and written is not None:
+                shown = rewrite_output(text, [(written, request)]) or text
             messages = [
                 *messages,
-                {"role": "assistant", "content": text},
+                {"role": "assistant", "content": shown},
                 {"role": "user", "content": f"Observation: {observation}"},
             ]
             accepted = list(messages)
@@ -984,15 +1066,25 @@ class ReactRunner(_Runner):
             )
         return None
 
-    def _check(self, steps: list[Step], request: ApiRequest, instruction: str) -> list[Finding]:
-        """The findings of ``request`` as the next step of the trace so far."""
+    def _decide(self, steps: list[Step], request: ApiRequest, instruction: str) -> Decision:
+        """The decision on ``request`` as the next step of the trace so far (its findings
+        located under ``step[i]``; the sequence's E2.1 left out: a search before the goal
+        is no wrong API)."""
         seq = StepSequence((*steps, Step(len(steps), request)), instruction=instruction)
         where = f"step[{len(steps)}]"
-        return [
+        found = [
             f
             for f in self.checker.iter_findings(seq)
             if f.location[:1] == (where,) and not f.code.startswith("E2.1")
         ]
+        [decision] = self.decider.decide_steps(
+            seq, len(steps), checker=self.checker, findings=found
+        )
+        return dataclasses.replace(
+            decision,
+            findings=tuple(_under(f, where) for f in decision.findings),
+            remaining=tuple(_under(f, where) for f in decision.remaining),
+        )
 
     def _observation(self, status: int, body: Any) -> str:
         text = body if isinstance(body, str) else json.dumps(body, default=str)
@@ -1003,17 +1095,24 @@ class ReactRunner(_Runner):
         return f"HTTP {status} {text}"
 
 
+def _under(f: Finding, where: str) -> Finding:
+    return dataclasses.replace(f, location=(where, *f.location))
+
+
 def _noted(messages: Sequence[dict[str, str]], note: str) -> list[dict[str, str]]:
     """``messages`` with ``note`` ending the last one."""
     *head, last = messages
     return [*head, {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
-def _call_feedback(errors: Sequence[Finding]) -> str:
+def _call_feedback(errors: Sequence[Finding], repairs: Sequence[Repair] = ()) -> str:
     lines = ["Observation: this call was not sent, because it has problems:"]
     for f in errors or ():
         hint = _hint(f)
         lines.append(f"- {f.code} {f.message or f}{hint}")
+    if repairs:
+        lines.append("Already repaired (keep these changes):")
+        lines.extend(f"- {r}" for r in repairs)
     if not errors:
         lines.append("- no API call could be read from your answer")
     if any(f.code == "E1" for f in errors):
@@ -1028,7 +1127,12 @@ def _call_feedback(errors: Sequence[Finding]) -> str:
     return "\n".join(lines)
 
 
-def _restated_feedback(errors: Sequence[Finding], request: ApiRequest | None, action: str) -> str:
+def _restated_feedback(
+    errors: Sequence[Finding],
+    request: ApiRequest | None,
+    action: str,
+    repairs: Sequence[Repair] = (),
+) -> str:
     """The note for a rejected call (appended to the last message that came before it,
     the rejected turn left out): what was wrong, the Action to write, and, where that
     Action is another call that produces a value, the call meant to follow it."""
@@ -1043,6 +1147,8 @@ def _restated_feedback(errors: Sequence[Finding], request: ApiRequest | None, ac
         if needed:
             what = " and ".join(f"`{n}`" for n in dict.fromkeys(needed))
             note += f" Then call {request.name} with the {what} that its Observation gives."
+    if repairs:
+        note += " (Already repaired in it: " + "; ".join(map(str, repairs)) + ".)"
     return note
 
 

@@ -78,7 +78,7 @@ def test_an_invalid_value_is_rejected_before_the_function_runs(catalog: ApiCatal
 
 
 def test_kwargs_tools_report_misspelled_and_missing_parameters(catalog: ApiCatalog) -> None:
-    @guard(catalog, "userLogin")
+    @guard(catalog, "userLogin", repair="off")
     def login(**kwargs: Any) -> str:
         return "token"
 
@@ -149,7 +149,7 @@ def test_async_tools_are_guarded(catalog: ApiCatalog) -> None:
 
 
 def test_guard_tool_wraps_a_function_you_do_not_own(tools: list[dict[str, Any]]) -> None:
-    safe = guard_tool(lambda **kw: "ok", tools, "get_weather")
+    safe = guard_tool(lambda **kw: "ok", tools, "get_weather", repair="off")
     assert safe(city="Paris") == "ok"
     with pytest.raises(ToolCallRejected):
         safe(town="Paris")
@@ -172,7 +172,7 @@ def test_a_spec_file_path_is_loaded(tmp_path: Path) -> None:
 
 
 def test_semantic_checks_with_the_real_model(catalog: ApiCatalog, api_retriever: Any) -> None:
-    @guard(catalog, "get_weather", retriever=api_retriever)
+    @guard(catalog, "get_weather", retriever=api_retriever, repair="off")
     def get_weather(**kwargs: Any) -> str:
         return "sunny"
 

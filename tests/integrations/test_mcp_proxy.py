@@ -81,7 +81,8 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
             async with _session([str(SERVER)]) as direct:
                 seen["direct"] = {n: await direct.call_tool(n, a) for n, a in calls.items()}
             async with _session(
-                _proxied(tmp_path, "--no-semantic", "--repeat-limit", "2"), errlog=stderr
+                _proxied(tmp_path, "--no-semantic", "--repeat-limit", "2", "--repair", "off"),
+                errlog=stderr,
             ) as client:
                 seen["tools"] = {t.name: t for t in (await client.list_tools()).tools}
                 seen["proxied"] = {n: await client.call_tool(n, a) for n, a in calls.items()}
@@ -158,6 +159,34 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
     }
     text = (tmp_path / "log.jsonl").read_text()
     assert "sk-live-12345678" not in text and "[REDACTED]" in text
+
+
+def test_stdio_proxy_forwards_a_call_it_can_repair_for_certain(tmp_path: Path) -> None:
+    """The default ``--repair sure``: a misspelt argument name and a number written as
+    text reach the server repaired (it answers as to the right call), and the decision
+    log says what was repaired; what is not certain still comes back as feedback."""
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        with anyio.fail_after(LIMIT):
+            async with _session([str(SERVER)]) as direct:
+                seen["direct"] = await direct.call_tool("get_weather", {"city": "Paris"})
+            async with _session(_proxied(tmp_path, "--no-semantic")) as client:
+                seen["repaired"] = await client.call_tool("get_weather", {"City": "Paris"})
+                seen["wrong"] = await client.call_tool(
+                    "get_weather", {"city": "Paris", "units": "kelvin"}
+                )
+        return seen
+
+    seen = anyio.run(scenario)
+    assert seen["repaired"].model_dump() == seen["direct"].model_dump()
+    assert seen["wrong"].is_error and "units must be one of" in _text(seen["wrong"])
+    rows = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    [repaired] = [r for r in rows if r.get("repairs")]
+    assert repaired["decision"] == "forward" and repaired["codes"] == ["E3.2", "E3.4"]
+    assert repaired["repairs"] == [
+        {"code": "E3.2", "location": ["argument", "City"], "before": "City", "after": "city"}
+    ]
 
 
 def test_stdio_proxy_passes_on_list_changed_progress_prompts_and_resources(tmp_path: Path) -> None:
@@ -259,6 +288,8 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
         str(tmp_path / "log.jsonl"),
         "--upstream-header",
         "Authorization: Bearer test-token",
+        "--repair",
+        "off",  # the suggestion is fed back, not applied
     ]
 
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, MCPError]:
@@ -344,7 +375,9 @@ def test_a_2026_client_through_the_proxy_to_a_handshake_era_server(tmp_path: Pat
 
     async def scenario() -> tuple[str | None, Any, Any, MCPError]:
         params = StdioServerParameters(
-            command=sys.executable, args=_proxied(tmp_path, "--no-semantic"), env=_env()
+            command=sys.executable,
+            args=_proxied(tmp_path, "--no-semantic", "--repair", "off"),
+            env=_env(),
         )
         with anyio.fail_after(LIMIT):
             async with Client(params) as client:

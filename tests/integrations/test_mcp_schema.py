@@ -86,7 +86,7 @@ def test_tool_names_providers_reject_are_reported_not_renamed() -> None:
 
 
 def test_a_tool_without_a_usable_schema_is_forwarded_unchecked() -> None:
-    gate = ToolGate(retriever=None)
+    gate = ToolGate(retriever=None, repair="off")
     issues = gate.load(
         [
             {"name": "raw", "inputSchema": "anything"},
@@ -102,12 +102,12 @@ def test_a_tool_without_a_usable_schema_is_forwarded_unchecked() -> None:
 
 def test_the_repeat_stop_counts_per_conversation_and_can_be_off() -> None:
     tools = [{"name": "f", "inputSchema": {"type": "object", "properties": {"a": {}}}}]
-    gate = ToolGate(retriever=None, repeat_limit=2)
+    gate = ToolGate(retriever=None, repeat_limit=2, repair="off")
     gate.load(tools)
     assert gate.check("f", {"b": 1}, conversation="s1").action == "invalid_arguments"
     assert gate.check("f", {"b": 1}, conversation="s2").action == "invalid_arguments"
     assert gate.check("f", {"b": 1}, conversation="s1").action == "repeated"
     assert gate.check("f", {"b": 2}, conversation="s1").action == "invalid_arguments"
-    off = ToolGate(retriever=None, repeat_limit=0)
+    off = ToolGate(retriever=None, repeat_limit=0, repair="off")
     off.load(tools)
     assert {off.check("f", {"b": 1}).action for _ in range(5)} == {"invalid_arguments"}

@@ -261,7 +261,9 @@ class Proxy:
 def proxy(upstream: Upstream) -> Iterator[Proxy]:
     upstream.script.clear()
     upstream.seen.clear()
-    running = Proxy(ProxyConfig(upstream.url, max_rounds=3))
+    # the feedback path: nothing repaired, the last answer passed on (test_proxy_repair.py
+    # has the defaults: repair="sure", give_up="error")
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=3, repair="off", give_up="pass"))
     yield running
     running.close()
 
@@ -283,7 +285,8 @@ def test_wrong_call_is_fed_back_and_repaired(upstream: Upstream, proxy: Proxy) -
     assert result.usage.total_tokens == 120
     header = json.loads(raw.headers["x-autofeedback"])
     # E3.2 for the misspelt name, E3.4 for the required parameter it leaves missing
-    assert header == {"rounds": 2, "codes": ["E3.2", "E3.4"], "stop": "repaired"}
+    # "corrected": the model corrected its call after the feedback
+    assert header == {"rounds": 2, "codes": ["E3.2", "E3.4"], "stop": "corrected"}
     assert result.model_extra["autofeedback"]["rounds"] == 2
     # the second upstream request carries the model's message and the feedback as the
     # tool result, in OpenAI's own shape
@@ -355,7 +358,7 @@ def test_an_id_no_earlier_result_returned_is_fed_back(upstream: Upstream, proxy:
     [call] = raw.parse().choices[0].message.tool_calls
     assert json.loads(call.function.arguments) == {"book_id": 11}
     header = json.loads(raw.headers["x-autofeedback"])
-    assert header == {"rounds": 2, "codes": ["E5.3"], "stop": "repaired"}
+    assert header == {"rounds": 2, "codes": ["E5.3"], "stop": "corrected"}
     [reply] = _tool_messages(upstream.seen[1])[-1:]
     assert "E5.3" in reply["content"] and "99" in reply["content"]
     # an id the search returned passes at once
@@ -472,7 +475,14 @@ def upstream_proxy_rounds(upstream: Upstream) -> Iterator[Any]:
 
     def start(max_rounds: int, budget: int | None, spec: ApiCatalog | None = None) -> Proxy:
         running = Proxy(
-            ProxyConfig(upstream.url, max_rounds=max_rounds, token_budget=budget, spec=spec)
+            ProxyConfig(
+                upstream.url,
+                max_rounds=max_rounds,
+                token_budget=budget,
+                spec=spec,
+                repair="off",
+                give_up="pass",
+            )
         )
         started.append(running)
         return running
@@ -668,3 +678,102 @@ def test_unreadable_tools_pass_through_unchecked(upstream: Upstream, proxy: Prox
     }
     assert raw.parse().choices[0].message.tool_calls[0].function.name == "get_weather"
     assert upstream.seen[0]["json"]["tools"] == odd
+
+
+# -- the defaults: repair="sure", give_up="error" ------------------------------------------
+
+
+@pytest.fixture
+def default_proxy(upstream: Upstream) -> Iterator[Proxy]:
+    upstream.script.clear()
+    upstream.seen.clear()
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=2))
+    yield running
+    running.close()
+
+
+def test_a_call_repaired_for_certain_reaches_the_agent_without_a_second_round(
+    upstream: Upstream, default_proxy: Proxy
+) -> None:
+    upstream.script += [completion({"City": "Paris"}, n=1)]
+    raw = default_proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    result = raw.parse()
+    assert len(upstream.seen) == 1  # the model was asked once
+    [call] = result.choices[0].message.tool_calls
+    assert json.loads(call.function.arguments) == {"city": "Paris"}
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header == {
+        "rounds": 1,
+        "codes": ["E3.2", "E3.4"],
+        "stop": "repaired",
+        "repairs": ["E3.2 argument.City: 'City' -> 'city'"],
+    }
+    assert result.model_extra["autofeedback"]["repairs"] == [
+        {"code": "E3.2", "location": ["argument", "City"], "before": "City", "after": "city"}
+    ]
+
+
+def test_the_feedback_round_shows_the_model_its_call_as_repaired(
+    upstream: Upstream, default_proxy: Proxy
+) -> None:
+    upstream.script += [
+        completion({"City": "Paris", "unit": "kelvin"}, n=1),
+        completion({"city": "Paris", "unit": "celsius"}, n=2),
+    ]
+    result = default_proxy.client().chat.completions.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    assert json.loads(result.choices[0].message.tool_calls[0].function.arguments) == {
+        "city": "Paris",
+        "unit": "celsius",
+    }
+    second = upstream.seen[1]["json"]["messages"]
+    shown = json.loads(second[-2]["tool_calls"][0]["function"]["arguments"])
+    assert shown == {"city": "Paris", "unit": "kelvin"}  # the name repaired, the rest its own
+    [reply] = _tool_messages(upstream.seen[1])
+    assert "E4.2" in reply["content"] and "Already repaired" in reply["content"]
+
+
+def test_calls_still_wrong_after_the_last_round_are_an_error_the_client_raises(
+    upstream: Upstream, default_proxy: Proxy
+) -> None:
+    upstream.script += [
+        completion({"city": "Paris", "unit": "kelvin"}, n=1),
+        completion({"city": "Paris", "unit": "kelvins"}, n=2),
+    ]
+    with pytest.raises(openai.UnprocessableEntityError) as info:
+        default_proxy.client().chat.completions.create(model="scripted", messages=USER, tools=TOOLS)
+    body = info.value.body
+    assert isinstance(body, dict) and body["type"] == "invalid_tool_call"
+    assert "still invalid after 2 round(s) (max-rounds)" in body["message"]
+    assert info.value.response.headers["x-autofeedback"]
+
+
+def test_a_text_answer_after_feedback_is_answered_not_repaired(
+    upstream: Upstream, default_proxy: Proxy
+) -> None:
+    upstream.script += [
+        completion({"city": "Paris", "unit": "kelvin"}, n=1),
+        completion(None, n=2, content="I cannot tell the weather in kelvin."),
+    ]
+    raw = default_proxy.client().chat.completions.with_raw_response.create(
+        model="scripted", messages=USER, tools=TOOLS
+    )
+    assert json.loads(raw.headers["x-autofeedback"])["stop"] == "answered"
+    assert raw.parse().choices[0].message.content.startswith("I cannot tell")
+
+
+def test_responses_api_call_repaired_in_its_own_shape(
+    upstream: Upstream, default_proxy: Proxy
+) -> None:
+    upstream.script += [response_object({"City": "Paris"}, 1)]
+    raw = default_proxy.client().responses.with_raw_response.create(
+        model="scripted", input="Weather in Paris?", tools=RESPONSES_TOOLS
+    )
+    result = raw.parse()
+    assert len(upstream.seen) == 1
+    assert json.loads(result.output[0].arguments) == {"city": "Paris"}
+    assert result.output[0].call_id == "call_1"
+    assert json.loads(raw.headers["x-autofeedback"])["stop"] == "repaired"

@@ -112,7 +112,7 @@ def llama_server() -> Iterator[str]:
 def test_proxy_in_front_of_llama_cpp_server(llama_server: str) -> None:
     port = _free_port()
     config = uvicorn.Config(
-        create_proxy_app(ProxyConfig(llama_server, max_rounds=3)),
+        create_proxy_app(ProxyConfig(llama_server, max_rounds=3, give_up="pass")),
         host="127.0.0.1",
         port=port,
         log_level="warning",
@@ -145,6 +145,7 @@ def test_proxy_in_front_of_llama_cpp_server(llama_server: str) -> None:
     assert header["rounds"] >= 1 and header["stop"] in (
         "clean",
         "repaired",
+        "corrected",
         "max-rounds",
         "repeated",
     )
@@ -152,6 +153,6 @@ def test_proxy_in_front_of_llama_cpp_server(llama_server: str) -> None:
     assert completion.usage.total_tokens > 0
     [call] = completion.choices[0].message.tool_calls
     assert call.function.name == "get_weather"
-    if header["stop"] in ("clean", "repaired"):
+    if header["stop"] in ("clean", "repaired", "corrected"):
         arguments = json.loads(call.function.arguments)
         assert set(arguments) <= {"city", "unit"} and "city" in arguments

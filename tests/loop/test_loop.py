@@ -61,6 +61,7 @@ def test_whole_round_trip(
         doc_index=index,
         scanner=Scanner(bookshop, retriever=api_retriever),
         max_static=1,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     assert result.success and result.stop_reason == "success" and result.status == 200
@@ -96,6 +97,7 @@ def test_static_budget_stops_and_never_sends(
         doc_index=index,
         max_static=2,
         max_dynamic=2,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     assert not result.success and result.stop_reason == "static-budget"
@@ -113,6 +115,7 @@ def test_repeated_request_stops_early(
         base_url=terse_bookshop.url,
         doc_index=index,
         max_static=3,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     assert result.stop_reason == "repeated" and len(result.attempts) == 2
@@ -147,6 +150,7 @@ def test_token_budget(bookshop: ApiCatalog, terse_bookshop: Sandbox, index: Any)
         base_url=terse_bookshop.url,
         doc_index=index,
         token_budget=50,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     assert result.stop_reason in ("token-budget", "static-budget") and len(result.attempts) == 1
@@ -231,6 +235,7 @@ def test_dynamic_only_sends_what_the_scanner_flags(
         doc_index=index,
         static=False,
         gate=False,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     assert result.success and [a.status for a in result.attempts] == [400, 200]
@@ -254,6 +259,7 @@ def test_dynamic_only_unknown_api_reaches_the_server(
         doc_index=index,
         static=False,
         gate=False,
+        repair="off",
     )
     result = loop.run(INSTRUCTION)
     first = result.attempts[0]
@@ -327,6 +333,7 @@ def test_static_feedback_carries_errors_not_warnings(
         base_url=terse_bookshop.url,
         doc_index=index,
         scanner=Scanner(bookshop, retriever=api_retriever),
+        repair="off",
     )
     result = loop.run(DIALOGUE + LAST_TURN)
     first = result.attempts[0]

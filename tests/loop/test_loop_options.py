@@ -114,6 +114,7 @@ def _loop(
     script: Script, bookshop: ApiCatalog, sandbox: Sandbox, index: Any, scanner: Scanner, **kw: Any
 ) -> FeedbackLoop:
     llm = script if isinstance(script, ConstrainedScript) else CallableLLM(script)
+    kw.setdefault("repair", "off")  # these options shape the feedback: nothing repaired
     return FeedbackLoop(llm, bookshop, base_url=sandbox.url, doc_index=index, scanner=scanner, **kw)
 
 

@@ -56,7 +56,12 @@ def test_native_tool_call_feedback_speaks_its_shape(
         return outputs.pop(0), Usage(prompt_tokens=1, completion_tokens=1)
 
     loop = FeedbackLoop(
-        CallableLLM(llm), bookshop, base_url=terse_bookshop.url, max_static=1, skeleton=True
+        CallableLLM(llm),
+        bookshop,
+        base_url=terse_bookshop.url,
+        max_static=1,
+        skeleton=True,
+        repair="off",
     )
     result = loop.run("Find science books")
     first = result.attempts[0]

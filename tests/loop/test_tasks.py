@@ -68,7 +68,9 @@ def test_react_rejected_call_is_left_out_and_the_action_to_write_is_given(
         "Thought: search.\nAction: <API>searchBooks(query='Dune')</API>",
         "Thought: done.\nFinal Answer: found it",
     )
-    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Find the book Dune")
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, repair="off").run(
+        "Find the book Dune"
+    )
 
     assert result.stop_reason == "answered"
     assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200)]
@@ -89,7 +91,7 @@ def test_react_a_later_note_replaces_the_earlier_one(bookshop: Any, sandbox: San
         "Action: <API>getBook(bookId=987654)</API>",
         "Final Answer: none",
     )
-    ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote the book Dune?")
+    ReactRunner(llm, bookshop, base_url=sandbox.url, repair="off").run("Who wrote the book Dune?")
 
     first, second = seen[1][-1]["content"], seen[2][-1]["content"]
     assert "Not this Action: <API>search_books(query='Dune')</API>" in first
@@ -141,7 +143,7 @@ def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
         answer,
     )
     trace = tmp_path / "trace.jsonl"
-    runner = ReactRunner(llm, bookshop, base_url=sandbox.url)
+    runner = ReactRunner(llm, bookshop, base_url=sandbox.url, repair="off")
     result = runner.run("Who wrote the book Dune?", trace=trace)
 
     assert result.stop_reason == "answered"
@@ -174,7 +176,7 @@ def test_react_base_sends_the_made_up_id_and_sees_the_documented_404(
         "Action: <API>getBook(bookId=987654)</API>",
         "Final Answer: unknown",
     )
-    result = ReactRunner(llm, bookshop, base_url=sandbox.url, feedback=False).run(
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url, repair="off", feedback=False).run(
         "Who wrote the book Dune?"
     )
     assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 404)]

@@ -1,0 +1,519 @@
+"""The one decision: what happens to a call the model wrote.
+
+Every entry point (the feedback loop and the task runners, ``guard`` and the tool-call
+helpers, the OpenAI-compatible and MCP proxies, the ``requests`` guard, the audit) asks
+the same two questions of each call and only translates the answers to its transport:
+
+1. :class:`Decider`: what is wrong with the call, and what of it is certain enough to
+   repair here (:mod:`autofeedback.decide._repairs`)? The repaired call is checked again;
+   the :class:`Decision` carries the call to send, the findings of the call as written
+   (each repaired one with its ``fix``), what remains, and every :class:`Repair`.
+2. :class:`Session`: given what happened so far in this run or conversation (feedback
+   rounds used, identical calls already rejected, tokens spent), is the call forwarded,
+   fed back to the model, or is it time to stop? One :class:`Policy` says how.
+
+``repair="sure"`` (the default everywhere) applies the certain repairs; ``"off"`` only
+reports them. A repair is never silent: it is in the decision, in each finding's ``fix``,
+and every entry point shows it (trace, header, log, report).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from autofeedback._exceptions import ConfigurationError
+from autofeedback._findings import Finding, Repair
+from autofeedback._model import ApiRequest
+
+if TYPE_CHECKING:
+    from autofeedback._scan import Output, Scanner
+
+__all__ = [
+    "REPAIR_MODES",
+    "Decider",
+    "Decision",
+    "Policy",
+    "RepairMode",
+    "Session",
+    "check_repair",
+    "combine",
+    "request_key",
+    "with_fixes",
+]
+
+RepairMode = Literal["off", "sure"]
+#: the repair policies, the same on every entry point (``repair=``, ``--repair``, and
+#: ``repair`` in ``[tool.autofeedback]``)
+REPAIR_MODES: tuple[str, ...] = ("sure", "off")
+
+Action = Literal["forward", "feedback", "stop"]
+#: why: ``clean`` (nothing wrong), ``repaired`` (clean once repaired), ``errors`` (errors
+#: remain: feedback), ``repeated`` (an identical call was rejected before), ``rounds`` (no
+#: feedback round left), ``token-budget``, ``no-feedback`` (the policy gives none),
+#: ``unblocked`` (errors remain, but of a kind the policy lets through)
+Reason = Literal[
+    "clean", "repaired", "errors", "repeated", "rounds", "token-budget", "no-feedback", "unblocked"
+]
+
+
+def check_repair(value: Any) -> RepairMode:
+    """``value`` as a repair mode, or :class:`ConfigurationError` naming the choices.
+
+    >>> check_repair("sure")
+    'sure'
+    """
+    if value not in REPAIR_MODES:
+        raise ConfigurationError(
+            f"repair must be one of {', '.join(map(repr, REPAIR_MODES))}, not {value!r}"
+        )
+    return value  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What happens to one call.
+
+    ``action``: ``forward`` (send :attr:`request`), ``feedback`` (give the model
+    :attr:`remaining` and :attr:`repairs`) or ``stop``; ``reason`` says why.
+    ``original`` is the call as the model wrote it and ``findings`` its findings (the
+    repaired ones carry :attr:`Finding.fix`); ``request`` is the call with the repairs,
+    ``remaining`` its findings. ``request`` is ``None`` when nothing could be read, and
+    for a program. ``text`` is the model's output with the repairs written in, in its own
+    format (a program stays a program), where the decision was made on text and the
+    repairs could be written back.
+    """
+
+    action: Action
+    reason: Reason
+    request: ApiRequest | None
+    original: ApiRequest | None = None
+    findings: tuple[Finding, ...] = ()
+    remaining: tuple[Finding, ...] = ()
+    repairs: tuple[Repair, ...] = ()
+    text: str | None = None
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The errors left in :attr:`request` (after the repairs)."""
+        return [f for f in self.remaining if f.severity == "error"]
+
+    @property
+    def repaired(self) -> bool:
+        return bool(self.repairs)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form for logs and traces (findings and repairs as plain data)."""
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "codes": [f.code for f in self.findings if f.severity == "error"],
+            "repairs": [r.as_dict() for r in self.repairs],
+            "remaining": [f.as_dict() for f in self.errors],
+        }
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a run or conversation treats the calls it sees.
+
+    ``repair``: ``"sure"`` applies the certain repairs, ``"off"`` reports them only.
+    ``feedback``: whether errors go back to the model at all (``False``: the paper's Base
+    setting). ``max_rounds``: feedback rounds per run (``None``: no bound, as for a proxy
+    that answers each call on its own). ``repeats``: how many times an identical
+    rejected call is answered with feedback again before the run stops. ``token_budget``:
+    no feedback once the run spent this many tokens. ``block``: the finding families
+    (``"E1"`` ... ``"E5"``) that keep a call from being forwarded once no feedback is
+    left; a call whose errors are all of other families goes out as it is.
+
+    >>> Policy().repair, Policy().max_rounds
+    ('sure', 3)
+    """
+
+    repair: RepairMode = "sure"
+    feedback: bool = True
+    max_rounds: int | None = 3
+    repeats: int = 0
+    token_budget: int | None = None
+    block: frozenset[str] = frozenset({"E1", "E2", "E3", "E4", "E5"})
+
+    def __post_init__(self) -> None:
+        check_repair(self.repair)
+        if self.max_rounds is not None and self.max_rounds < 0:
+            raise ConfigurationError("max_rounds must be >= 0")
+        if self.repeats < 0:
+            raise ConfigurationError("repeats must be >= 0")
+
+
+#: how many distinct rejected calls a session remembers for the repeat rule
+_REMEMBERED = 4096
+
+
+class Session:
+    """The state of one run or conversation: feedback rounds used, identical calls
+    rejected, tokens spent. :meth:`judge` turns a :class:`Decider`'s decision into the
+    action for this point of the run.
+
+    >>> from autofeedback._findings import Finding
+    >>> s = Session(Policy(max_rounds=1))
+    >>> bad = Decision("feedback", "errors", None, remaining=(Finding("E1", (), "x"),))
+    >>> s.judge(bad, key="a").action, s.judge(bad, key="b").action
+    ('feedback', 'stop')
+    """
+
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy()
+        self.rounds = 0
+        self.tokens = 0
+        self._rejected: OrderedDict[Hashable, int] = OrderedDict()
+
+    def rejections(self, key: Hashable) -> int:
+        """How many times the call ``key`` was rejected so far."""
+        return self._rejected.get(key, 0)
+
+    def reject(self, key: Hashable) -> int:
+        """Count one more rejection of ``key`` (a call fed back, or refused by the server);
+        returns the count."""
+        count = self._rejected.pop(key, 0) + 1
+        self._rejected[key] = count
+        while len(self._rejected) > _REMEMBERED:
+            self._rejected.popitem(last=False)
+        return count
+
+    def spend(self, tokens: int) -> None:
+        self.tokens += max(0, tokens)
+
+    @property
+    def over_budget(self) -> bool:
+        budget = self.policy.token_budget
+        return budget is not None and self.tokens >= budget
+
+    def judge(self, decision: Decision, *, key: Hashable = None) -> Decision:
+        """``decision`` with its action for now: ``forward`` when nothing blocks the call;
+        else ``feedback`` while the policy gives it (a round is used and ``key`` counted
+        as rejected), else ``forward`` if the errors are of families the policy lets
+        through, else ``stop``. A call rejected before (fed back, or refused by the
+        server: :meth:`reject`) is answered again (``feedback``, ``repeated``) while the
+        policy's ``repeats`` last, then stops the run (``stop``, ``repeated``)."""
+        policy = self.policy
+        if key is not None and key in self._rejected:
+            spent = self._rejected[key] > policy.repeats or self.over_budget
+            if spent or not policy.feedback:
+                return dataclasses.replace(decision, action="stop", reason="repeated")
+            # told again (the entry point restates what it said), once per repeat allowed
+            self.reject(key)
+            return dataclasses.replace(decision, action="feedback", reason="repeated")
+        if not decision.errors:
+            reason: Reason = "repaired" if decision.repairs else "clean"
+            return dataclasses.replace(decision, action="forward", reason=reason)
+        why: Reason | None = None
+        if not policy.feedback:
+            why = "no-feedback"
+        elif policy.max_rounds is not None and self.rounds >= policy.max_rounds:
+            why = "rounds"
+        elif self.over_budget:
+            why = "token-budget"
+        if why is None:
+            self.rounds += 1
+            if key is not None:
+                self.reject(key)
+            return dataclasses.replace(decision, action="feedback", reason="errors")
+        blocking = {f.code.split(".")[0] for f in decision.errors} & policy.block
+        readable = decision.request is not None or decision.text is not None
+        if readable and not blocking:
+            return dataclasses.replace(decision, action="forward", reason="unblocked")
+        return dataclasses.replace(decision, action="stop", reason=why)
+
+
+def combine(decisions: Sequence[Decision]) -> Decision:
+    """One decision for calls made together (one message of several tool calls):
+    ``forward`` when every one is, else ``feedback``; findings, what remains and the
+    repairs joined in order.
+
+    >>> fixed = Decision("forward", "repaired", None, repairs=(Repair("E3.2", (), "A", "a"),))
+    >>> combine([Decision("forward", "clean", None), fixed]).reason
+    'repaired'
+    """
+    forward = all(d.action == "forward" for d in decisions)
+    reason: Reason = "errors"
+    if forward:
+        reason = "repaired" if any(d.repairs for d in decisions) else "clean"
+    return Decision(
+        "forward" if forward else "feedback",
+        reason,
+        None,
+        None,
+        tuple(f for d in decisions for f in d.findings),
+        tuple(f for d in decisions for f in d.remaining),
+        tuple(r for d in decisions for r in d.repairs),
+        text="" if decisions else None,
+    )
+
+
+def request_key(request: ApiRequest | None, text: str = "") -> str:
+    """What makes two calls the same call (a repeat): name, arguments, method, URL,
+    parameters and body; the text itself when nothing could be read."""
+    if request is None:
+        return f"text:{text.strip()}"
+    payload = {
+        "name": request.name,
+        "arguments": request.arguments,
+        "method": request.method,
+        "url": request.url,
+        "params": request.params,
+        "body": request.body,
+    }
+    try:
+        return json.dumps(payload, sort_keys=True, default=str)
+    except (ValueError, RecursionError):  # circular or nested too deeply: its repr
+        return repr(payload)
+
+
+def shown(repairs: Iterable[Repair], scanner: Any, request: ApiRequest | None) -> list[Repair]:
+    """``repairs`` as they may be shown: credentials masked (the repaired call keeps its
+    values; its record in findings, traces and reports does not)."""
+    from autofeedback._redact import redact_repair, request_secrets
+
+    names = scanner._auth_names
+    secrets = request_secrets(request, names) if request is not None else []
+    return [redact_repair(r, names=names, secrets=secrets) for r in repairs]
+
+
+def with_fixes(findings: Iterable[Finding], repairs: Sequence[Repair]) -> list[Finding]:
+    """``findings`` with each one a repair answered carrying that repair as ``fix``
+    (matched by code and location)."""
+    by_place = {(r.code, r.location): r for r in repairs}
+    out = []
+    for f in findings:
+        fix = by_place.get((f.code, f.location))
+        out.append(dataclasses.replace(f, fix=fix) if fix is not None else f)
+    return out
+
+
+@dataclass
+class Decider:
+    """Checks a call and repairs what is certain, against one :class:`~autofeedback.Scanner`.
+
+    >>> from autofeedback import ApiCatalog, Scanner
+    >>> catalog = ApiCatalog.from_tools([{"name": "get_weather", "parameters": {
+    ...     "type": "object", "required": ["city"], "properties": {
+    ...         "city": {"type": "string"}, "days": {"type": "integer"}}}}])
+    >>> d = Decider(Scanner(catalog, retriever=None)).decide_request(
+    ...     ApiRequest(name="get_weather", arguments={"City": "Paris", "days": "3"}))
+    >>> d.request.arguments
+    {'city': 'Paris', 'days': 3}
+    >>> [str(r) for r in d.repairs]
+    ["E3.2 argument.City: 'City' -> 'city'", "E4.1 argument.days: '3' -> 3"]
+    >>> d.errors
+    []
+    """
+
+    scanner: Scanner
+    repair: RepairMode = "sure"
+    _repairer: Any = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        check_repair(self.repair)
+
+    def decide(
+        self, output: Output, *, instruction: str | None = None, context: str | None = None
+    ) -> list[Decision]:
+        """A decision per request in ``output`` (text, a parsed request, or a call or
+        request mapping); one decision with ``request=None`` and its E1 finding when
+        nothing can be read. The action is ``forward`` for a clean (or cleanly repaired)
+        call and ``feedback`` otherwise; a :class:`Session` adds the run's bounds."""
+        from autofeedback._scan import is_program, to_requests
+        from autofeedback.flow._sequence import looks_like_program
+
+        if isinstance(output, str) and (is_program(output) or looks_like_program(output)):
+            return [self.decide_program(output, instruction=instruction)]
+        requests, problem = to_requests(output)
+        if problem is not None:
+            return [Decision("feedback", "errors", None, None, (problem,), (problem,))]
+        decisions = [
+            self.decide_request(r, instruction=instruction, context=context, calls=len(requests))
+            for r in requests
+        ]
+        if isinstance(output, str) and any(d.repairs for d in decisions):
+            from autofeedback.decide._render import rewrite_output
+
+            pairs = [(d.original, d.request) for d in decisions if d.original and d.request]
+            text = rewrite_output(output, pairs)
+            decisions = [dataclasses.replace(d, text=text) for d in decisions]
+        return decisions
+
+    def decide_program(
+        self,
+        text: str,
+        *,
+        instruction: str | None = None,
+        checker: Any = None,
+        tools: Any = None,
+        responses: Any = None,
+    ) -> Decision:
+        """The decision for a program (calls with variables): its findings (E1-E5), and
+        with ``repair="sure"`` the program with its certain repairs as :attr:`Decision.text`.
+        ``checker``: the :class:`~autofeedback.flow.SequenceChecker` (default: the
+        scanner's, over its catalog's data-flow graph)."""
+        from autofeedback.flow._sequence import sequence_from_program
+
+        checker = checker if checker is not None else self.scanner.sequence_checker()
+        seq = sequence_from_program(text, instruction=instruction, tools=tools, responses=responses)
+        found = checker.check(seq)
+        if not any(f.severity == "error" for f in found) or self.repair == "off":
+            action: Action = "feedback" if any(f.severity == "error" for f in found) else "forward"
+            reason: Reason = "errors" if action == "feedback" else "clean"
+            return Decision(action, reason, None, None, tuple(found), tuple(found), text=text)
+        from autofeedback.decide._flow import repair_program
+
+        done = repair_program(
+            checker,
+            text,
+            instruction=instruction,
+            tools=tools,
+            responses=responses,
+            findings=found,
+        )
+        if done is None:
+            return Decision("feedback", "errors", None, None, tuple(found), tuple(found), text=text)
+        program, made, remaining = done
+        repairs = shown(made, self.scanner, None)
+        ok = not any(f.severity == "error" for f in remaining)
+        return Decision(
+            "forward" if ok else "feedback",
+            "repaired" if ok else "errors",
+            None,
+            None,
+            tuple(with_fixes(found, repairs)),
+            tuple(remaining),
+            tuple(repairs),
+            text=program,
+        )
+
+    def decide_steps(
+        self,
+        seq: Any,
+        first: int,
+        *,
+        checker: Any = None,
+        findings: Sequence[Finding] | None = None,
+    ) -> list[Decision]:
+        """A decision for each step of ``seq`` from ``first`` on (the new calls; the steps
+        before are the history, with their responses): each step checked as the next
+        step of the sequence (E1-E5), and repaired where certain, an identifier an
+        earlier response gave included. ``findings``: the sequence's findings, when the
+        caller has them; findings located at ``step[i]`` go with step ``i``."""
+        from autofeedback.decide._flow import per_step, repair_step
+
+        checker = checker if checker is not None else self.scanner.sequence_checker()
+        found = list(findings) if findings is not None else checker.check(seq)
+        grouped = dict(per_step(found))
+        out: list[Decision] = []
+        for index in range(first, len(seq.steps)):
+            step = seq.steps[index]
+            mine = grouped.get(index, [])
+            errors = [f for f in mine if f.severity == "error"]
+            request = step.request
+            if not errors:
+                out.append(Decision("forward", "clean", request, request, tuple(mine), tuple(mine)))
+                continue
+            done = None
+            if self.repair == "sure" and request is not None:
+                done = repair_step(checker, seq, index, mine)
+            if done is None:
+                out.append(
+                    Decision("feedback", "errors", request, request, tuple(mine), tuple(mine))
+                )
+                continue
+            repaired, made, remaining = done
+            repairs = shown(made, checker.scanner, request)
+            ok = not any(f.severity == "error" for f in remaining)
+            out.append(
+                Decision(
+                    "forward" if ok else "feedback",
+                    "repaired" if ok else "errors",
+                    repaired,
+                    request,
+                    tuple(with_fixes(mine, repairs)),
+                    tuple(remaining),
+                    tuple(repairs),
+                )
+            )
+        return out
+
+    def decide_request(
+        self,
+        request: ApiRequest,
+        *,
+        instruction: str | None = None,
+        context: str | None = None,
+        calls: int = 1,
+        findings: Sequence[Finding] | None = None,
+    ) -> Decision:
+        """The decision for one parsed request (``findings``: its findings, when the caller
+        has them already)."""
+        scanner = self.scanner
+
+        def check(r: ApiRequest) -> list[Finding]:
+            return list(
+                scanner.iter_findings(r, instruction=instruction, context=context)
+                if calls == 1
+                else scanner.check_request(r, instruction=instruction, calls=calls, context=context)
+            )
+
+        found = list(findings) if findings is not None else check(request)
+        return self.from_findings(request, found, check)
+
+    def from_findings(
+        self,
+        request: ApiRequest,
+        found: Sequence[Finding],
+        check: Any,
+    ) -> Decision:
+        """The decision for ``request`` whose findings are ``found``; ``check`` gives the
+        findings of a repaired request the same way."""
+        errors = [f for f in found if f.severity == "error"]
+        if not errors:
+            return Decision("forward", "clean", request, request, tuple(found), tuple(found))
+        if self.repair == "off":
+            return Decision("feedback", "errors", request, request, tuple(found), tuple(found))
+        repaired, made, remaining = self._call_repairer(check).repair(request, found)
+        if not made:
+            return Decision("feedback", "errors", request, request, tuple(found), tuple(found))
+        repairs = shown(made, self.scanner, request)
+        ok = not any(f.severity == "error" for f in remaining)
+        return Decision(
+            "forward" if ok else "feedback",
+            "repaired" if ok else "errors",
+            repaired,
+            request,
+            tuple(with_fixes(found, repairs)),
+            tuple(remaining),
+            tuple(repairs),
+        )
+
+    def _call_repairer(self, check: Any) -> Any:
+        from autofeedback.decide._repairs import CallRepairer
+
+        return CallRepairer(self.scanner.catalog, check, self.scanner._matcher)
+
+
+def as_arguments(value: Any) -> Mapping[str, Any] | None:
+    """A call's arguments as a mapping: as given, or decoded from JSON text (once, or
+    twice when the text holds a JSON string that holds the object)."""
+    if isinstance(value, Mapping):
+        return value
+    for _ in range(2):
+        if not isinstance(value, str):
+            return None
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+        if isinstance(value, Mapping):
+            return value
+    return None

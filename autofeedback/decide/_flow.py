@@ -1,0 +1,657 @@
+"""The certain repairs of a sequence: a step of a trace (its earlier responses are known),
+and a program (its earlier steps' documented responses are known).
+
+Beyond the repairs of one call (:mod:`autofeedback.decide._repairs`), applied to each step:
+
+* E5.1: a value read from a variable nothing assigned, where exactly one earlier step's
+  documented response has the path it reads (``x.books[0].id`` -> ``b.books[0].id``);
+* E5.2: a reference path with a level left out or one field misspelt, where exactly one
+  documented path fits (``r.items[0].id`` -> ``r.albums.items[0].id``);
+* E5.3: a placeholder or made-up identifier, where exactly one earlier response holds one
+  value of that kind (a trace), or one earlier step's documented response has the field
+  (a program: ``bookId='<book_id>'`` -> ``bookId=b.books[0].id``).
+
+A program is repaired in its own text: each change is made where the model wrote it, and
+the program is read and checked again; a round that leaves more errors or an error where
+it changed something is undone.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import pairwise
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._findings import Finding, Repair
+from autofeedback._model import ApiRequest, Operation
+from autofeedback.checks._names import literal_key
+from autofeedback.decide._repairs import ROUNDS, CallRepairer, _distance_one
+from autofeedback.flow._checks import SequenceChecker
+from autofeedback.flow._paths import format_path, iter_paths, parse_path, schema_at
+from autofeedback.flow._program import ITEM, ProgramCall
+from autofeedback.flow._sequence import Sequence as StepSequence
+from autofeedback.flow._sequence import Step, sequence_from_program
+
+__all__ = ["repair_program", "repair_step", "values_at"]
+
+#: what a value read from a response is to the call checks of its step
+STAND_IN = "<from an earlier response>"
+#: the most distinct values of a kind an earlier response may hold for one to be taken
+_ONE = 1
+
+
+def _errors(findings: Sequence[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
+def _step_of(f: Finding) -> int | None:
+    head = f.location[0] if f.location else ""
+    if head.startswith("step[") and head.endswith("]") and head[5:-1].isdigit():
+        return int(head[5:-1])
+    return None
+
+
+def _inner(f: Finding) -> Finding:
+    return dataclasses.replace(f, location=f.location[1:])
+
+
+def values_at(body: Any, path: str) -> list[Any]:
+    """Every scalar value at ``path`` (``results[].id``) in a response ``body``.
+
+    >>> values_at({"results": [{"id": 7}, {"id": 8}]}, "results[].id")
+    [7, 8]
+    """
+    found: list[Any] = []
+
+    def walk(value: Any, steps: list[Any]) -> None:
+        if len(found) > 1000:
+            return
+        if not steps:
+            if value is None or isinstance(value, (str, int, float, bool)):
+                found.append(value)
+            return
+        step, rest = steps[0], steps[1:]
+        if step == ITEM or isinstance(step, int):
+            if isinstance(value, list):
+                items = value if step == ITEM else value[step : step + 1]
+                for item in items:
+                    walk(item, rest)
+        elif isinstance(value, Mapping) and step in value:
+            walk(value[step], rest)
+
+    walk(body, parse_path(path))
+    return found
+
+
+# -- a step of a trace ----------------------------------------------------------------
+
+
+def repair_step(
+    checker: SequenceChecker,
+    seq: StepSequence,
+    index: int,
+    findings: Sequence[Finding],
+) -> tuple[ApiRequest, list[Repair], list[Finding]] | None:
+    """The request of step ``index`` of ``seq`` with its certain repairs, the repairs, and
+    its findings then (located inside the step); ``None`` when nothing was repaired.
+    ``findings``: the step's findings now, located inside the step."""
+    step = seq.steps[index]
+    request = step.request
+    if request is None or step.call is not None:
+        return None
+
+    def check(r: ApiRequest) -> list[Finding]:
+        steps = list(seq.steps)
+        steps[index] = dataclasses.replace(step, request=r)
+        moved = dataclasses.replace(seq, steps=tuple(steps))
+        where = f"step[{index}]"
+        return [
+            _inner(f)
+            for f in checker.iter_findings(moved)
+            if f.location[:1] == (where,) and f.code != "E2.1"
+        ]
+
+    scanner = checker.scanner
+    repairer = CallRepairer(_catalog_at(checker, seq, index), check, scanner._matcher)
+    current, repairs, found = repairer.repair(request, findings)
+    # E5.3: a made-up identifier where one earlier response holds the one value of its kind
+    grounded = _ground_from_responses(checker, seq, index, current, _errors(found))
+    if grounded is not None:
+        candidate, made = grounded
+        after = check(candidate)
+        if len(_errors(after)) < len(_errors(found)):
+            current, found = candidate, after
+            repairs.extend(made)
+    if not repairs:
+        return None
+    return current, repairs, found
+
+
+def _catalog_at(checker: SequenceChecker, seq: StepSequence, index: int) -> ApiCatalog:
+    """The catalog step ``index`` is judged against: the checker's, with the tools that
+    earlier responses documented (a tool search) joined to it, as the checks join them."""
+    from autofeedback.flow._checks import _documented_tools
+
+    catalog = checker.scanner.catalog
+    for step in seq.steps[:index]:
+        if step.response is not None:
+            found = _documented_tools(step.response.body)
+            if found is not None:
+                catalog = ApiCatalog.merge(catalog, found)
+    return catalog
+
+
+def _operation(
+    checker: SequenceChecker, request: ApiRequest, catalog: ApiCatalog | None = None
+) -> Operation | None:
+    catalog = catalog if catalog is not None else checker.scanner.catalog
+    if request.is_http:
+        assert request.method is not None and request.url is not None
+        hit = catalog.match_http(request.method, request.url)
+        return hit[0] if hit else None
+    return catalog.get(request.name or "")
+
+
+def _ground_from_responses(
+    checker: SequenceChecker,
+    seq: StepSequence,
+    index: int,
+    request: ApiRequest,
+    errors: list[Finding],
+) -> tuple[ApiRequest, list[Repair]] | None:
+    op = _operation(checker, request, _catalog_at(checker, seq, index))
+    if op is None:
+        return None
+    made: list[Repair] = []
+    for f in errors:
+        if f.code != "E5.3" or len(f.location) < 2:
+            continue
+        name = f.location[-1]
+        if isinstance(f.got, (list, dict)):
+            continue
+        value = _one_value(checker, seq, index, op, name)
+        if value is None:
+            continue
+        changed = _set_argument(request, op, f.location[0], name, value)
+        if changed is None:
+            continue
+        request = changed
+        made.append(Repair("E5.3", f.location, f.got, value))
+    return (request, made) if made else None
+
+
+def _one_value(
+    checker: SequenceChecker, seq: StepSequence, index: int, op: Operation, name: str
+) -> Any:
+    """The one value of ``name``'s kind that the earlier responses hold, or ``None``."""
+    producers = [p for p in checker.producers(op.name, name) if getattr(p, "via", "") != "weak"]
+    if not producers:
+        return None
+    values: dict[str, Any] = {}
+    for step in seq.steps[:index]:
+        if step.response is None or step.request is None:
+            continue
+        step_op = _operation(checker, step.request)
+        if step_op is None:
+            continue
+        for p in producers:
+            if p.operation == step_op.name:
+                for v in values_at(step.response.body, p.path):
+                    if v is not None and not isinstance(v, bool):
+                        values[json.dumps(v)] = v
+    if len(values) != _ONE:
+        return None
+    return next(iter(values.values()))
+
+
+def _set_argument(
+    request: ApiRequest, op: Operation, where: str, name: str, value: Any
+) -> ApiRequest | None:
+    if not request.is_http:
+        if name not in request.arguments:
+            return None
+        return dataclasses.replace(request, arguments={**request.arguments, name: value})
+    assert request.url is not None
+    split = urlsplit(request.url)
+    if where == "path" and op.path:
+        got = split.path.rstrip("/").split("/")
+        want = op.path.rstrip("/").split("/")
+        if len(want) > len(got):
+            return None
+        offset = len(got) - len(want)  # a server prefix before the template
+        parts = list(got)
+        for i, segment in enumerate(want):
+            if segment == "{" + name + "}":
+                parts[offset + i] = str(value)
+                path = "/".join(parts)
+                url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
+                return dataclasses.replace(request, url=url)
+        return None
+    if where == "query" and name in request.params:
+        return dataclasses.replace(request, params={**request.params, name: value})
+    return None
+
+
+# -- a program ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Edit:
+    start: int
+    end: int
+    text: str
+    step: int
+    param: str | None
+
+
+def repair_program(
+    checker: SequenceChecker,
+    text: str,
+    *,
+    instruction: str | None = None,
+    tools: Any = None,
+    responses: Any = None,
+    findings: Sequence[Finding] | None = None,
+) -> tuple[str, list[Repair], list[Finding]] | None:
+    """``text`` with its certain repairs, the repairs, and the program's findings then;
+    ``None`` when nothing was repaired."""
+
+    def read(source: str) -> tuple[StepSequence, list[Finding]]:
+        seq = sequence_from_program(
+            source, instruction=instruction, tools=tools, responses=responses
+        )
+        return seq, checker.check(seq)
+
+    seq, found = (
+        read(text)
+        if findings is None
+        else (
+            sequence_from_program(text, instruction=instruction, tools=tools, responses=responses),
+            list(findings),
+        )
+    )
+    repairs: list[Repair] = []
+    current = text
+    for _ in range(ROUNDS):
+        errors = _errors(found)
+        if not errors:
+            break
+        planned = _plan(checker, seq, current, errors)
+        if not planned:
+            break
+        edits, made = zip(*planned, strict=True)
+        source = _apply(current, list(edits))
+        if source is None:
+            break
+        new_seq, after = read(source)
+        if not _better(errors, _errors(after), list(edits)):
+            break
+        current, seq, found = source, new_seq, after
+        repairs.extend(made)
+    if not repairs:
+        return None
+    return current, repairs, found
+
+
+def _better(before: list[Finding], after: list[Finding], edits: list[_Edit]) -> bool:
+    renamed = {e.step for e in edits if e.param is None}
+    if renamed:
+        # a function renamed: its own parameters are judged from now on (the next round
+        # repairs what is certain of them); its name must be right
+        return not any(
+            f.code.startswith("E2") and f.code != "E2.1" and _step_of(f) in renamed for f in after
+        )
+    if len(after) >= len(before):
+        return False
+    touched = {(e.step, e.param) for e in edits}
+    return not any(
+        (_step_of(f), f.location[2] if len(f.location) > 2 else None) in touched
+        and f.code != "E3.4"
+        for f in after
+    )
+
+
+def _apply(text: str, edits: list[_Edit]) -> str | None:
+    """``text`` with the edits made (none may overlap), or ``None``."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    for a, b in pairwise(ordered):
+        if a.end > b.start:
+            return None
+    out = text
+    for e in reversed(ordered):
+        out = out[: e.start] + e.text + out[e.end :]
+    return out
+
+
+def _plan(
+    checker: SequenceChecker, seq: StepSequence, text: str, errors: list[Finding]
+) -> list[tuple[_Edit, Repair]]:
+    by_step: dict[int, list[Finding]] = {}
+    for f in errors:
+        i = _step_of(f)
+        if i is not None and i < len(seq.steps):
+            by_step.setdefault(i, []).append(f)
+    planned: list[tuple[_Edit, Repair]] = []
+    for i, found in sorted(by_step.items()):
+        step = seq.steps[i]
+        call = step.call
+        if call is None or call.spans is None:
+            continue
+        calls = [f for f in found if f.code[:2] in ("E2", "E3", "E4")]
+        flows = [f for f in found if f.code.startswith("E5")]
+        named = _call_repairs(checker, step, call, text, calls)
+        planned.extend(named)
+        if any(e.param is None for e, _ in named):
+            continue  # a renamed function: its references are judged against it next round
+        for f in flows:
+            one = _flow_repair(checker, seq, i, call, text, f)
+            if one is not None:
+                planned.append(one)
+    return planned
+
+
+def _call_repairs(
+    checker: SequenceChecker, step: Step, call: ProgramCall, text: str, found: list[Finding]
+) -> list[tuple[_Edit, Repair]]:
+    if not found or call.positional:
+        return []
+    scanner = checker.scanner
+    refs = {k for k, v in call.arguments.items() if not _is_literal(v)}
+    request = ApiRequest(
+        name=call.name,
+        arguments={k: (STAND_IN if k in refs else v) for k, v in call.arguments.items()},
+        format="python",
+    )
+
+    def check(r: ApiRequest) -> list[Finding]:
+        stand_ins = {k for k, v in r.arguments.items() if v == STAND_IN}
+        return [
+            f
+            for f in scanner.check_request(r)
+            if not (f.code.startswith("E4") and len(f.location) > 1 and f.location[1] in stand_ins)
+            and not (f.code == "E3.4" and f.suggestion in stand_ins)
+        ]
+
+    repairer = CallRepairer(scanner.catalog, check, scanner._matcher)
+    inner = [_inner(f) for f in found]
+    _, repairs, _ = repairer.repair(request, inner)
+    out: list[tuple[_Edit, Repair]] = []
+    spans = call.spans
+    assert spans is not None
+    for r in repairs:
+        edit = _call_edit(step.index, call, text, r)
+        if edit is None:
+            return []  # all of a call's repairs or none: they were checked together
+        out.append((edit, dataclasses.replace(r, location=(f"step[{step.index}]", *r.location))))
+    return out
+
+
+def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | None:
+    spans = call.spans
+    assert spans is not None
+    if r.location[:1] == ("api",):
+        start, end = spans.func
+        return _Edit(start, end, str(r.after), index, None)
+    if len(r.location) < 2:
+        return None
+    name = r.location[1]
+    if r.code.startswith("E3") and name in spans.keywords:
+        start, end = spans.keywords[name]
+        if r.after is None:  # dropped, with the comma that separates it
+            return _Edit(*_with_comma(text, start, end), "", index, name)
+        if text[start : start + len(name)] != name:
+            return None
+        return _Edit(start, start + len(name), str(r.after), index, str(r.after))
+    if r.code == "E4.1" and name in spans.values:
+        start, end = spans.values[name]
+        inside = list(r.location[2:])
+        value = call.arguments.get(name)
+        if inside:
+            from autofeedback.decide._repairs import _copy_set
+
+            value = _copy_set(value, inside, r.after)
+        else:
+            value = r.after
+        return _Edit(start, end, repr(value), index, name)
+    if r.before is None and r.code == "E2.2":  # a path value taken out of the API name
+        close = spans.call[1] - 1
+        sep = ", " if call.arguments or call.positional else ""
+        return _Edit(close, close, f"{sep}{name}={r.after!r}", index, name)
+    return None
+
+
+def _with_comma(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span of a keyword argument together with the comma joining it to the next
+    argument, or else to the one before."""
+    j = end
+    while j < len(text) and text[j] in " \t":
+        j += 1
+    if j < len(text) and text[j] == ",":
+        j += 1
+        while j < len(text) and text[j] in " \t\n":
+            j += 1
+        return start, j
+    i = start
+    while i > 0 and text[i - 1] in " \t\n":
+        i -= 1
+    if i > 0 and text[i - 1] == ",":
+        return i - 1, end
+    return start, end
+
+
+def _is_literal(value: Any) -> bool:
+    from autofeedback.flow._program import is_literal
+
+    return is_literal(value)
+
+
+def _flow_repair(
+    checker: SequenceChecker,
+    seq: StepSequence,
+    index: int,
+    call: ProgramCall,
+    text: str,
+    f: Finding,
+) -> tuple[_Edit, Repair] | None:
+    spans = call.spans
+    assert spans is not None
+    if len(f.location) < 3:
+        return None
+    param = f.location[-1]
+    if param not in spans.values:
+        return None
+    start, end = spans.values[param]
+    written = text[start:end]
+    variables = _variables(seq, index)
+    new: str | None = None
+    before: Any = f.got
+    if f.code == "E5.1" and isinstance(f.got, str):
+        new = _rebound(checker, variables, f.got)
+    elif f.code == "E5.2" and isinstance(f.got, str):
+        new = _repathed(checker, seq, f)
+    elif f.code == "E5.3" and _is_literal(call.arguments.get(param)):
+        op = checker.scanner.catalog.get(call.name)
+        if op is None:
+            return None
+        reference = _reference(checker, variables, op, param)
+        if reference is None:
+            return None
+        return (
+            _Edit(start, end, reference, index, param),
+            Repair("E5.3", f.location, call.arguments.get(param), reference),
+        )
+    if new is None or not isinstance(before, str) or before == new:
+        return None
+    at = written.find(before)
+    if at >= 0:
+        edit = _Edit(start + at, start + at + len(before), new, index, param)
+    else:
+        where = text.find(before)  # read through a name assigned on another line
+        if where < 0 or text.find(before, where + 1) >= 0:
+            return None
+        edit = _Edit(where, where + len(before), new, index, param)
+    return edit, Repair(f.code, f.location, before, new)
+
+
+def _variables(seq: StepSequence, index: int) -> dict[str, str]:
+    """The variables bound by the steps before ``index``: variable -> function (the last
+    binding of a name wins)."""
+    out: dict[str, str] = {}
+    for step in seq.steps[:index]:
+        if step.call is not None and step.call.variable:
+            out[step.call.variable] = step.call.name
+    return out
+
+
+def _chain(text: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """``r.results[0].id`` -> ``("r", [("field", "results"), ("index", "0"), ("field",
+    "id")])``; ``None`` for anything but a plain chain of fields and subscripts."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    steps: list[tuple[str, str]] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            steps.append(("field", node.attr))
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            key = node.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                steps.append(("field", key.value))
+            else:
+                steps.append(("index", ast.unparse(key)))
+            node = node.value
+        elif isinstance(node, ast.Name):
+            steps.reverse()
+            return node.id, steps
+        else:
+            return None
+
+
+def _written(root: str, steps: Sequence[tuple[str, str]]) -> str:
+    out = root
+    for kind, value in steps:
+        out += f"[{value}]" if kind == "index" else f".{value}"
+    return out
+
+
+def _schema_path(steps: Sequence[tuple[str, str]]) -> list[Any]:
+    return [ITEM if kind == "index" else value for kind, value in steps]
+
+
+def _rebound(checker: SequenceChecker, variables: Mapping[str, str], got: str) -> str | None:
+    """E5.1: ``got`` read from the one earlier variable whose function's documented
+    response has the path it reads."""
+    chain = _chain(got)
+    if chain is None:
+        return None
+    _, steps = chain
+    if not steps:
+        return None
+    path = _schema_path(steps)
+    fits = []
+    for var, function in variables.items():
+        schema = checker.response_schema(function)
+        if schema is not None and schema_at(schema, path) is not None:
+            fits.append(var)
+    if len(fits) != 1:
+        return None
+    return _written(fits[0], steps)
+
+
+def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | None:
+    """E5.2: the reference ``f.got`` along the one documented path that keeps every field
+    it wrote in order (a level left out), or changes one misspelt field."""
+    assert isinstance(f.got, str)
+    chain = _chain(f.got)
+    if chain is None:
+        return None
+    root, steps = chain
+    index = _step_of(f)
+    variables = _variables(seq, index if index is not None else len(seq.steps))
+    function = variables.get(root)
+    schema = checker.response_schema(function) if function else None
+    if schema is None:
+        return None
+    written = [value for kind, value in steps if kind == "field"]
+    if not written:
+        return None
+    fits = [p for p, _ in iter_paths(schema) if _fits(written, [s for s in p if s != ITEM])]
+    if len(fits) != 1:
+        return None
+    path = list(fits[0])
+    indexes = iter(value for kind, value in steps if kind == "index")
+    rebuilt: list[tuple[str, str]] = []
+    for s in path:
+        rebuilt.append(("index", next(indexes, "0")) if s == ITEM else ("field", str(s)))
+    if next(indexes, None) is not None:
+        return None  # the model indexed something the documented path does not hold
+    if format_path(path) == format_path(_schema_path(steps)):
+        return None
+    return _written(root, rebuilt)
+
+
+def _fits(written: list[str], documented: list[Any]) -> bool:
+    """Whether ``documented`` (field names) is ``written`` with levels left out added
+    (the same fields in order, the same last one), or with one field misspelt."""
+    if not documented or (documented[-1] != written[-1] and len(documented) != len(written)):
+        return False
+    if len(documented) == len(written):
+        diff = [(w, d) for w, d in zip(written, documented, strict=True) if w != d]
+        return len(diff) == 1 and _misspelt(*diff[0])
+    if len(documented) < len(written) or documented[-1] != written[-1]:
+        return False
+    rest = iter(documented)
+    return all(any(w == d for d in rest) for w in written)
+
+
+def _misspelt(written: str, documented: str) -> bool:
+    a, b = literal_key(written), literal_key(documented)
+    return a == b or (min(len(a), len(b)) >= 4 and _distance_one(a, b))
+
+
+def _reference(
+    checker: SequenceChecker, variables: Mapping[str, str], op: Operation, param: str
+) -> str | None:
+    """E5.3 in a program: the one earlier step whose documented response has the field
+    that produces ``param``, written as a read of it (``b.books[0].id``)."""
+    p = op.parameter(param)
+    if p is None:
+        return None
+    types = p.schema.get("type") if isinstance(p.schema, Mapping) else None
+    if types == "array" or (isinstance(types, list) and "array" in types):
+        return None  # a list parameter: which items is not certain
+    producers = [x for x in checker.producers(op.name, param) if getattr(x, "via", "") != "weak"]
+    found: dict[str, str] = {}
+    for var, function in variables.items():
+        for x in producers:
+            if x.operation == function:
+                steps = parse_path(x.path)
+                written = var + "".join(
+                    "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}"
+                    for s in steps
+                )
+                found[written] = written
+                break
+    if len(found) != 1:
+        return None
+    return next(iter(found))
+
+
+def per_step(findings: Sequence[Finding]) -> Iterator[tuple[int, list[Finding]]]:
+    """The findings grouped by their step, located inside it."""
+    groups: dict[int, list[Finding]] = {}
+    for f in findings:
+        i = _step_of(f)
+        if i is not None:
+            groups.setdefault(i, []).append(_inner(f))
+    yield from sorted(groups.items())
+
+
+Checker = Callable[[StepSequence], list[Finding]]

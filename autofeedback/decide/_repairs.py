@@ -1,0 +1,536 @@
+"""The certain repairs of one call: what the findings say where the docs leave one answer.
+
+Each repair answers one error finding, and only where nothing else could be meant:
+
+* E2.2: the documented name of a literal variant (``user_login`` -> ``userLogin``, the only
+  documented name with that spelling), or the name with the path values written into it
+  taken out again (``GET_movie-500-credits`` -> ``GET_movie-movie_id-credits(movie_id=500)``);
+* E2.3 / E2: a made-up name, where one documented API wins by a clear margin (or is the
+  only one a single letter away) *and* the call's arguments fit it with no E3 or E4 error;
+* E3.2: the documented spelling of a parameter name the call does not send yet;
+* E3.3: a made-up parameter name renamed, where one documented parameter the call does
+  not send yet wins by a clear margin, or is the one required parameter missing;
+* E3.1 / E3: a parameter the API does not take, dropped, where no required parameter is
+  missing that it could stand for (then it is renamed into that one, where that one is
+  its closest name and takes its value);
+* E4.1: the lossless coercions of :mod:`autofeedback.decide._coerce`.
+
+The repaired call is checked again after each round, and a round that leaves an error
+where it changed something, or fixes nothing, is undone. What is not certain (another
+real API, a missing value, a wrong value, an enum) is left to the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from autofeedback._catalog import ApiCatalog
+from autofeedback._findings import Finding, Repair
+from autofeedback._model import ApiRequest, Operation
+from autofeedback._redact import is_sensitive
+from autofeedback.checks._check_name import name_with_values
+from autofeedback.checks._check_values import deserialize
+from autofeedback.checks._names import closest_spelling, literal_key, other_entities
+from autofeedback.decide._coerce import NOT_COERCIBLE, coerce
+
+__all__ = ["NAME_MARGIN", "CallRepairer"]
+
+#: how much the best documented name must beat the second best (cosine similarity of the
+#: embedding model) for a made-up name (E2.3, E3.3) to be renamed without asking
+NAME_MARGIN = 0.15
+#: the similarity a renamed parameter's name needs to the one it stands for (the
+#: scanner's threshold for a semantic variant)
+SEMANTIC_THRESHOLD = 0.5
+#: the shortest names (as literal keys) one letter apart that are taken for a misspelling
+ONE_OFF_MIN = 6
+#: at most this many repair rounds per call (a renamed API has its own parameters)
+ROUNDS = 3
+
+Check = Callable[[ApiRequest], list[Finding]]
+
+
+def _errors(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.severity == "error"]
+
+
+def _distance_one(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are one insertion, deletion, substitution or transposition
+    apart."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1 :]
+
+
+def one_letter_off(name: str, candidates: Iterable[str]) -> str | None:
+    """The one candidate whose literal key is a single edit away from ``name``'s (a typo),
+    when exactly one is and both are long enough to make it a misspelling.
+
+    >>> one_letter_off("get_wether", ["get_weather", "set_weather"])
+    'get_weather'
+    >>> one_letter_off("titel", ["title"]) is None   # too short to be sure
+    True
+    """
+    key = literal_key(name)
+    if len(key) < ONE_OFF_MIN:
+        return None
+    found = [c for c in candidates if _distance_one(key, literal_key(c))]
+    return found[0] if len(found) == 1 and len(literal_key(found[0])) >= ONE_OFF_MIN else None
+
+
+class CallRepairer:
+    """Repairs one call against one catalog.
+
+    ``check`` gives a request's findings (the scanner's, with the same instruction);
+    ``matcher`` the semantic name similarity (``None``: no made-up name is renamed).
+    """
+
+    def __init__(self, catalog: ApiCatalog, check: Check, matcher: Any = None) -> None:
+        self.catalog = catalog
+        self.check = check
+        self.matcher = matcher
+
+    def repair(
+        self, request: ApiRequest, findings: Sequence[Finding]
+    ) -> tuple[ApiRequest, list[Repair], list[Finding]]:
+        """The request with every certain repair, the repairs made, and its findings."""
+        repairs: list[Repair] = []
+        current, found = request, list(findings)
+        for _ in range(ROUNDS):
+            errors = _errors(found)
+            if not errors:
+                break
+            step = self._round(current, errors)
+            if step is None:
+                break
+            candidate, made = step
+            after = self.check(candidate)
+            if not self._better(errors, _errors(after), made):
+                break
+            current, found = candidate, after
+            repairs.extend(made)
+        return current, repairs, found
+
+    @staticmethod
+    def _better(before: list[Finding], after: list[Finding], made: list[Repair]) -> bool:
+        """A round is kept when it fixed errors and left none where it changed something
+        (a coerced value that breaks a constraint, a renamed parameter of the wrong type)."""
+        if any(r.location[:1] == ("api",) for r in made):
+            # the API itself was renamed: its own parameters are judged from now on (the
+            # next round repairs what is certain of them); the name must be right
+            return not any(f.code.startswith("E2") and f.code != "E2.1" for f in after)
+        if len(after) >= len(before):
+            return False
+        touched = {_param_of(r) for r in made} - {None}
+        for f in after:
+            name = _param_of_finding(f)
+            if name is not None and name in touched:
+                return False
+        return True
+
+    # -- one round ----------------------------------------------------------------
+
+    def _round(
+        self, request: ApiRequest, errors: list[Finding]
+    ) -> tuple[ApiRequest, list[Repair]] | None:
+        names = [f for f in errors if f.code.startswith("E2") and f.location[:1] == ("api",)]
+        if names:
+            if request.is_http:
+                return self._http_path(request, names[0])
+            return self._rename_api(request, names[0])
+        twice = [f for f in errors if f.code == "E4.1" and f.location == ("arguments",)]
+        if twice and request.double_encoded:
+            # the arguments encoded twice: the object itself, nothing else changed
+            fixed = dataclasses.replace(request, double_encoded=False)
+            return fixed, [Repair("E4.1", ("arguments",), twice[0].got, dict(request.arguments))]
+        op = self._operation(request)
+        if op is None:
+            return None
+        edits = _Edits(request)
+        made: list[Repair] = []
+        missing = [f.location[-1] for f in errors if f.code == "E3.4" and len(f.location) >= 2]
+        unknown = [f for f in errors if f.code in ("E3", "E3.1", "E3.2", "E3.3")]
+        for f in unknown:
+            repair = self._parameter(op, f, edits, missing, len(unknown))
+            if repair is not None:
+                made.append(repair)
+        for f in errors:
+            if f.code == "E4.1":
+                repair = self._coerce(op, f, edits)
+                if repair is not None:
+                    made.append(repair)
+        if not made:
+            return None
+        return edits.request(), made
+
+    def _operation(self, request: ApiRequest) -> Operation | None:
+        if request.is_http:
+            assert request.method is not None and request.url is not None
+            hit = self.catalog.match_http(request.method, request.url)
+            return hit[0] if hit else None
+        return self.catalog.get(request.name or "")
+
+    # -- API names ----------------------------------------------------------------
+
+    def _rename_api(
+        self, request: ApiRequest, f: Finding
+    ) -> tuple[ApiRequest, list[Repair]] | None:
+        name = request.name or ""
+        target = self._api_target(name, f)
+        if target is None:
+            return None
+        args = dict(request.arguments)
+        made = [Repair(f.code, f.location, name, target)]
+        filled = name_with_values(name, self.catalog) if f.code == "E2.2" else None
+        if filled is not None and filled[0].name == target:
+            op = filled[0]
+            for key, text in filled[1].items():
+                param = op.parameter(key)
+                value = deserialize(text, param.schema) if param is not None else text
+                if key in args and args[key] != value:
+                    return None  # the name says one value, the arguments another
+                if key not in args:
+                    args[key] = value
+                    made.append(Repair(f.code, ("argument", key), None, value))
+        renamed = dataclasses.replace(request, name=target, arguments=args)
+        if f.code != "E2.2":
+            # a made-up name is renamed only where the whole call fits the API it meant
+            after = self.check(renamed)
+            if any(g.code[:2] in ("E2", "E3", "E4") for g in _errors(after)):
+                return None
+        return renamed, made
+
+    def _api_target(self, name: str, f: Finding) -> str | None:
+        names = list(self.catalog.names)
+        if f.code == "E2.2":
+            key = literal_key(name)
+            same = [n for n in names if literal_key(n) == key and n != name]
+            if len(same) == 1:
+                return same[0]
+            filled = name_with_values(name, self.catalog)
+            return filled[0].name if filled is not None else None
+        if f.code not in ("E2.3", "E2"):
+            return None
+        typo = one_letter_off(name, names)
+        if typo is not None:
+            return typo
+        if f.code == "E2.3" and isinstance(f.suggestion, str):
+            return f.suggestion if self._clear_winner(name, names, f.suggestion) else None
+        return None
+
+    def _clear_winner(self, name: str, candidates: Sequence[str], best: str) -> bool:
+        """Whether ``best`` is the matcher's first choice for ``name`` by
+        :data:`NAME_MARGIN` over the second."""
+        if self.matcher is None or best not in candidates:
+            return False
+        if len(candidates) == 1:
+            return True
+        ranked = list(self.matcher.name_similarity(name, list(candidates)))
+        if not ranked or ranked[0].name != best:
+            return False
+        second = float(ranked[1].score) if len(ranked) > 1 else 0.0
+        return float(ranked[0].score) - second >= NAME_MARGIN
+
+    def _http_path(self, request: ApiRequest, f: Finding) -> tuple[ApiRequest, list[Repair]] | None:
+        """E2.2 of an HTTP request: the path's segments spelled as documented, its values
+        kept (``/Movie/550/Credits`` -> ``/movie/550/credits``)."""
+        if f.code != "E2.2" or not isinstance(f.suggestion, str) or " " not in f.suggestion:
+            return None
+        _, template = f.suggestion.split(" ", 1)
+        assert request.url is not None
+        split = urlsplit(request.url)
+        got = split.path.strip("/").split("/")
+        want = template.strip("/").split("/")
+        if len(got) != len(want):
+            return None
+        parts = [
+            g if w.startswith("{") and w.endswith("}") else w
+            for g, w in zip(got, want, strict=True)
+        ]
+        path = ("/" if split.path.startswith("/") else "") + "/".join(parts)
+        prefix = self.catalog.relative_path(request.url)
+        if not split.path.endswith(prefix):
+            return None
+        path = split.path[: len(split.path) - len(prefix)] + path if prefix else path
+        url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
+        fixed = dataclasses.replace(request, url=url)
+        return fixed, [Repair("E2.2", f.location, split.path, path)]
+
+    # -- parameters ---------------------------------------------------------------
+
+    def _parameter(
+        self, op: Operation, f: Finding, edits: _Edits, missing: list[str], unknown: int
+    ) -> Repair | None:
+        if len(f.location) < 2:
+            return None
+        where, name = f.location[0], f.location[-1]
+        if not edits.has(where, name) or (is_sensitive(name) and f.code != "E3.2"):
+            # a credential (api_key, token) is only ever respelt as documented, never
+            # dropped or renamed by meaning: an API the spec does not fully document may
+            # still want it under its own name
+            return None
+        target = f.suggestion if isinstance(f.suggestion, str) else None
+        if target == name:
+            return None  # sent in the wrong place: which place the model meant is unclear
+        if f.code == "E3.2":
+            if target is None or edits.sends(target) or not self._sole_literal(op, name):
+                return None
+        elif f.code == "E3.3":
+            if target is None or edits.sends(target) or other_entities(name, target):
+                return None
+            sole = unknown == 1 and missing == [target]
+            if not sole and not self._clear_winner(
+                name, [p.name for p in op.parameters if not edits.sends(p.name)], target
+            ):
+                return None
+        else:  # E3, E3.1: a parameter this API does not take
+            if missing:
+                # it may stand for the required one missing: renamed only where that is
+                # the only candidate and a close name (by spelling or meaning)
+                sole = unknown == 1 and len(missing) == 1 and target == missing[0]
+                if not sole or target is None or other_entities(name, target):
+                    return None
+                if not self._close(name, target):
+                    return None
+            else:
+                edits.drop(where, name)
+                return Repair(f.code, f.location, name, None)
+        assert target is not None
+        param = op.parameter(target)
+        if param is None:
+            return None
+        edits.rename(where, name, target)
+        return Repair(f.code, f.location, name, target)
+
+    def _close(self, name: str, target: str) -> bool:
+        """Whether ``name`` is close to ``target`` by spelling (difflib's ratio 0.6, the
+        spelling suggestion's bar) or meaning (the semantic checks' threshold)."""
+        if closest_spelling(name, [target]) is not None:
+            return True
+        if self.matcher is None:
+            return False
+        ranked = self.matcher.name_similarity(name, [target])
+        return bool(ranked) and float(ranked[0].score) >= SEMANTIC_THRESHOLD
+
+    def _sole_literal(self, op: Operation, name: str) -> bool:
+        key = literal_key(name)
+        return sum(literal_key(p.name) == key for p in op.parameters) == 1
+
+    def _coerce(self, op: Operation, f: Finding, edits: _Edits) -> Repair | None:
+        if len(f.location) < 2:
+            return None
+        where, name, *inside = f.location
+        if where not in ("argument", "body") or not edits.has(where, name):
+            return None
+        expected = f.expected
+        types = [expected] if isinstance(expected, str) else list(expected or [])
+        param = op.parameter(name)
+        schema: Any = param.schema if param is not None else {}
+        for key in inside:  # the documented schema at the value's place
+            schema = _sub_schema(schema, key)
+        items = _types(schema.get("items")) if isinstance(schema, Mapping) else []
+        before = edits.get(where, name, inside)
+        if before is _MISSING or not _same(before, f.got):
+            return None
+        after = coerce(before, types, items=items)
+        if after is NOT_COERCIBLE:
+            return None
+        edits.set(where, name, inside, after)
+        return Repair("E4.1", f.location, before, after)
+
+
+_MISSING: Any = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _types(schema: Any) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    t = schema.get("type")
+    if isinstance(t, str):
+        return [t]
+    return [x for x in t if isinstance(x, str)] if isinstance(t, list) else []
+
+
+def _sub_schema(schema: Any, key: str) -> Any:
+    if not isinstance(schema, Mapping):
+        return {}
+    if key.isdigit() and isinstance(schema.get("items"), Mapping):
+        return schema["items"]
+    props = schema.get("properties")
+    if isinstance(props, Mapping) and isinstance(props.get(key), Mapping):
+        return props[key]
+    return {}
+
+
+def _param_of(r: Repair) -> str | None:
+    if r.location[:1] == ("api",) or len(r.location) < 2:
+        return None
+    return str(r.after) if isinstance(r.after, str) and r.code.startswith("E3") else r.location[1]
+
+
+def _param_of_finding(f: Finding) -> str | None:
+    if len(f.location) < 2 or f.location[0] in ("api", "url", "method"):
+        return None
+    if f.code == "E3.4":
+        return None  # a missing parameter was not touched
+    return f.location[1]
+
+
+class _Edits:
+    """The arguments of a request being repaired, by place (``argument``, ``query``,
+    ``body``), keeping their order; :meth:`request` writes them back."""
+
+    def __init__(self, request: ApiRequest) -> None:
+        self.original = request
+        self.args: dict[str, Any] = dict(request.arguments)
+        self.query: list[tuple[str, str]] | None = None
+        self.params: dict[str, Any] = dict(request.params)
+        self.body: Any = request.body
+        if request.is_http:
+            assert request.url is not None
+            self.query = parse_qsl(urlsplit(request.url).query, keep_blank_values=True)
+            if isinstance(self.body, (str, bytes)):
+                text = (
+                    self.body.decode("utf-8", "replace")
+                    if isinstance(self.body, bytes)
+                    else self.body
+                )
+                if text.strip()[:1] == "{":
+                    try:
+                        decoded = json.loads(text)
+                    except (ValueError, RecursionError):
+                        decoded = None
+                    if isinstance(decoded, dict):
+                        self.body = decoded
+        self._body_changed = False
+
+    def _store(self, where: str) -> dict[str, Any] | None:
+        if where == "argument":
+            return self.args
+        if where == "body" and isinstance(self.body, dict):
+            return self.body
+        return None
+
+    def has(self, where: str, name: str) -> bool:
+        if where == "query":
+            return name in self.params or any(k == name for k, _ in self.query or ())
+        store = self._store(where)
+        return store is not None and name in store
+
+    def sends(self, name: str) -> bool:
+        """Whether the request sends ``name`` anywhere."""
+        if name in self.args or name in self.params:
+            return True
+        if any(k == name for k, _ in self.query or ()):
+            return True
+        return isinstance(self.body, dict) and name in self.body
+
+    def drop(self, where: str, name: str) -> None:
+        if where == "query":
+            self.params.pop(name, None)
+            self.query = [(k, v) for k, v in self.query or () if k != name]
+            return
+        store = self._store(where)
+        if store is not None:
+            store.pop(name, None)
+            self._body_changed = self._body_changed or where == "body"
+
+    def rename(self, where: str, old: str, new: str) -> None:
+        if where == "query":
+            self.params = {(new if k == old else k): v for k, v in self.params.items()}
+            self.query = [((new if k == old else k), v) for k, v in self.query or ()]
+            return
+        store = self._store(where)
+        if store is None:
+            return
+        items = [((new if k == old else k), v) for k, v in store.items()]
+        store.clear()
+        store.update(items)  # renamed where it stood: the call reads as the model wrote it
+        self._body_changed = self._body_changed or where == "body"
+
+    def get(self, where: str, name: str, inside: Sequence[str]) -> Any:
+        store = self._store(where)
+        if store is None or name not in store:
+            return _MISSING
+        value = store[name]
+        for key in inside:
+            if isinstance(value, Mapping) and key in value:
+                value = value[key]
+            elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+                value = value[int(key)]
+            else:
+                return _MISSING
+        return value
+
+    def set(self, where: str, name: str, inside: Sequence[str], value: Any) -> None:
+        store = self._store(where)
+        assert store is not None
+        self._body_changed = self._body_changed or where == "body"
+        if not inside:
+            store[name] = value
+            return
+        store[name] = _copy_set(store[name], list(inside), value)
+
+    def request(self) -> ApiRequest:
+        req = self.original
+        if not req.is_http:
+            return dataclasses.replace(req, arguments=dict(self.args))
+        assert req.url is not None
+        split = urlsplit(req.url)
+        original_query = parse_qsl(split.query, keep_blank_values=True)
+        url = req.url
+        if self.query != original_query:
+            url = urlunsplit(
+                (
+                    split.scheme,
+                    split.netloc,
+                    split.path,
+                    urlencode(self.query or []),
+                    split.fragment,
+                )
+            )
+        body = req.body
+        if self._body_changed:
+            if isinstance(req.body, (str, bytes)):
+                body = json.dumps(self.body, ensure_ascii=False)
+            else:
+                body = self.body
+        return dataclasses.replace(req, url=url, params=dict(self.params), body=body)
+
+
+def _copy_set(value: Any, path: list[str], new: Any) -> Any:
+    """``value`` with ``new`` at ``path``, copying the containers on the way (the model's
+    own objects are never changed)."""
+    if not path:
+        return new
+    key, rest = path[0], path[1:]
+    if isinstance(value, Mapping):
+        out = dict(value)
+        out[key] = _copy_set(value[key], rest, new)
+        return out
+    if isinstance(value, list):
+        items = list(value)
+        items[int(key)] = _copy_set(value[int(key)], rest, new)
+        return items
+    return value

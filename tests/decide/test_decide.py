@@ -1,0 +1,267 @@
+"""The one decision: what is repaired (only what is certain), what is left to the model,
+and that every repaired call is checked again and comes out clean.
+
+Data-driven: ``tests/data/decide/calls.json`` holds calls that must be repaired to
+exactly the expected call, and calls that must be left as they are (a lossy coercion, an
+enum, a missing value, an ambiguous name).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Scanner, sequence_from_record
+from autofeedback._findings import Finding, Repair
+from autofeedback._model import ApiRequest
+from autofeedback.decide import (
+    NOT_COERCIBLE,
+    Decider,
+    Decision,
+    Policy,
+    Session,
+    coerce,
+    combine,
+    request_key,
+)
+
+DATA = json.loads((Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text())
+TOOLS = ApiCatalog.from_tools(DATA["tools"])
+
+
+@pytest.fixture(scope="module")
+def decider() -> Decider:
+    return Decider(Scanner(TOOLS, retriever=None))
+
+
+@pytest.mark.parametrize("case", DATA["repaired"], ids=lambda c: c["why"])
+def test_certain_errors_are_repaired_to_exactly_the_call_meant(
+    decider: Decider, case: dict[str, Any]
+) -> None:
+    [decision] = decider.decide(case["call"])
+    assert decision.action == "forward" and decision.reason == "repaired", decision.remaining
+    assert decision.request is not None
+    got = {"name": decision.request.name, "arguments": dict(decision.request.arguments)}
+    assert got == case["expect"]
+    assert sorted({r.code for r in decision.repairs}) == sorted(case["codes"])
+    # never silent: each repaired finding of the call as written carries its fix
+    fixed = [f for f in decision.findings if f.fix is not None]
+    assert fixed and all(f.fix in decision.repairs for f in fixed)
+    assert decision.errors == []  # checked again, and clean
+
+
+@pytest.mark.parametrize("case", DATA["left"], ids=lambda c: c["why"])
+def test_what_is_not_certain_is_left_to_the_model(decider: Decider, case: dict[str, Any]) -> None:
+    [decision] = decider.decide(case["call"])
+    assert decision.action == "feedback" and decision.errors
+    assert decision.request is not None
+    assert dict(decision.request.arguments) == case["call"]["arguments"]
+    assert decision.request.name == case["call"]["name"]
+
+
+@pytest.mark.parametrize("case", DATA["repaired"], ids=lambda c: c["why"])
+def test_repair_off_reports_and_changes_nothing(case: dict[str, Any]) -> None:
+    [decision] = Decider(Scanner(TOOLS, retriever=None), repair="off").decide(case["call"])
+    assert decision.action == "feedback" and not decision.repairs
+    assert all(f.fix is None for f in decision.findings)
+
+
+def test_a_clean_call_is_forwarded_untouched(decider: Decider) -> None:
+    call = {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}
+    [decision] = decider.decide(call)
+    assert (decision.action, decision.reason, decision.repairs) == ("forward", "clean", ())
+    assert decision.request == decision.original
+
+
+def test_a_repair_that_breaks_a_constraint_is_undone(decider: Decider) -> None:
+    # "30" reads as 30, but 30 breaks the documented maximum: the call stays as written
+    [decision] = decider.decide({"name": "get_weather", "arguments": {"city": "P", "days": "30"}})
+    assert decision.action == "feedback" and not decision.repairs
+    assert [f.code for f in decision.errors] == ["E4.1"]
+
+
+def test_part_repaired_the_rest_goes_to_the_model_with_the_repairs(decider: Decider) -> None:
+    call = {"name": "get_weather", "arguments": {"City": "Paris", "unit": "kelvin"}}
+    [decision] = decider.decide(call)
+    assert decision.action == "feedback"
+    assert [str(r) for r in decision.repairs] == ["E3.2 argument.City: 'City' -> 'city'"]
+    assert [f.code for f in decision.errors] == ["E4.2"]
+    assert decision.request is not None and "city" in decision.request.arguments
+
+
+def test_the_output_text_is_written_back_in_its_own_format(decider: Decider) -> None:
+    for text, written in [
+        (
+            "Sure: <API>get_weather(City='Paris', days='2')</API>",
+            "Sure: <API>get_weather(city='Paris', days=2)</API>",
+        ),
+        ("API-Request: [Get_Weather(city='Paris')]", "API-Request: [get_weather(city='Paris')]"),
+        (
+            '{"name": "get_weather", "arguments": "{\\"City\\": \\"Paris\\"}"}',
+            '{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}',
+        ),
+    ]:
+        [decision] = decider.decide(text)
+        assert decision.text == written
+
+
+@pytest.mark.parametrize(
+    ("value", "types", "items", "expect"),
+    [
+        ("3", ["integer"], [], 3),
+        (" -4 ", ["integer"], [], -4),
+        ("2.50", ["number"], [], 2.5),
+        ("7", ["number"], [], 7),
+        ("FALSE", ["boolean"], [], False),
+        ('["a"]', ["array"], [], ["a"]),
+        ("x", ["array"], ["string"], ["x"]),
+        ("5", ["array"], ["integer"], [5]),
+        (2.5, ["integer"], [], NOT_COERCIBLE),
+        ("2.5", ["integer"], [], NOT_COERCIBLE),
+        ("1e999", ["number"], [], NOT_COERCIBLE),
+        ("yes", ["boolean"], [], NOT_COERCIBLE),
+        ({"a": 1}, ["string"], [], NOT_COERCIBLE),
+        ('{"a": 1}', ["array"], [], NOT_COERCIBLE),
+        ("a,b", ["array"], ["string"], NOT_COERCIBLE),
+    ],
+)
+def test_only_lossless_coercions(
+    value: Any, types: list[str], items: list[str], expect: Any
+) -> None:
+    assert coerce(value, types, items=items) == expect or (
+        expect is NOT_COERCIBLE and coerce(value, types, items=items) is NOT_COERCIBLE
+    )
+
+
+# -- sequences ---------------------------------------------------------------------------
+
+
+def test_program_repairs_are_written_into_the_program(bookshop: ApiCatalog) -> None:
+    decider = Decider(Scanner(bookshop, retriever=None))
+    cases = {
+        # E5.2: a misspelt field, one documented path fits
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)': "b.books[0].id",
+        # E5.1: a variable nothing assigned, one earlier step returns that path
+        'b = searchBooks(query="Dune")\ngetBook(bookId=x.books[0].id)': "b.books[0].id",
+        # E5.3: a placeholder, one earlier step documents the field
+        'b = searchBooks(query="Dune")\ngetBook(bookId="<book_id>")': "b.books[0].id",
+    }
+    for program, reference in cases.items():
+        decision = decider.decide_program(program, instruction="Show me Dune")
+        assert decision.reason == "repaired", (program, decision.remaining)
+        assert decision.text == f'b = searchBooks(query="Dune")\ngetBook(bookId={reference})'
+        assert decision.repairs[0].location[0] == "step[1]"
+
+
+def test_program_without_one_answer_is_left(bookshop: ApiCatalog) -> None:
+    decider = Decider(Scanner(bookshop, retriever=None))
+    # two earlier searches could give the id: which one is not certain
+    program = (
+        'a = searchBooks(query="Dune")\nb = searchBooks(query="Emma")\ngetBook(bookId="<book_id>")'
+    )
+    decision = decider.decide_program(program, instruction="Show me a book")
+    assert decision.action == "feedback" and not decision.repairs
+    assert decision.text == program
+
+
+def test_trace_takes_the_one_id_an_earlier_response_gave(bookshop: ApiCatalog) -> None:
+    decider = Decider(Scanner(bookshop, retriever=None))
+
+    def trace(books: list[dict[str, int]]) -> Any:
+        return sequence_from_record(
+            {
+                "instruction": "Show me the book Dune",
+                "steps": [
+                    {
+                        "request": {"method": "GET", "url": "/books?query=Dune"},
+                        "response": {"status": 200, "body": {"books": books}},
+                    },
+                    {"request": {"method": "GET", "url": "/books/8"}},
+                ],
+            }
+        )
+
+    [one] = decider.decide_steps(trace([{"id": 7}]), 1)
+    assert one.reason == "repaired" and one.request is not None
+    assert one.request.url == "/books/7"
+    assert [(r.code, r.before, r.after) for r in one.repairs] == [("E5.3", "8", 7)]
+    [two] = decider.decide_steps(trace([{"id": 7}, {"id": 9}]), 1)
+    assert two.action == "feedback" and not two.repairs
+
+
+# -- the session: rounds, repeats, budget ------------------------------------------------
+
+BAD = Decision(
+    "feedback", "errors", ApiRequest(name="f"), remaining=(Finding("E3", ("a", "b"), "b"),)
+)
+
+
+def test_session_feeds_back_then_stops_when_rounds_are_spent() -> None:
+    session = Session(Policy(max_rounds=2))
+    assert [session.judge(BAD, key=k).action for k in "abc"] == ["feedback", "feedback", "stop"]
+
+
+def test_session_stops_a_repeated_call() -> None:
+    session = Session(Policy(max_rounds=9, repeats=1))
+    verdicts = [session.judge(BAD, key="same") for _ in range(3)]
+    assert [(v.action, v.reason) for v in verdicts] == [
+        ("feedback", "errors"),
+        ("feedback", "repeated"),
+        ("stop", "repeated"),
+    ]
+
+
+def test_session_lets_unblocked_errors_through_once_feedback_is_over() -> None:
+    e4 = Decision("feedback", "errors", ApiRequest(name="f"), remaining=(Finding("E4.2", (), 1),))
+    session = Session(Policy(feedback=False, block=frozenset({"E1", "E2", "E3"})))
+    assert session.judge(e4).action == "forward" and session.judge(e4).reason == "unblocked"
+    assert session.judge(BAD).action == "stop"
+
+
+def test_session_token_budget() -> None:
+    session = Session(Policy(max_rounds=9, token_budget=100))
+    session.spend(150)
+    assert session.judge(BAD).reason == "token-budget"
+
+
+def test_combine_and_key() -> None:
+    clean = Decision("forward", "clean", ApiRequest(name="f"))
+    assert combine([clean, BAD]).action == "feedback"
+    assert request_key(ApiRequest(name="f", arguments={"a": 1})) == request_key(
+        ApiRequest(name="f", arguments={"a": 1}, call_id="other")
+    )
+
+
+def test_repairs_of_credentials_are_masked_where_shown() -> None:
+    tools = [
+        {
+            "name": "login",
+            "parameters": {
+                "type": "object",
+                "properties": {"api_key": {"type": "string"}, "retries": {"type": "integer"}},
+            },
+        }
+    ]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    [decision] = decider.decide({"name": "login", "arguments": {"API_KEY": "sk-secret-1234"}})
+    assert decision.request is not None and decision.request.arguments == {
+        "api_key": "sk-secret-1234"
+    }
+    shown = json.dumps([r.as_dict() for r in decision.repairs])
+    assert "sk-secret-1234" not in shown and "api_key" in shown
+
+
+def test_repair_is_a_value_with_a_json_form() -> None:
+    r = Repair("E4.1", ("argument", "days"), "3", 3)
+    assert r.as_dict() == {
+        "code": "E4.1",
+        "location": ["argument", "days"],
+        "before": "3",
+        "after": 3,
+    }
+    f = Finding("E4.1", ("argument", "days"), "3", message="days must be an integer", fix=r)
+    assert f.as_dict()["fix"] == {"before": "3", "after": 3}
+    assert "[repaired: '3' -> 3]" in str(f)

@@ -1,0 +1,251 @@
+"""Every entry point makes the one decision: the same call is repaired the same way by
+``guard``, the tool-call helpers, the ``requests`` guard, the loop, both runners and the
+audit, and each shows the repair where its user looks (a log line, a trace row, a
+report field). The proxies have their own tests (tests/integrations/test_proxy.py,
+test_mcp_proxy.py). The LLM is the one test double; the sandbox is real."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from autofeedback import (
+    ApiCatalog,
+    ProgramRunner,
+    ReactRunner,
+    Sandbox,
+    ToolCallRejected,
+    check_tool_calls,
+    decide_tool_calls,
+    guard,
+    guard_session,
+    tool_messages,
+)
+from autofeedback.cli import run as cli_run
+from autofeedback.loop._llm import CallableLLM
+from autofeedback.loop._loop import FeedbackLoop
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "specs" / "examples" / "bookshop.yaml"
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "required": ["city"],
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def sandbox(bookshop: ApiCatalog) -> Iterator[Sandbox]:
+    with Sandbox(bookshop, seed=3) as server:
+        yield server
+
+
+def _script(*outputs: str) -> tuple[CallableLLM, list[list[dict[str, str]]]]:
+    seen: list[list[dict[str, str]]] = []
+
+    def answer(messages: list[dict[str, str]]) -> str:
+        seen.append(messages)
+        return outputs[len(seen) - 1]
+
+    return CallableLLM(answer), seen
+
+
+def test_guard_runs_the_tool_with_the_repaired_arguments_and_logs_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    got: list[Any] = []
+
+    @guard(TOOLS, retriever=None)
+    def get_weather(city: str, days: int = 1) -> str:
+        got.append((city, days))
+        return "sunny"
+
+    with caplog.at_level(logging.WARNING, logger="autofeedback"):
+        assert get_weather(City="Paris", days="3") == "sunny"  # type: ignore[call-arg]
+    assert got == [("Paris", 3)]
+    assert "E3.2 argument.City: 'City' -> 'city'" in caplog.text
+    with pytest.raises(ToolCallRejected) as info:  # not certain: still the model's
+        get_weather(days=2)
+    assert [f.code for f in info.value.findings] == ["E3.4"]
+
+
+def test_tool_call_helpers_agree_in_every_shape() -> None:
+    claude = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"City": "Lima"}}
+        ],
+    }
+    gemini = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "get_weather", "args": {"City": "Lima"}}}],
+                }
+            }
+        ]
+    }
+    bedrock = {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "toolUse": {
+                            "toolUseId": "b1",
+                            "name": "get_weather",
+                            "input": {"City": "Lima"},
+                        }
+                    }
+                ],
+            }
+        }
+    }
+    chat = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"City": "Lima"}'},
+            }
+        ],
+    }
+    for message in (claude, gemini, bedrock, chat):
+        [finding] = [f for f in check_tool_calls(message, TOOLS, retriever=None) if f.fix]
+        assert str(finding.fix) == "E3.2 argument.City: 'City' -> 'city'"
+        decided = decide_tool_calls(message, TOOLS, retriever=None)
+        assert decided.ok and decided.calls[0].arguments == {"city": "Lima"}
+        assert "City" not in json.dumps(decided.message) and "city" in json.dumps(decided.message)
+        assert message != decided.message  # the caller's message is never changed
+        # tool_messages answers as written: the call is not run here, and the reply names
+        # the repaired call to make
+        [reply] = tool_messages(message, TOOLS, retriever=None)
+        assert '"arguments": {"city": "Lima"}' in json.dumps(reply, ensure_ascii=False).replace(
+            '\\"', '"'
+        )
+        assert decide_tool_calls(message, TOOLS, retriever=None, repair="off").replies
+
+
+def test_the_requests_guard_sends_the_repaired_request_and_says_so(
+    bookshop: ApiCatalog, sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen = len(sandbox.requests_seen)
+    with requests.Session() as s:
+        guard_session(s, bookshop, base_url=sandbox.url, retriever=None)
+        with caplog.at_level(logging.WARNING, logger="autofeedback"):
+            response = s.get(sandbox.url + "/Books", params={"query": "dune", "Limit": "5"})
+    assert response.status_code == 200
+    [sent] = list(sandbox.requests_seen)[seen:]
+    assert sent.status == 200
+    assert "/books?query=dune&limit=5" in response.url
+    assert "was sent with the repairs" in caplog.text and "'Limit' -> 'limit'" in caplog.text
+
+
+def test_the_loop_sends_the_repaired_request_and_traces_the_repairs(
+    bookshop: ApiCatalog, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    llm, seen = _script("<API>search_books(query='dune', limit='3')</API>")
+    trace = tmp_path / "trace.jsonl"
+    result = FeedbackLoop(llm, bookshop, base_url=sandbox.url).run("Find Dune", trace=trace)
+    assert result.success and len(seen) == 1 and len(result.attempts) == 1
+    assert result.request is not None and result.request.name == "searchBooks"
+    [attempt] = result.attempts
+    assert [str(r) for r in attempt.repairs] == ["E2.2 api: 'search_books' -> 'searchBooks'"]
+    row = json.loads(trace.read_text().splitlines()[0])
+    assert row["repairs"][0]["after"] == "searchBooks" and row["request"]["name"] == "search_books"
+
+
+def test_the_program_runner_takes_the_repaired_program(bookshop: ApiCatalog) -> None:
+    llm, seen = _script(
+        '```python\nb = searchBooks(query="Dune")\nr = listReviews(bookId=b.book[0].id)\n```'
+    )
+    result = ProgramRunner(llm, bookshop).run("Show me the reviews of Dune")
+    assert result.stop_reason == "clean" and len(seen) == 1
+    assert result.program.endswith("listReviews(bookId=b.books[0].id)")
+    assert [r.code for r in result.repairs] == ["E5.2"]
+    off = ProgramRunner(
+        _script("b = searchBooks(query='x')\ngetBook(bookId=b.book[0].id)")[0],
+        bookshop,
+        repair="off",
+        max_rounds=0,
+    ).run("x")
+    assert off.stop_reason == "feedback-budget" and not off.repairs
+
+
+def test_the_react_runner_sends_a_repaired_call_without_asking_again(
+    bookshop: ApiCatalog, sandbox: Sandbox
+) -> None:
+    sandbox.reset()
+    llm, seen = _script(
+        "Thought: search.\nAction: <API>search_books(query='Dune')</API>",
+        "Thought: done.\nFinal Answer: found it",
+    )
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Find the book Dune")
+    assert result.stop_reason == "answered" and len(seen) == 2
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200)]
+    assert result.turns[0].repairs and result.turns[0].request.name == "search_books"
+    # the model's next turn sees the call as it was sent
+    assert "<API>searchBooks(query='Dune')</API>" in seen[1][-2]["content"]
+
+
+def test_the_react_runner_takes_the_id_the_search_returned(
+    bookshop: ApiCatalog, sandbox: Sandbox
+) -> None:
+    sandbox.reset()
+    llm, seen = _script(
+        "Action: <API>searchBooks(query='Dune')</API>",
+        "Action: <API>getBook(bookId=123)</API>",
+        "Final Answer: Frank Herbert",
+    )
+    result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote Dune?")
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 200)]
+    [fix] = result.turns[1].repairs
+    assert (fix.code, fix.before, fix.after) == ("E5.3", 123, 7)
+    assert len(seen) == 3
+
+
+def test_audit_fix_writes_each_record_again_in_its_own_shape(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    records = [
+        {"id": "call", "call": {"name": "getBook", "arguments": '{"bookID": 7}'}},
+        {"id": "text", "output": "Sure: <API>search_books(query='dune')</API>"},
+        {"id": "http", "request": {"method": "GET", "url": "/Books?query=dune&Limit=5"}},
+        {"id": "program", "output": 'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)'},
+        {"id": "clean", "call": {"name": "getBook", "arguments": {"bookId": 7}}},
+        {"id": "left", "call": {"name": "searchBooks", "arguments": {"query": "x", "sort": "x"}}},
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["audit", str(log), "--spec", str(SPEC), "--no-semantic", "--format", "jsonl"]
+    assert cli_run([*argv, "--fix"], out, err) == 1, err.getvalue()
+    lines = {d["id"]: d for d in map(json.loads, out.getvalue().splitlines())}
+    assert lines["call"]["repaired"] == {"name": "getBook", "arguments": '{"bookId": 7}'}
+    assert lines["text"]["repaired"] == "Sure: <API>searchBooks(query='dune')</API>"
+    assert lines["http"]["repaired"] == {"method": "GET", "url": "/books?query=dune&limit=5"}
+    assert lines["program"]["repaired"].endswith("getBook(bookId=b.books[0].id)")
+    assert lines["call"]["repairs"] == [
+        {"code": "E3.2", "location": ["argument", "bookID"], "before": "bookID", "after": "bookId"}
+    ]
+    assert "repaired" not in lines["clean"] and "repaired" not in lines["left"]
+    assert not lines["call"]["ok"]  # the record as logged had an error
+    # without --fix nothing changes
+    plain = io.StringIO()
+    cli_run(argv, plain, io.StringIO())
+    assert "repaired" not in plain.getvalue() and '"fix"' not in plain.getvalue()
