@@ -69,15 +69,19 @@ from benchmarks._results import write_section
 from benchmarks.loop import SharedLLM, _commit, _rate, load_checkpoint, mcnemar
 
 SETTINGS: dict[str, dict[str, Any]] = {
-    "Base": {"feedback": False},
-    "Feedback": {"feedback": True, "max_rounds": 3},
-    "Grammar": {"feedback": False, "constrain": True},
-    "Grammar + Feedback": {"feedback": True, "max_rounds": 3, "constrain": True},
+    "Base": {"feedback": False, "repair": "off"},
+    "Feedback": {"feedback": True, "max_rounds": 3, "repair": "off"},
+    "Grammar": {"feedback": False, "constrain": True, "repair": "off"},
+    "Grammar + Feedback": {"feedback": True, "max_rounds": 3, "constrain": True, "repair": "off"},
+    # issue 27: what is certain repaired by autofeedback, with no model call (Repair), and
+    # before what is left goes back to the model (Feedback + repair)
+    "Repair": {"feedback": False, "repair": "sure"},
+    "Feedback + repair": {"feedback": True, "max_rounds": 3, "repair": "sure"},
 }
 #: the settings of each runner: the grammar holds a program (a list of JSON calls), not
 #: a ReAct turn with its thought and final answer
 PROGRAM_SETTINGS = tuple(SETTINGS)
-REACT_SETTINGS = ("Base", "Feedback")
+REACT_SETTINGS = ("Base", "Feedback", "Repair", "Feedback + repair")
 #: RestBench: the APIs in the ReAct prompt (ranked by the retriever for the query) and
 #: the most calls per task (gold paths have 1-4)
 REACT_APIS = 12
@@ -333,16 +337,21 @@ def task_list(data: Path, n: int | None, datasets: Sequence[str]) -> list[Task]:
 # -- tables ----------------------------------------------------------------------------------
 
 
-def _paired(done: Mapping[str, Mapping[str, Outcome]], ids: Sequence[str], setting: str) -> str:
-    base = [done[i]["Base"].correct for i in ids]
+def _paired(
+    done: Mapping[str, Mapping[str, Outcome]],
+    ids: Sequence[str],
+    setting: str,
+    against: str = "Base",
+) -> str:
+    base = [done[i][against].correct for i in ids]
     fb = [done[i][setting].correct for i in ids]
     failures = sum(not b for b in base)
     successes = sum(base)
     repaired = sum(not b and f for b, f in zip(base, fb, strict=True))
     broken = sum(b and not f for b, f in zip(base, fb, strict=True))
     return (
-        f"repaired {_rate(repaired, failures)} of Base failures, "
-        f"broke {_rate(broken, successes)} of Base successes "
+        f"repaired {_rate(repaired, failures)} of {against} failures, "
+        f"broke {_rate(broken, successes)} of {against} successes "
         f"(McNemar p = {mcnemar(repaired, broken):.2f})"
     )
 
@@ -444,24 +453,30 @@ def tabulate(
         lines += [
             f"GraphQL-RestBench, program runner ({len(gql)} samples, few-shot):",
             "",
-            "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task |",
-            "|---|---|---|---|---|---|",
+            "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task "
+            "| tokens / task |",
+            "|---|---|---|---|---|---|---|",
         ]
         for s in program_settings:
             scores = score_programs((done[t.id][s].final, t.gold) for t in gql)
             turns = sum(done[t.id][s].turns for t in gql) / len(gql)
+            tokens = sum(done[t.id][s].tokens for t in gql) / len(gql)
             d = scores.as_dict()
             lines.append(
                 f"| {s} | {d['arg_match_full']:.3f} | {d['arg_match_per_function']:.3f} | "
-                f"{d['seq_match_full']:.3f} | {d['seq_match_connected']:.3f} | {turns:.2f} |"
+                f"{d['seq_match_full']:.3f} | {d['seq_match_connected']:.3f} | {turns:.2f} "
+                f"| {tokens:.0f} |"
             )
         for name, (a, b, c, e) in PUBLISHED.items():
-            lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — |")
+            lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — | — |")
         ids = [t.id for t in gql]
         lines.append("")
         for s in program_settings:
             if s != "Base" and "Base" in program_settings:
                 lines.append(f"ArgFull, {s} against Base: " + _paired(done, ids, s) + "  ")
+        if {"Feedback", "Feedback + repair"} <= set(program_settings):
+            paired = _paired(done, ids, "Feedback + repair", against="Feedback")
+            lines.append(f"ArgFull, Feedback + repair against Feedback: {paired}  ")
         lines.append("")
     for name in ("tmdb", "spotify"):
         rb = [t for t in tasks if t.dataset == name]
@@ -470,8 +485,9 @@ def tabulate(
         lines += [
             f"RestBench {name.upper()}, ReAct runner ({len(rb)} queries):",
             "",
-            "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task |",
-            "|---|---|---|---|---|",
+            "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task "
+            "| tokens / task |",
+            "|---|---|---|---|---|---|",
         ]
         for s in react_settings:
             ok = [t for t in rb if done[t.id][s].correct]
@@ -482,14 +498,19 @@ def tabulate(
             )
             calls = sum(len(done[t.id][s].detail["made"]) for t in rb) / len(rb)
             turns = sum(done[t.id][s].turns for t in rb) / len(rb)
+            tokens = sum(done[t.id][s].tokens for t in rb) / len(rb)
             lines.append(
-                f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} |"
+                f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} "
+                f"| {tokens:.0f} |"
             )
         for system, rate in PUBLISHED_RESTBENCH.get(name, {}).items():
-            lines.append(f"| published: {system} | {rate:.2f} | — | — | — |")
+            lines.append(f"| published: {system} | {rate:.2f} | — | — | — | — |")
         if {"Base", "Feedback"} <= set(react_settings):
             paired = _paired(done, [t.id for t in rb], "Feedback")
             lines += ["", "Correct Path, paired: " + paired]
+        if {"Feedback", "Feedback + repair"} <= set(react_settings):
+            paired = _paired(done, [t.id for t in rb], "Feedback + repair", against="Feedback")
+            lines += ["", "Correct Path, Feedback + repair against Feedback: " + paired]
         lines.append("")
     notes = failure_notes(done, tasks, [*program_settings, *react_settings])
     if notes:
