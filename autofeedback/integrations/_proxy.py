@@ -416,9 +416,10 @@ async def _checked(
             list(given) if isinstance(given, list) else [{"role": "user", "content": given or ""}]
         )
 
-    # an agent's run so far: earlier tool calls and their results make the new calls the
-    # next steps of a sequence, checked for data flow (an id no response returned: E5.3)
-    asked = list(history) if kind == "chat" and _has_tool_steps(history) else None
+    # the chat so far, earlier tool calls and their results included: the new calls are
+    # its next steps (an id no response returned and the user never gave: E5.3), judged
+    # as the audit and check_tool_calls(history=) judge the same conversation
+    asked = list(history) if kind == "chat" else None
     # what the user asked: the last user turn, and the whole of it (E2.1, E5.3)
     users = _user_texts(history)
     said = (users[-1], "\n".join(users)) if users else (None, None)
@@ -594,13 +595,6 @@ def _reply_text(call: _Call, decided: Any, corrected: str | None) -> dict[str, A
             False,
         )
     return _reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
-
-
-def _has_tool_steps(messages: Sequence[Any]) -> bool:
-    return any(
-        isinstance(m, Mapping) and m.get("role") == "assistant" and m.get("tool_calls")
-        for m in messages
-    )
 
 
 def _user_texts(history: Sequence[Any]) -> list[str]:

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import requests
-from rapidfuzz.distance import Levenshtein
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
@@ -41,10 +40,11 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name, name_with_values
-from autofeedback.checks._names import literal_key, other_entities
+from autofeedback.checks._names import other_entities
 from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, check_repair
 from autofeedback.decide import request_key as _key
 from autofeedback.decide._render import rewrite_output
+from autofeedback.decide._repairs import one_letter_off
 from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -1238,8 +1238,6 @@ def _next_action(
 
 
 _METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
-#: the shortest names (as literal keys) one letter apart that are taken for a misspelling
-_ONE_OFF_MIN = 6
 _SEGMENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -1255,9 +1253,9 @@ def _sure_fix(finding: Finding, suggestion: str) -> bool:
     if code in ("E2.2", "E3.2"):
         return True
     if code == "E2.3" and isinstance(got, str):
-        # one letter off, as written (get-an-artist-albums -> get-an-artists-albums)
-        a, b = literal_key(got), literal_key(suggestion)
-        return min(len(a), len(b)) >= _ONE_OFF_MIN and Levenshtein.distance(a, b) == 1
+        # one letter off, as written (get-an-artist-albums -> get-an-artists-albums): the
+        # decision's own test of a typo
+        return one_letter_off(got, [suggestion]) == suggestion
     if code == "E2" and isinstance(got, str):
         return _METHOD.sub("", got).lower() == _METHOD.sub("", suggestion).lower()
     if code == "E5.2" and isinstance(got, str):

@@ -777,3 +777,26 @@ def test_responses_api_call_repaired_in_its_own_shape(
     assert json.loads(result.output[0].arguments) == {"city": "Paris"}
     assert result.output[0].call_id == "call_1"
     assert json.loads(raw.headers["x-autofeedback"])["stop"] == "repaired"
+
+
+def test_the_proxy_and_the_audit_judge_a_conversation_alike(
+    upstream: Upstream, proxy: Proxy, tmp_path: Path
+) -> None:
+    """One decision for the same conversation: the first call of a chat that makes up an
+    id gets the same E5.3, naming the same producer, from the proxy and from the audit."""
+    user = [{"role": "user", "content": "Show me the details of the book about dragons"}]
+    made_up = completion({"book_id": 99}, name="get_book", n=1)
+    upstream.script += [made_up, completion({"q": "dragons"}, name="search_books", n=2)]
+    proxy.client().chat.completions.create(model="scripted", messages=user, tools=BOOK_TOOLS)
+    [reply] = _tool_messages(upstream.seen[1])
+    log = tmp_path / "chat.jsonl"
+    record = {"tools": BOOK_TOOLS, "messages": [*user, made_up["choices"][0]["message"]]}
+    log.write_text(json.dumps(record) + "\n")
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["audit", str(log), "--no-semantic", "--format", "jsonl", "--input-format", "jsonl"]
+    assert cli_run(argv, out, err) == 1, err.getvalue()
+    [finding] = json.loads(out.getvalue())["findings"]
+    assert finding["code"] == "E5.3" and finding["severity"] == "error"
+    assert finding["message"] in reply["content"]
