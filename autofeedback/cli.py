@@ -22,6 +22,7 @@ from typing import IO, Any, Protocol
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, SpecWarning
 from autofeedback._feedback import render_feedback
+from autofeedback._install import DISTRIBUTION, install_hint
 from autofeedback._scan import Scanner, first_finding
 from autofeedback.audit._audit import NO_SPEC, AuditResult, AuditSummary, audit_lines
 
@@ -87,10 +88,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
 
+    # the distribution that provides the import package: autofeedback-api, or a checkout
+    # installed before the rename (never another project's "autofeedback")
+    names = packages_distributions().get("autofeedback", [])
+    name = DISTRIBUTION if DISTRIBUTION in names or not names else names[0]
     try:
-        return version("autofeedback")
+        return version(name)
     except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
         return "unknown"
 
@@ -1324,7 +1329,7 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise _Usage("mcp-proxy needs the MCP SDK: pip install 'autofeedback[mcp]'") from None
+        raise _Usage(f"mcp-proxy needs the MCP SDK: {install_hint('mcp')}") from None
     from autofeedback.integrations._mcp_proxy import McpProxyOptions, run_mcp_proxy
 
     command = list(args.server_command)
@@ -1374,7 +1379,7 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except ImportError as exc:
         raise _Usage(
             f"the proxy needs starlette, uvicorn and httpx ({exc.name} is missing): "
-            "pip install 'autofeedback[proxy]'"
+            f"{install_hint('proxy')}"
         ) from None
     return run_proxy(
         args.upstream,

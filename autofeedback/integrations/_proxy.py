@@ -45,6 +45,7 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
+from autofeedback._install import install_hint
 from autofeedback._model import ApiRequest
 from autofeedback._scan import Scanner
 from autofeedback.integrations._guard import (
@@ -691,7 +692,7 @@ def run_proxy(
     except ImportError:  # pragma: no cover - the proxy extra is missing
         stderr.write(
             "autofeedback: error: the proxy needs uvicorn, starlette and httpx: "
-            "pip install 'autofeedback[proxy]'\n"
+            f"{install_hint('proxy')}\n"
         )
         return 2
     try:

@@ -320,7 +320,7 @@ def test_cli_names_the_extra_when_the_sdk_is_missing(monkeypatch: pytest.MonkeyP
     err = StringIO()
     assert run(["mcp-proxy", "--", "python", "s.py"], stdout=StringIO(), stderr=err) == 2
     assert err.getvalue() == (
-        "autofeedback: error: mcp-proxy needs the MCP SDK: pip install 'autofeedback[mcp]'\n"
+        "autofeedback: error: mcp-proxy needs the MCP SDK: pip install 'autofeedback-api[mcp]'\n"
     )
 
 
