@@ -205,7 +205,8 @@ class ToolGate:
             suggestion = next(
                 (str(f.expected) for f in ordered if f.code.startswith("E2") and f.expected), None
             )
-        feedback = render_feedback(ordered) if ordered else ""
+        # an MCP tools/call: worded as a tool call (issue 28), as through the OpenAI proxy
+        feedback = render_feedback(ordered, tool_call=True) if ordered else ""
         repeats = self._count(conversation, name, args)
         if self.repeat_limit and repeats >= self.repeat_limit:
             stop = (

@@ -32,6 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
@@ -46,7 +47,9 @@ from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._install import install_hint
+from autofeedback._listen import listen
 from autofeedback._model import ApiRequest
+from autofeedback._redact import redact
 from autofeedback._scan import Scanner
 from autofeedback.integrations._guard import (
     _Call,
@@ -54,6 +57,7 @@ from autofeedback.integrations._guard import (
     _errors_first,
     sequence_findings,
 )
+from autofeedback.integrations._jsonlog import JsonLog
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
@@ -89,8 +93,9 @@ class ProxyConfig:
     ``spec``: a catalog whose operations judge the tools of the same name (HTTP-level
     tools described by an OpenAPI document); ``max_rounds``: requests upstream per
     client request (at least 1); ``token_budget``: stop re-asking once the rounds used
-    this many tokens; ``retriever``: ``None`` for the structural checks only,
-    ``"auto"`` for the semantic ones too.
+    this many tokens; ``retriever``: ``"auto"`` (the default, as at every entry point)
+    for the semantic checks too, ``None`` for the structural ones only; ``log``: a file
+    that gets one JSON line per decision (:class:`~autofeedback.integrations._jsonlog.JsonLog`).
     """
 
     upstream: str
@@ -98,7 +103,8 @@ class ProxyConfig:
     max_rounds: int = 3
     token_budget: int | None = None
     timeout: float = 300.0
-    retriever: Any = None
+    retriever: Any = "auto"
+    log: Path | None = None
     _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,6 +118,10 @@ class ProxyConfig:
             raise ConfigurationError("--max-rounds must be at least 1")
         if self.token_budget is not None and self.token_budget <= 0:
             raise ConfigurationError("--token-budget must be positive")
+        if self.log is not None:
+            self.log = Path(self.log)
+            if not self.log.parent.is_dir():
+                raise ConfigurationError(f"--log: no such folder: {self.log.parent}")
         self.upstream = self.upstream.rstrip("/")
 
     def scanner(self, tools: Any) -> Scanner:
@@ -154,7 +164,11 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
             timeout=httpx.Timeout(config.timeout, connect=10.0), follow_redirects=False
         ) as client:
             app.state.client = client
-            yield
+            app.state.log = JsonLog(config.log)
+            try:
+                yield
+            finally:
+                app.state.log.close()
 
     async def endpoint(request: Request) -> Response:
         return await _handle(config, request.app.state.client, request)
@@ -491,12 +505,10 @@ async def _checked(
                 for c, text in zip(calls, replies, strict=True)
             ]
 
-    summary = {
-        "rounds": len(rounds),
-        "codes": codes,
-        "stop": stop,
-        "ms": round((time.perf_counter() - started) * 1000, 1),
-    }
+    ms = round((time.perf_counter() - started) * 1000, 1)
+    summary = {"rounds": len(rounds), "codes": codes, "stop": stop, "ms": ms}
+    # --log: one line per round's decision (issue 28), written once the rounds are over
+    _log_rounds(request, rounds, stop, ms)
     if rounds and rounds[-1].errors:
         summary["remaining"] = [
             f.as_dict() for fs in rounds[-1].findings for f in fs if f.severity == "error"
@@ -529,6 +541,40 @@ async def _checked(
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
     return JSONResponse(final, headers={_HEADER: header})
+
+
+def _log_rounds(request: Request, rounds: Sequence[_Round], stop: str, ms: float) -> None:
+    """One JSON line per round: its calls (arguments masked) with their error codes, and
+    the decision: ``feed_back`` (asked again), then ``forward`` (the answer went to the
+    client clean) or ``stop`` (handed back as it was: ``stop`` says why)."""
+    log = getattr(request.app.state, "log", None)
+    if log is None or log.handle is None:
+        return
+    secret = _secret_of(request)
+    secrets = [secret] if secret else []
+    for number, round_ in enumerate(rounds, 1):
+        last = number == len(rounds)
+        calls = []
+        for call, findings in zip(round_.calls, round_.findings, strict=True):
+            arguments = call.arguments
+            if isinstance(arguments, str):
+                with contextlib.suppress(ValueError, RecursionError):
+                    arguments = json.loads(arguments)
+            calls.append(
+                {
+                    "tool": call.name,
+                    "arguments": redact(arguments, secrets=secrets),
+                    "codes": [f.code for f in findings if f.severity == "error"],
+                }
+            )
+        if not last:
+            decision = "feed_back"
+        else:
+            decision = "forward" if stop in ("clean", "repaired") else "stop"
+        extra = {"stop": stop, "ms": ms} if last else {}
+        log.write(request.url.path, round=number, calls=calls, decision=decision, **extra)
+    if not rounds:  # the upstream failed before any round could be checked
+        log.write(request.url.path, round=0, calls=[], decision="stop", stop=stop, ms=ms)
 
 
 def _has_tool_steps(messages: Sequence[Any]) -> bool:
@@ -678,11 +724,13 @@ def run_proxy(
     spec: str | None = None,
     max_rounds: int = 3,
     token_budget: int | None = None,
-    semantic: bool = False,
+    semantic: bool = True,
+    log: str | Path | None = None,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
-    """Serve the proxy until interrupted (``autofeedback proxy``); 2 on bad configuration.
+    """Serve the proxy until interrupted (``autofeedback proxy``); 2 on bad configuration
+    or a port that cannot be bound (in use, or not this machine's address).
 
     >>> run_proxy("not a url", stdout=sys.stdout, stderr=sys.stderr)  # doctest: +SKIP
     2
@@ -703,14 +751,26 @@ def run_proxy(
             max_rounds=max_rounds,
             token_budget=token_budget,
             retriever="auto" if semantic else None,
+            log=Path(log) if log is not None else None,
         )
+        # bound before saying where it serves: a port in use is one error line, exit 2
+        sock = listen(host, port)
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")
         return 2
+    shown = f"[{host}]" if ":" in host else host
     stdout.write(
-        f"autofeedback proxy on http://{host}:{port}/v1 -> {config.upstream} "
+        f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.upstream} "
         f"(max {config.max_rounds} rounds)\n"
     )
     stdout.flush()
-    uvicorn.run(create_proxy_app(config), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(
+        uvicorn.Config(create_proxy_app(config), host=host, port=port, log_level="warning")
+    )
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
+        pass
+    finally:
+        sock.close()
     return 0

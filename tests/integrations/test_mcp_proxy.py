@@ -112,6 +112,11 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
     # a wrong argument name, and wrong nested values: isError results carrying the feedback
     assert seen["renamed"].is_error
     assert "E3.2" in _text(seen["renamed"]) and "'city'" in _text(seen["renamed"])
+    # worded as the tool call it was, as through the OpenAI proxy (issue 28)
+    assert _text(seen["renamed"]).startswith("There is an error in your tool call.")
+    assert "call the tool again" in _text(seen["renamed"]) and "API request" not in _text(
+        seen["renamed"]
+    )
     assert seen["nested"].is_error
     assert "E4.2" in _text(seen["nested"]) and "E4.1" in _text(seen["nested"])
 
@@ -296,7 +301,11 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
 def test_cli_refuses_a_missing_or_double_upstream() -> None:
     err = StringIO()
     assert run(["mcp-proxy"], stdout=StringIO(), stderr=err) == 2
-    assert "either as a command after '--' or as --upstream-url" in err.getvalue()
+    # neither: say that nothing was given, not "not both" (issue 28)
+    assert err.getvalue() == (
+        "autofeedback: error: no server to wrap: give its command after '--' "
+        "(autofeedback mcp-proxy -- python server.py) or its URL with --upstream-url\n"
+    )
     err = StringIO()
     code = run(
         ["mcp-proxy", "--upstream-url", "http://127.0.0.1:9/mcp", "--", "python", "s.py"],
@@ -304,6 +313,7 @@ def test_cli_refuses_a_missing_or_double_upstream() -> None:
         stderr=err,
     )
     assert code == 2 and len(err.getvalue().splitlines()) == 1
+    assert "not both" in err.getvalue()
     err = StringIO()
     code = run(
         ["mcp-proxy", "--log", "/nonexistent-folder/log.jsonl", "--", "python", "s.py"],
@@ -312,6 +322,27 @@ def test_cli_refuses_a_missing_or_double_upstream() -> None:
     )
     assert code == 2 and err.getvalue() == (
         "autofeedback: error: --log: no such folder: /nonexistent-folder\n"
+    )
+
+
+def test_a_port_in_use_is_one_error_line_before_the_server_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = StringIO()
+        code = run(
+            [
+                *("mcp-proxy", "--transport", "streamable-http", "--port", str(port)),
+                *("--no-semantic", "--", sys.executable, str(SERVER)),
+            ],
+            stdout=StringIO(),
+            stderr=err,
+        )
+    assert code == 2
+    assert err.getvalue() == (
+        f"autofeedback: error: cannot listen on 127.0.0.1:{port}: the port is in use (is "
+        "another server running there?); choose another with --port\n"
     )
 
 
