@@ -1418,7 +1418,7 @@ def _proxy_parser(sub: Any) -> None:
         "as its tool result, and the client gets the final answer. Everything else passes "
         "through unchanged. Point any OpenAI client at http://HOST:PORT/v1.",
         epilog="""exit codes:
-  0  stopped (Ctrl-C or SIGTERM)
+  0  stopped with Ctrl-C (SIGTERM stops it as gracefully, then ends it by that signal)
   2  bad input: a bad --upstream URL or option, a broken --spec, a --log folder that
      does not exist, a port already in use
 

@@ -748,3 +748,46 @@ def test_cli_proxy_log_folder_must_exist() -> None:
     argv = ["proxy", "--upstream", "http://127.0.0.1:1/v1", "--log", "/nonexistent-folder/x"]
     assert cli_run(argv, StringIO(), err) == 2
     assert err.getvalue() == "autofeedback: error: --log: no such folder: /nonexistent-folder\n"
+
+
+def test_cli_proxy_serves_on_the_socket_it_bound_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    port = _free_port()
+    dead = _free_port()  # nothing listens upstream: a pass-through request is a 502
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy"),
+            *("--upstream", f"http://127.0.0.1:{dead}/v1", "--port", str(port), "--no-semantic"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        said = proc.stdout.readline()
+        assert said.startswith(f"autofeedback proxy on http://127.0.0.1:{port}/v1 -> ")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=5)
+                break
+            except httpx.ConnectError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert answer.status_code == 502 and answer.json()["error"]["type"] == "upstream_error"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    # uvicorn stops gracefully on SIGTERM, then re-raises it: ended by the signal, quietly
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "Traceback" not in err
