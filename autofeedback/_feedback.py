@@ -61,12 +61,13 @@ _TOOL_CALL = {
 }
 
 
-def _correction(f: Finding, shape: ToolCallShape | None = None) -> str:
-    if f.code == "E1" and shape is not None:
+def _correction(f: Finding, shape: ToolCallShape | None = None, tool_call: bool = False) -> str:
+    if f.code == "E1" and (shape is not None or tool_call):
         # a native tool call: never ask for the <API> text format
+        how = f" as {_TOOL_CALL[shape]}" if shape is not None else ""
         return (
-            f"Call the tool again as {_TOOL_CALL[shape]}: one documented tool name and "
-            "its arguments as one JSON object."
+            f"Call the tool again{how}: one documented tool name and its arguments as one "
+            "JSON object."
         )
     if f.code == "E1":
         if f.suggestion:
@@ -133,15 +134,18 @@ def render_feedback(
     *,
     corrected: str | None = None,
     shape: ToolCallShape | None = None,
+    tool_call: bool = False,
     repairs: Sequence[Repair] = (),
 ) -> str:
     """The feedback message for the model about one finding (or the first of several,
     listing the others briefly). ``corrected``: the request with every fix applied
     (:func:`autofeedback.loop._repair.corrected_call`), shown before the closing request.
     ``shape``: the request was a native tool call of that provider API; the feedback then
-    speaks of tool calls in that shape (never the ``<API>`` text format). ``repairs``:
-    what was already repaired in the call (:mod:`autofeedback.decide`), listed so that the
-    model keeps those changes.
+    speaks of tool calls in that shape (never the ``<API>`` text format). ``tool_call``:
+    the request was a tool call of no provider shape (an MCP ``tools/call``, a guarded
+    function's call); worded as a tool call too. "API request" is for text requests only.
+    ``repairs``: what was already repaired in the call (:mod:`autofeedback.decide`),
+    listed so that the model keeps those changes.
 
     >>> from autofeedback import Finding
     >>> text = render_feedback(Finding("E2.2", ("api",), "user_login", expected="userLogin",
@@ -161,13 +165,20 @@ def render_feedback(
     >>> native = render_feedback(e1, shape="anthropic")
     >>> "<API>" in native, native.splitlines()[-1]
     (False, 'Please call the tool again with the corrected arguments.')
+    >>> mcp = render_feedback(Finding("E3.2", ("argument", "City"), "City", message="x"),
+    ...     tool_call=True)
+    >>> print(mcp.splitlines()[0])
+    There is an error in your tool call.
+    >>> print(mcp.splitlines()[-1])
+    Please call the tool again with the corrected arguments.
     """
     findings = [finding] if isinstance(finding, Finding) else list(finding)
     if not findings:
         raise ValueError("render_feedback needs at least one finding")
     first = findings[0]
     where = ".".join(first.location) or "the output"
-    what = "API request" if shape is None else "tool call"
+    tool_call = tool_call or shape is not None
+    what = "tool call" if tool_call else "API request"
     if first.severity == "error":
         lines = [f"There is an error in your {what}."]
         label = "Error"
@@ -180,32 +191,32 @@ def render_feedback(
     if first.doc:
         lines.append(f"Documentation: {first.doc}")
     passed = _PASSED[_family(first.code)]
-    if passed and shape is not None:
+    if passed and tool_call:
         passed = passed.replace("request", "tool call").replace("API name", "tool name")
     if passed:
         lines.append(passed)
     cause = _CAUSE[first.code]
-    if shape is not None and first.code == "E1":
+    if tool_call and first.code == "E1":
         cause = (
             "The tool call could not be read: it names no tool, or its arguments are not "
             "a JSON object."
         )
-    lines.append(f"Likely cause: {cause} Correction: {_correction(first, shape)}")
+    lines.append(f"Likely cause: {cause} Correction: {_correction(first, shape, tool_call)}")
     if len(findings) > 1:
-        lines.append("Other problems in the same request:")
+        lines.append(f"Other problems in the same {'tool call' if tool_call else 'request'}:")
         lines.extend(f"- {f}" for f in findings[1:6])
     if repairs:
         lines.append("Already repaired (keep these changes):")
         lines.extend(f"- {r}" for r in repairs[:6])
     if corrected:
-        what_fixed = "request" if shape is None else "tool call"
+        what_fixed = "tool call" if tool_call else "request"
         lines.append(f"The {what_fixed} with these corrections: {corrected}")
         if "=<" in corrected or '": "<' in corrected:
             lines.append("Replace each <type> placeholder with the value from the user's request.")
     again = (
-        "regenerate the API request"
-        if shape is None
-        else "call the tool again with the corrected arguments"
+        "call the tool again with the corrected arguments"
+        if tool_call
+        else "regenerate the API request"
     )
     lines.append(
         f"Please {again}."

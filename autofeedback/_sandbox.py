@@ -85,6 +85,7 @@ from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
+from autofeedback._listen import cannot_listen
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sanitize_schema
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
@@ -969,8 +970,7 @@ def run_sandbox(
         stderr.write(f"autofeedback: error: {exc}\n")
         return 2
     except OSError as exc:
-        reason = exc.strerror or exc
-        stderr.write(f"autofeedback: error: cannot listen on {host}:{port}: {reason}\n")
+        stderr.write(f"autofeedback: error: {cannot_listen(host, port or 0, exc)}\n")
         return 2
     mode = "terse" if terse else "verbose"
     stdout.write(

@@ -1,5 +1,6 @@
 """Check LLM-generated API requests against an API spec: scan one output, audit a log,
-serve a sandbox, build a doc index, or run the feedback loop against a live API.
+check an agent's tool calls through an OpenAI-compatible or an MCP proxy, serve a sandbox,
+build a doc index, or run the feedback loop against a live API.
 
 ``run(argv, stdout, stderr) -> int`` does the work and is what tests call;
 ``main()`` only exits with its result. Exit codes: 0 clean, 1 findings, 2 bad input.
@@ -22,6 +23,7 @@ from typing import IO, Any, Protocol
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, SpecWarning
 from autofeedback._feedback import render_feedback
+from autofeedback._install import DISTRIBUTION, install_hint
 from autofeedback._scan import Scanner, first_finding
 from autofeedback.audit._audit import NO_SPEC, AuditResult, AuditSummary, audit_lines
 
@@ -47,6 +49,8 @@ examples:
   autofeedback audit specs/examples/requests.jsonl --spec specs/examples/bookshop.yaml
   autofeedback sandbox --spec specs/examples/bookshop.yaml --terse
   autofeedback run --spec specs/examples/bookshop.yaml --instruction "Find science books"
+  autofeedback proxy --upstream http://127.0.0.1:8080/v1
+  autofeedback mcp-proxy --log calls.jsonl -- python weather_server.py
 
 environment:
   AUTOFEEDBACK_MODEL       model name for an OpenAI-compatible --llm URL (--model wins)
@@ -66,6 +70,10 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
+        if isinstance(action, argparse.BooleanOptionalAction) and isinstance(default, bool):
+            # "--semantic, --no-semantic ... (default: on)", not argparse's "(default: True)"
+            text = text.replace(" (default: %(default)s)", "")
+            return f"{text} (default: {'on' if default else 'off'})"
         if (
             not text
             or "default" in text
@@ -83,14 +91,51 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:  # argparse would sys.exit; we return 2
         command = self.prog.removeprefix("autofeedback").strip()
+        message += self._did_you_mean(message)
         raise _Usage(f"{command}: {message}" if command else message)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and " " in self.prog:
+            # a command's stray arguments are reported by that command's parser, which knows
+            # the options to suggest (argparse reports them from the top, suggesting none)
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def _did_you_mean(self, message: str) -> str:
+        """``" (did you mean --spec?)"`` for a misspelt option or choice; ``""`` when
+        nothing is close. argparse suggests nothing before Python 3.14."""
+        import difflib
+
+        if message.startswith("unrecognized arguments:"):
+            known = [o for a in self._actions for o in a.option_strings]
+            words = message.split(":", 1)[1].split()
+            flags = [w.split("=", 1)[0] for w in words if w.startswith("-") and w != "-"]
+            hints = []
+            for flag in flags:
+                close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+                if close:
+                    hints.append(close[0] if len(flags) == 1 else f"{close[0]} for {flag}")
+            return f" (did you mean {', '.join(hints)}?)" if hints else ""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2)) or choice.group(2).split(", ")
+            close = difflib.get_close_matches(choice.group(1), options, n=1, cutoff=0.6)
+            return f"; did you mean {close[0]!r}?" if close else ""
+        return ""
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, packages_distributions, version
 
+    # the distribution that provides the import package: autofeedback-api, or a checkout
+    # installed before the rename (never another project's "autofeedback")
+    names = packages_distributions().get("autofeedback", [])
+    name = DISTRIBUTION if DISTRIBUTION in names or not names else names[0]
     try:
-        return version("autofeedback")
+        return version(name)
     except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
         return "unknown"
 
@@ -130,10 +175,13 @@ examples:
 
     a = sub.add_parser(
         "audit",
-        help="audit a log of requests (JSONL, HAR, OpenAI chat log)",
-        description="Check every record of a log of LLM outputs, calls or HTTP requests and "
-        "write a report. Blank lines are skipped; a line that is not a record is reported "
-        "as bad input and the audit goes on.",
+        help="audit a log: JSONL records, HAR, or chat logs of OpenAI (Chat Completions, "
+        "Responses), Anthropic, Gemini and Bedrock",
+        description="Check every record of a log and write a report. The log is JSONL "
+        "records (LLM outputs, calls, HTTP requests or sequences), a HAR capture, or a chat "
+        "log of OpenAI Chat Completions or Responses, Anthropic Messages, Gemini or Bedrock "
+        "Converse. Blank lines are skipped; a line that is not a record is reported as bad "
+        "input and the audit goes on.",
         epilog=f"""{_EXIT_CODES}
 
 examples:
@@ -149,10 +197,15 @@ examples:
     )
     a.add_argument(
         "--input-format",
-        choices=["auto", "jsonl", "har", "openai", "har-session"],
+        choices=["auto", "jsonl", "har", "har-session", "chat", "openai"],
         default="auto",
-        help="how to read the log (auto: by extension, then by content; har-session: a "
-        "HAR capture checked as one sequence, each response grounding later requests)",
+        help="how to read the log. auto: by extension, then by content; jsonl: one record "
+        "per line ({output | call | request | steps | messages}); har: a HAR capture, each "
+        "request on its own; har-session: a HAR capture checked as one sequence, each "
+        "response grounding later requests; chat (or openai): one model request and "
+        "response per line, from OpenAI Chat Completions or Responses, Anthropic Messages, "
+        "Gemini or Bedrock Converse ({request, response}, {body} wrappers, Batch API output, "
+        "or a bare response)",
     )
     a.add_argument(
         "--format",
@@ -858,7 +911,7 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
     if args.workers is not None and args.workers < 1:
         raise _Usage("audit: --workers must be at least 1")
     stream, head, size, handle = _lines(args.log, inp)
-    fmt = args.input_format
+    fmt = "openai" if args.input_format == "chat" else args.input_format
     if fmt == "auto":
         fmt = sniff_format(args.log, head)
     done = [0]  # bytes the dask engine has finished, for progress
@@ -1374,7 +1427,7 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
     try:
         import mcp  # noqa: F401
     except ImportError:
-        raise _Usage("mcp-proxy needs the MCP SDK: pip install 'autofeedback[mcp]'") from None
+        raise _Usage(f"mcp-proxy needs the MCP SDK: {install_hint('mcp')}") from None
     from autofeedback.integrations._mcp_proxy import McpProxyOptions, run_mcp_proxy
 
     command = list(args.server_command)
@@ -1408,15 +1461,50 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
 
 def _proxy_parser(sub: Any) -> argparse.ArgumentParser:
     px = sub.add_parser(
-        "proxy", help="an OpenAI-compatible proxy that checks tool calls and asks again"
+        "proxy",
+        help="an OpenAI-compatible proxy that checks tool calls and asks again",
+        description="Serve an OpenAI-compatible API in front of another one. For a chat "
+        "completion or Responses request with tools, every tool call the model returns is "
+        "checked against those tools; a wrong call goes back to the model with the feedback "
+        "as its tool result, and the client gets the final answer. Everything else passes "
+        "through unchanged. Point any OpenAI client at http://HOST:PORT/v1.",
+        epilog="""exit codes:
+  0  stopped with Ctrl-C (SIGTERM stops it as gracefully, then ends it by that signal)
+  2  bad input: a bad --upstream URL or option, a broken --spec, a --log folder that
+     does not exist, a port already in use
+
+examples:
+  autofeedback proxy --upstream http://127.0.0.1:8080/v1           # on 127.0.0.1:8787
+  autofeedback proxy --upstream https://api.openai.com/v1 --port 9000 --log proxy.jsonl
+  autofeedback proxy --upstream http://127.0.0.1:8080/v1 --spec openapi.yaml --no-semantic""",
     )
-    px.add_argument("--upstream", required=True, help="e.g. http://127.0.0.1:8080/v1")
-    px.add_argument("--host", default="127.0.0.1")
-    px.add_argument("--port", type=int, default=8787)
+    px.add_argument(
+        "--upstream",
+        required=True,
+        metavar="URL",
+        help="the OpenAI-compatible base URL to forward to, e.g. http://127.0.0.1:8080/v1",
+    )
+    px.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (loopback unless you mean it)"
+    )
+    px.add_argument("--port", type=int, default=8787, help="port to listen on")
     px.add_argument("--spec", help="an OpenAPI document that judges the tools it names")
-    px.add_argument("--max-rounds", type=int, default=3, help="requests upstream per call")
+    px.add_argument(
+        "--max-rounds", type=int, default=3, help="requests upstream per client request"
+    )
     px.add_argument("--token-budget", type=int, help="stop asking again past this many tokens")
-    px.add_argument("--semantic", action="store_true", help="also the semantic checks (E2.3, E3.3)")
+    px.add_argument(
+        "--semantic",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the semantic checks with the embedding model (E2.1, E2.3, E3.3), as at every "
+        "entry point; --no-semantic: structural checks and spelling suggestions only",
+    )
+    px.add_argument(
+        "--log",
+        metavar="FILE",
+        help="append one JSON line per decision (credentials masked)",
+    )
     _repair_flag(px)
     px.add_argument(
         "--on-give-up",
@@ -1435,7 +1523,7 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     except ImportError as exc:
         raise _Usage(
             f"the proxy needs starlette, uvicorn and httpx ({exc.name} is missing): "
-            "pip install 'autofeedback[proxy]'"
+            f"{install_hint('proxy')}"
         ) from None
     return run_proxy(
         args.upstream,
@@ -1445,6 +1533,7 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         max_rounds=args.max_rounds,
         token_budget=args.token_budget,
         semantic=args.semantic,
+        log=args.log,
         repair=args.repair,
         give_up=args.on_give_up,
         stdout=out,

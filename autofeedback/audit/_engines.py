@@ -15,7 +15,7 @@ Where the partitions run:
   the log, counts lines, and ships each partition's bytes and (once) the catalog.
 
 Each worker process loads the embedding model on its first semantic check and keeps it.
-Dask is an optional extra (``pip install autofeedback[dask]``, with ``distributed``).
+Dask is an optional extra (``pip install 'autofeedback-api[dask]'``, with ``distributed``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any, cast
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback._install import install_hint
 from autofeedback.audit._audit import AuditResult, audit_lines, audit_units
 
 __all__ = [
@@ -208,9 +209,7 @@ def audit_file_dask(
     try:
         import dask  # noqa: F401 - fail here, before any output is written
     except ImportError:
-        raise ConfigurationError(
-            "--engine dask needs Dask: pip install 'autofeedback[dask]'"
-        ) from None
+        raise ConfigurationError(f"--engine dask needs Dask: {install_hint('dask')}") from None
     if input_format not in ("jsonl", "openai"):
         raise AutoFeedbackError(f"--engine dask reads line-based logs, not {input_format!r}")
     if workers is not None and workers < 1:
@@ -323,7 +322,7 @@ def _connect(scheduler: Any, workers: int, timeout: float) -> _Connection:
         import distributed as _distributed
     except ImportError:
         raise ConfigurationError(
-            f"--dask-scheduler {scheduler} needs dask.distributed: pip install 'autofeedback[dask]'"
+            f"--dask-scheduler {scheduler} needs dask.distributed: {install_hint('dask')}"
         ) from None
     distributed: Any = _distributed  # its Client and clusters are untyped
     if isinstance(scheduler, distributed.Client):

@@ -16,7 +16,7 @@ JSON-Schema-Test-Suite's ``optional/format`` files:
 Formats whose kept checker refuses valid values (``iri``: an uppercase IPvFuture;
 ``relative-json-pointer``: ``100``; ``uri-template``: ``{%41}``) are not asserted, nor
 formats no checker knows: a check that refuses a valid value tells a correct model that
-it is wrong. :data:`ASSERTED` lists the others; the README repeats it.
+it is wrong. :data:`ASSERTED` lists the others; docs/specs.md repeats it.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError
+from autofeedback._install import install_hint
 from autofeedback._model import Response
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def response_schemas_from_graphql(
         import graphql
     except ImportError as exc:  # pragma: no cover - graphql-core is an extra
         raise ConfigurationError(
-            "reading GraphQL SDL needs graphql-core: pip install 'autofeedback[graphql]'"
+            f"reading GraphQL SDL needs graphql-core: {install_hint('graphql')}"
         ) from exc
     if not sdl.strip():
         return {}

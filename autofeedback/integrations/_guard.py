@@ -87,7 +87,8 @@ def _rejection(findings: Sequence[Finding]) -> ToolCallRejected | None:
     if not any(f.severity == "error" for f in findings):
         return None
     ordered = _errors_first(findings)
-    return ToolCallRejected(ordered, render_feedback(ordered))
+    # the model called a tool: the feedback speaks of its tool call, not an API request
+    return ToolCallRejected(ordered, render_feedback(ordered, tool_call=True))
 
 
 def _call_arguments(signature: inspect.Signature | None, args: Any, kwargs: Any) -> dict[str, Any]:

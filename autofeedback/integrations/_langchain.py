@@ -13,6 +13,7 @@ from typing import Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError
+from autofeedback._install import install_hint
 from autofeedback.integrations._guard import SpecLike, _ToolGuard, as_catalog
 
 __all__ = ["guard_langchain_tool"]
@@ -23,7 +24,7 @@ def _require_langchain() -> Any:
         from langchain_core import tools
     except ImportError as exc:  # an optional extra: say how to get it
         raise ConfigurationError(
-            "guard_langchain_tool needs langchain-core: pip install langchain-core"
+            f"guard_langchain_tool needs langchain-core: {install_hint('langchain')}"
         ) from exc
     return tools
 

@@ -241,7 +241,10 @@ class ToolGate:
             suggestion = next(
                 (str(f.expected) for f in ordered if f.code.startswith("E2") and f.expected), None
             )
-        feedback = render_feedback(ordered, repairs=decided.repairs) if ordered else ""
+        # an MCP tools/call: worded as a tool call (issue 28), as through the OpenAI proxy
+        feedback = (
+            render_feedback(ordered, tool_call=True, repairs=decided.repairs) if ordered else ""
+        )
         key = (conversation, name, _canonical(args))
         judged = self._session.judge(decided, key=key)
         repeats = self._session.rejections(key) + (judged.action == "stop")

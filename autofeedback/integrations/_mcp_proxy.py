@@ -26,8 +26,8 @@ embedders can drive in-process.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import socket
 import sys
 import time
 from collections import OrderedDict
@@ -53,9 +53,10 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from pydantic import ValidationError
 
 from autofeedback._exceptions import ConfigurationError
-from autofeedback._redact import redact
+from autofeedback._listen import listen
 from autofeedback._scan import one_line
 from autofeedback.decide import RepairMode
+from autofeedback.integrations._jsonlog import JsonLog
 from autofeedback.integrations._mcp_gate import ToolGate
 
 __all__ = ["McpProxy", "McpProxyOptions", "run_mcp_proxy"]
@@ -95,7 +96,12 @@ class McpProxyOptions:
 
     def check(self) -> None:
         """Raise :class:`ConfigurationError` for contradictory or unsafe options."""
-        if bool(self.command) == bool(self.upstream_url):
+        if not self.command and not self.upstream_url:
+            raise ConfigurationError(
+                "no server to wrap: give its command after '--' "
+                "(autofeedback mcp-proxy -- python server.py) or its URL with --upstream-url"
+            )
+        if self.command and self.upstream_url:
             raise ConfigurationError(
                 "give the server either as a command after '--' or as --upstream-url, not both"
             )
@@ -133,28 +139,17 @@ class _ProxyServer(Server[Any]):
         )
 
 
-class _Log:
-    """JSON lines, one per decision; every record passes through :func:`redact`."""
+class _Log(JsonLog):
+    """The decision log (one JSON line per decision), and notes on stderr."""
 
     def __init__(self, path: Path | None, stderr: IO[str]) -> None:
+        super().__init__(path)
         self.stderr = stderr
-        self.handle: IO[str] | None = path.open("a", encoding="utf-8") if path is not None else None
-
-    def write(self, event: str, **fields: Any) -> None:
-        if self.handle is None:
-            return
-        record = {"ts": round(time.time(), 3), "event": event, **redact(fields)}
-        self.handle.write(json.dumps(record, default=repr) + "\n")
-        self.handle.flush()
 
     def warn(self, text: str) -> None:
         with contextlib.suppress(Exception):  # a closed stderr must not take the proxy down
             self.stderr.write(f"autofeedback mcp-proxy: {text}\n")
             self.stderr.flush()
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
 
 
 class McpProxy:
@@ -495,8 +490,10 @@ class McpProxy:
 
     # -- serving ----------------------------------------------------------------------
 
-    async def serve(self) -> None:
-        """Serve the client until it disconnects (stdio) or the task is cancelled (HTTP)."""
+    async def serve(self, sock: socket.socket | None = None) -> None:
+        """Serve the client until it disconnects (stdio) or the task is cancelled (HTTP).
+        ``sock``: for streamable HTTP, a socket already bound to the options' host and port
+        (:func:`~autofeedback._listen.listen`); bound here when not given."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch_list_changed)
             options = self.server.create_initialization_options()
@@ -504,19 +501,21 @@ class McpProxy:
                 async with stdio_server() as (read, write):
                     await self.server.run(read, write, options)
             else:
-                await self._serve_http()
+                await self._serve_http(sock)
             tg.cancel_scope.cancel()
 
-    async def _serve_http(self) -> None:
+    async def _serve_http(self, sock: socket.socket | None) -> None:
         import uvicorn
 
+        if sock is None:
+            sock = listen(self.options.host, self.options.port)
         app = self.server.streamable_http_app(host=self.options.host)
         config = uvicorn.Config(
             app, host=self.options.host, port=self.options.port, log_level="warning", lifespan="on"
         )
         server = uvicorn.Server(config)
         self.log.warn(f"serving on http://{self.options.host}:{self.options.port}/mcp")
-        await server.serve()
+        await server.serve(sockets=[sock])
 
 
 #: ``_meta`` keys that describe one hop of a 2026-07-28 connection (the client's version,
@@ -562,10 +561,12 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
     >>> run_mcp_proxy(McpProxyOptions(command=["python", "weather.py"]))  # doctest: +SKIP
     """
     options.check()
+    # bound before the server is launched: a port in use is one clear error (exit 2)
+    sock = listen(options.host, options.port) if options.transport != "stdio" else None
 
     async def main() -> None:
         async with McpProxy.connect(options) as proxy:
-            await proxy.serve()
+            await proxy.serve(sock)
 
     try:
         anyio.run(main)
@@ -582,4 +583,7 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
         )
         options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {one_line(exc)}\n")
         return 2
+    finally:
+        if sock is not None:
+            sock.close()
     return 0

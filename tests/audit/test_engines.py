@@ -277,7 +277,7 @@ def test_missing_distributed_is_a_clear_error() -> None:
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (
         "autofeedback: error: --dask-scheduler local-cluster needs dask.distributed: "
-        "pip install 'autofeedback[dask]'\n"
+        "pip install 'autofeedback-api[dask]'\n"
     )
 
 

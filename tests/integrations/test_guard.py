@@ -73,8 +73,10 @@ def test_an_invalid_value_is_rejected_before_the_function_runs(catalog: ApiCatal
     assert ran == []
     assert [f.code for f in info.value.findings] == ["E4.2"]
     assert info.value.findings[0].location == ("argument", "days")
-    assert info.value.feedback.startswith("There is an error in your API request.")
-    assert "Please regenerate the API request." in info.value.feedback
+    # the model called a tool: its feedback speaks of the tool call (issue 28)
+    assert info.value.feedback.startswith("There is an error in your tool call.")
+    assert info.value.feedback.endswith("Please call the tool again with the corrected arguments.")
+    assert "API request" not in info.value.feedback
 
 
 def test_kwargs_tools_report_misspelled_and_missing_parameters(catalog: ApiCatalog) -> None:

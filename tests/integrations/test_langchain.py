@@ -46,7 +46,7 @@ def test_an_unknown_argument_is_answered_with_feedback_not_dropped() -> None:
     # unguarded, pydantic would drop 'town' and then fail on the missing 'city'
     answer = guard_langchain_tool(get_weather).invoke({"city": "Paris", "town": "Lyon"})
     assert calls == []
-    assert answer.startswith("There is an error in your API request.")
+    assert answer.startswith("There is an error in your tool call.")
     assert "'town'" in answer
 
 

@@ -113,6 +113,11 @@ def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -
     # a wrong argument name, and wrong nested values: isError results carrying the feedback
     assert seen["renamed"].is_error
     assert "E3.2" in _text(seen["renamed"]) and "'city'" in _text(seen["renamed"])
+    # worded as the tool call it was, as through the OpenAI proxy (issue 28)
+    assert _text(seen["renamed"]).startswith("There is an error in your tool call.")
+    assert "call the tool again" in _text(seen["renamed"]) and "API request" not in _text(
+        seen["renamed"]
+    )
     assert seen["nested"].is_error
     assert "E4.2" in _text(seen["nested"]) and "E4.1" in _text(seen["nested"])
 
@@ -327,7 +332,11 @@ def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path)
 def test_cli_refuses_a_missing_or_double_upstream() -> None:
     err = StringIO()
     assert run(["mcp-proxy"], stdout=StringIO(), stderr=err) == 2
-    assert "either as a command after '--' or as --upstream-url" in err.getvalue()
+    # neither: say that nothing was given, not "not both" (issue 28)
+    assert err.getvalue() == (
+        "autofeedback: error: no server to wrap: give its command after '--' "
+        "(autofeedback mcp-proxy -- python server.py) or its URL with --upstream-url\n"
+    )
     err = StringIO()
     code = run(
         ["mcp-proxy", "--upstream-url", "http://127.0.0.1:9/mcp", "--", "python", "s.py"],
@@ -335,6 +344,7 @@ def test_cli_refuses_a_missing_or_double_upstream() -> None:
         stderr=err,
     )
     assert code == 2 and len(err.getvalue().splitlines()) == 1
+    assert "not both" in err.getvalue()
     err = StringIO()
     code = run(
         ["mcp-proxy", "--log", "/nonexistent-folder/log.jsonl", "--", "python", "s.py"],
@@ -346,12 +356,33 @@ def test_cli_refuses_a_missing_or_double_upstream() -> None:
     )
 
 
+def test_a_port_in_use_is_one_error_line_before_the_server_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = StringIO()
+        code = run(
+            [
+                *("mcp-proxy", "--transport", "streamable-http", "--port", str(port)),
+                *("--no-semantic", "--", sys.executable, str(SERVER)),
+            ],
+            stdout=StringIO(),
+            stderr=err,
+        )
+    assert code == 2
+    assert err.getvalue() == (
+        f"autofeedback: error: cannot listen on 127.0.0.1:{port}: the port is in use (is "
+        "another server running there?); choose another with --port\n"
+    )
+
+
 def test_cli_names_the_extra_when_the_sdk_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)  # what an install without the extra sees
     err = StringIO()
     assert run(["mcp-proxy", "--", "python", "s.py"], stdout=StringIO(), stderr=err) == 2
     assert err.getvalue() == (
-        "autofeedback: error: mcp-proxy needs the MCP SDK: pip install 'autofeedback[mcp]'\n"
+        "autofeedback: error: mcp-proxy needs the MCP SDK: pip install 'autofeedback-api[mcp]'\n"
     )
 
 

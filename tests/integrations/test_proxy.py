@@ -800,3 +800,126 @@ def test_the_proxy_and_the_audit_judge_a_conversation_alike(
     [finding] = json.loads(out.getvalue())["findings"]
     assert finding["code"] == "E5.3" and finding["severity"] == "error"
     assert finding["message"] in reply["content"]
+
+
+def test_log_has_one_line_per_decision_with_credentials_masked(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    upstream.script.clear()
+    upstream.seen.clear()
+    upstream.script += [
+        completion({"City": "Paris", "api_key": SECRET}, n=1),
+        completion({"city": "Paris"}, n=2),
+    ]
+    log = tmp_path / "proxy.jsonl"
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=3, log=log, retriever=None))
+    try:
+        running.client().chat.completions.create(model="scripted", messages=USER, tools=TOOLS)
+    finally:
+        running.close()
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["event"] == second["event"] == "/v1/chat/completions"
+    assert (first["round"], first["decision"]) == (1, "feed_back")
+    [call] = first["calls"]
+    assert (call["tool"], call["codes"]) == ("get_weather", ["E3.2", "E3", "E3.4"])
+    assert call["arguments"]["City"] == "Paris"
+    assert SECRET not in log.read_text()  # the key in the arguments is masked
+    assert (second["round"], second["decision"], second["stop"]) == (2, "forward", "repaired")
+    assert second["calls"] == [{"tool": "get_weather", "arguments": {"city": "Paris"}, "codes": []}]
+
+
+def test_cli_proxy_help_says_what_it_does_its_defaults_and_exit_codes() -> None:
+    from io import StringIO
+
+    out = StringIO()
+    assert cli_run(["proxy", "--help"], out, StringIO()) == 0
+    text = out.getvalue()
+    assert "Serve an OpenAI-compatible API in front of another one" in text
+    for part in ("(default: 127.0.0.1)", "(default: 8787)", "exit codes:", "examples:"):
+        assert part in text
+    # semantic checks on by default, as at every entry point; --semantic still accepted
+    assert "--semantic, --no-semantic" in text and "(default: on)" in text
+    assert "--log FILE" in text
+
+
+def test_cli_proxy_defaults_to_the_semantic_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from io import StringIO
+
+    import autofeedback.integrations._proxy as proxy_module
+
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(proxy_module, "run_proxy", lambda *a, **kw: seen.append(kw) or 0)
+    for flags in ([], ["--semantic"], ["--no-semantic"]):
+        assert cli_run(["proxy", "--upstream", "http://127.0.0.1:1/v1", *flags], StringIO()) == 0
+    assert [kw["semantic"] for kw in seen] == [True, True, False]
+    assert ProxyConfig("http://127.0.0.1:1/v1").retriever == "auto"
+
+
+def test_cli_proxy_port_in_use_is_one_error_line() -> None:
+    from io import StringIO
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out, err = StringIO(), StringIO()
+        code = cli_run(
+            ["proxy", "--upstream", "http://127.0.0.1:1/v1", "--port", str(port)], out, err
+        )
+    assert code == 2 and out.getvalue() == ""  # nothing claims to serve
+    assert err.getvalue() == (
+        f"autofeedback: error: cannot listen on 127.0.0.1:{port}: the port is in use (is "
+        "another server running there?); choose another with --port\n"
+    )
+
+
+def test_cli_proxy_log_folder_must_exist() -> None:
+    from io import StringIO
+
+    err = StringIO()
+    argv = ["proxy", "--upstream", "http://127.0.0.1:1/v1", "--log", "/nonexistent-folder/x"]
+    assert cli_run(argv, StringIO(), err) == 2
+    assert err.getvalue() == "autofeedback: error: --log: no such folder: /nonexistent-folder\n"
+
+
+def test_cli_proxy_serves_on_the_socket_it_bound_and_stops_on_sigterm(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    port = _free_port()
+    dead = _free_port()  # nothing listens upstream: a pass-through request is a 502
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy"),
+            *("--upstream", f"http://127.0.0.1:{dead}/v1", "--port", str(port), "--no-semantic"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        said = proc.stdout.readline()
+        assert said.startswith(f"autofeedback proxy on http://127.0.0.1:{port}/v1 -> ")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=5)
+                break
+            except httpx.ConnectError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert answer.status_code == 502 and answer.json()["error"]["type"] == "upstream_error"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    # uvicorn stops gracefully on SIGTERM, then re-raises it: ended by the signal, quietly
+    assert proc.returncode == -signal.SIGTERM, err
+    assert "Traceback" not in err

@@ -65,7 +65,7 @@ def llama_server() -> Iterator[str]:
     )
     if probe.returncode != 0:
         pytest.skip(
-            "llama-cpp-python's server is not installed (pip install 'autofeedback[local]' "
+            "llama-cpp-python's server is not installed (pip install 'autofeedback-api[local]' "
             "'llama-cpp-python[server]', or set AUTOFEEDBACK_LLAMA_PYTHON)"
         )
     try:

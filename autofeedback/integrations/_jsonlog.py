@@ -1,0 +1,47 @@
+"""The proxies' decision logs: JSON lines, one per decision, credentials masked.
+
+``autofeedback proxy --log FILE`` and ``autofeedback mcp-proxy --log FILE`` append to the
+same kind of file: each line a JSON object with ``ts`` (Unix time), ``event`` and the
+decision's fields, every value passed through :func:`~autofeedback._redact.redact`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from autofeedback._redact import redact
+
+__all__ = ["JsonLog"]
+
+
+class JsonLog:
+    """Append-only JSON lines at ``path`` (``None``: write nothing); flushed per line, so
+    ``tail -f`` shows each decision as it is made.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     log = JsonLog(Path(folder) / "decisions.jsonl")
+    ...     log.write("tools/call", tool="login", arguments={"password": "hunter2"})
+    ...     log.close()
+    ...     record = json.loads((Path(folder) / "decisions.jsonl").read_text())
+    >>> record["event"], record["arguments"]
+    ('tools/call', {'password': '[REDACTED]'})
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.handle: IO[str] | None = path.open("a", encoding="utf-8") if path is not None else None
+
+    def write(self, event: str, **fields: Any) -> None:
+        if self.handle is None:
+            return
+        record = {"ts": round(time.time(), 3), "event": event, **redact(fields)}
+        self.handle.write(json.dumps(record, default=repr) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
