@@ -79,6 +79,17 @@ def _distance_one(a: str, b: str) -> bool:
     return short[i:] == long_[i + 1 :]
 
 
+#: the shortest parameter names (as literal keys) one letter apart taken for a typo
+PARAM_TYPO_MIN = 4
+
+
+def _typo(name: str, target: str) -> bool:
+    """Whether ``name`` is ``target`` with one letter added, left out, changed or two
+    swapped (``limt``, ``citty``, ``stauts``)."""
+    a, b = literal_key(name), literal_key(target)
+    return min(len(a), len(b)) >= PARAM_TYPO_MIN and _distance_one(a, b)
+
+
 def one_letter_off(name: str, candidates: Iterable[str]) -> str | None:
     """The one candidate whose literal key is a single edit away from ``name``'s (a typo),
     when exactly one is and both are long enough to make it a misspelling.
@@ -308,6 +319,12 @@ class CallRepairer:
                 if not sole or target is None or other_entities(name, target):
                     return None
                 if not self._close(name, target):
+                    return None
+            elif target is not None and op.parameter(target) is not None:
+                # close to a documented parameter the call does not send: the model meant
+                # that one (renamed, where it is a typo) or something else (left to it);
+                # never dropped, which would lose what it meant
+                if edits.sends(target) or not _typo(name, target):
                     return None
             else:
                 edits.drop(where, name)

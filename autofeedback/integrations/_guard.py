@@ -136,7 +136,8 @@ class _ToolGuard:
         self.scanner = Scanner(catalog, retriever=retriever)
         self.decider = Decider(self.scanner, repair=repair)
 
-    def check(self, arguments: Mapping[str, Any]) -> ToolCallRejected | None:
+    def rejection(self, arguments: Mapping[str, Any]) -> ToolCallRejected | None:
+        """The call's rejection with every finding, nothing repaired."""
         request = ApiRequest(name=self.operation, arguments=dict(arguments), format="python")
         return _rejection(list(self.scanner.iter_findings(request)))
 
@@ -144,6 +145,26 @@ class _ToolGuard:
         """The one decision on a call of this tool with ``arguments``."""
         request = ApiRequest(name=self.operation, arguments=dict(arguments), format="python")
         return self.decider.decide_request(request)
+
+    def verdict(
+        self, arguments: Mapping[str, Any]
+    ) -> tuple[ToolCallRejected | None, dict[str, Any] | None]:
+        """What becomes of a call with ``arguments``: its rejection (the feedback for the
+        model), else the repaired arguments to run the tool with (logged as a warning on
+        the ``autofeedback`` logger), else ``(None, None)``: run it as it is."""
+        decision = self.decide(arguments)
+        if decision.action == "forward":
+            if not decision.repairs or decision.request is None:
+                return None, None
+            _log.warning(
+                "%s: called with the repairs %s",
+                self.operation,
+                "; ".join(map(str, decision.repairs)),
+            )
+            return None, dict(decision.request.arguments)
+        ordered = _errors_first(list(decision.remaining if decision.errors else decision.findings))
+        feedback = render_feedback(ordered, tool_call=True, repairs=decision.repairs)
+        return ToolCallRejected(ordered, feedback), None
 
 
 @overload
@@ -217,23 +238,14 @@ def guard(
         def decided(args: Any, kwargs: Any) -> tuple[ToolCallRejected | None, Any, Any]:
             """The rejection, or the arguments to call ``fn`` with (repaired ones where
             the decision repaired the call)."""
-            decision = checker.decide(_call_arguments(signature, args, kwargs))
-            if decision.action == "forward" and not decision.repairs:
-                return None, args, kwargs
-            if decision.action == "forward" and decision.request is not None:
-                rebuilt = _repaired_call(signature, args, decision.request.arguments)
-                if rebuilt is not None:
-                    _log.warning(
-                        "%s: called with the repairs %s",
-                        checker.operation,
-                        "; ".join(map(str, decision.repairs)),
-                    )
-                    return None, rebuilt[0], rebuilt[1]
-            ordered = _errors_first(
-                list(decision.remaining if decision.errors else decision.findings)
-            )
-            feedback = render_feedback(ordered, repairs=decision.repairs)
-            return ToolCallRejected(ordered, feedback), None, None
+            problem, repaired = checker.verdict(_call_arguments(signature, args, kwargs))
+            if problem is not None or repaired is None:
+                return problem, args, kwargs
+            rebuilt = _repaired_call(signature, args, repaired)
+            if rebuilt is None:  # the function cannot take the repaired arguments
+                problem = checker.rejection(_call_arguments(signature, args, kwargs))
+                return problem, args, kwargs
+            return None, rebuilt[0], rebuilt[1]
 
         if inspect.iscoroutinefunction(fn):
             async_fn = cast(Callable[..., Awaitable[Any]], fn)

@@ -14,6 +14,7 @@ from typing import Any
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._install import install_hint
+from autofeedback.decide import RepairMode
 from autofeedback.integrations._guard import SpecLike, _ToolGuard, as_catalog
 
 __all__ = ["guard_langchain_tool"]
@@ -48,7 +49,11 @@ def _is_tool_call(value: Any) -> bool:
 
 
 def guard_langchain_tool(
-    tool: Any, spec_or_catalog: SpecLike | None = None, *, retriever: Any = "auto"
+    tool: Any,
+    spec_or_catalog: SpecLike | None = None,
+    *,
+    retriever: Any = "auto",
+    repair: RepairMode = "sure",
 ) -> Any:
     """A LangChain tool that behaves like ``tool`` for valid calls and answers an invalid
     one with the static feedback, without running ``tool``.
@@ -57,7 +62,8 @@ def guard_langchain_tool(
     the tool's own argument schema (``convert_to_openai_tool(tool)``). Invoked with a
     tool call (``{"type": "tool_call", "id", "args"}``), a rejected call returns a
     ``ToolMessage`` with ``status="error"``; invoked with plain arguments, the feedback
-    string.
+    string. ``repair="sure"`` (the default) runs the tool with the repaired arguments
+    where every error has a certain repair (logged as for :func:`guard`).
 
     >>> from langchain_core.tools import tool
     >>> @tool
@@ -67,14 +73,16 @@ def guard_langchain_tool(
     >>> safe = guard_langchain_tool(get_weather)
     >>> safe.invoke({"city": "Paris"})
     'sunny'
-    >>> print(safe.invoke({"town": "Paris"}).splitlines()[1][:28])
-    Error E3.3 (semantic variant
+    >>> safe.invoke({"town": "Paris"})       # town -> city: the one close name missing
+    'sunny'
+    >>> print(safe.invoke({"days": 2}).splitlines()[1][:30])
+    Error E3.4 (missing required p
     """
     lc_tools = _require_langchain()
     if not isinstance(tool, lc_tools.BaseTool):
         raise ConfigurationError(f"expected a LangChain BaseTool, got {type(tool).__name__}")
     catalog = as_catalog(spec_or_catalog) if spec_or_catalog is not None else _tool_catalog(tool)
-    checker = _ToolGuard(catalog, tool.name, retriever)
+    checker = _ToolGuard(catalog, tool.name, retriever, repair)
     return _guarded_class()(
         name=tool.name,
         description=tool.description,
@@ -98,38 +106,43 @@ def _guarded_class() -> Any:
         inner: Any
         checker: Any
 
-        def _rejected(self, tool_input: Any, tool_call_id: str | None) -> Any:
-            problem = self.checker.check(_arguments(self.inner, tool_input))
+        def _decided(self, tool_input: Any, tool_call_id: str | None) -> tuple[Any, Any]:
+            """``(answer, input)``: the feedback answer for a rejected call, else the input
+            to run the tool with (the repaired arguments where the decision repaired a
+            mapping input)."""
+            problem, repaired = self.checker.verdict(_arguments(self.inner, tool_input))
             if problem is None:
-                return None
+                use = repaired if repaired is not None and isinstance(tool_input, dict) else None
+                return None, (tool_input if use is None else use)
             if tool_call_id is None:
-                return problem.feedback
-            return ToolMessage(
+                return problem.feedback, tool_input
+            message = ToolMessage(
                 problem.feedback, tool_call_id=tool_call_id, name=self.name, status="error"
             )
+            return message, tool_input
+
+        def _input(self, input: Any) -> tuple[Any, Any]:
+            if _is_tool_call(input):
+                answer, args = self._decided(input["args"], input.get("id"))
+                return answer, {**input, "args": args}
+            return self._decided(input, None)
 
         def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-            if _is_tool_call(input):
-                answer = self._rejected(input["args"], input.get("id"))
-            else:
-                answer = self._rejected(input, None)
+            answer, input = self._input(input)
             return answer if answer is not None else self.inner.invoke(input, config, **kwargs)
 
         async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-            if _is_tool_call(input):
-                answer = self._rejected(input["args"], input.get("id"))
-            else:
-                answer = self._rejected(input, None)
+            answer, input = self._input(input)
             if answer is not None:
                 return answer
             return await self.inner.ainvoke(input, config, **kwargs)
 
         def run(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
-            answer = self._rejected(tool_input, kwargs.get("tool_call_id"))
+            answer, tool_input = self._decided(tool_input, kwargs.get("tool_call_id"))
             return answer if answer is not None else self.inner.run(tool_input, *args, **kwargs)
 
         async def arun(self, tool_input: Any, *args: Any, **kwargs: Any) -> Any:
-            answer = self._rejected(tool_input, kwargs.get("tool_call_id"))
+            answer, tool_input = self._decided(tool_input, kwargs.get("tool_call_id"))
             if answer is not None:
                 return answer
             return await self.inner.arun(tool_input, *args, **kwargs)
