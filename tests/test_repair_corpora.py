@@ -105,3 +105,6 @@ def test_outcomes_follow_the_table() -> None:
     assert repair.peer_outcome(_case(), sparc) == repair.LEFT
     assert repair.peer_outcome(_case(), {**sparc, "complete": True}) == repair.WRONG
     assert repair.peer_outcome(_case(), {"calls": [fixed]}) == repair.GOLD
+    # a "correction" that is the record's own call changes nothing
+    same = {"calls": [{"name": "f", "arguments": {"City": "Paris"}}], "complete": True}
+    assert repair.peer_outcome(_case(), same) == repair.LEFT
