@@ -8,6 +8,7 @@ All choices are deterministic (a seeded ``random.Random`` per record).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -676,3 +677,220 @@ def sent_e3_3_taken(
             if cand in elsewhere:
                 return _rename_sent(sent, key, cand)
     return None
+
+
+# -- mutations a repair may undo, and lossy controls (``repair.py``) ----------------------
+#
+# Each takes a gold call and returns the *record's* ``call`` object (``{"name",
+# "arguments"}``; the arguments may be a JSON string, as in an OpenAI tool call), or
+# ``None`` where the mutation has no place in that call. The gold is the unchanged call.
+
+RecordCall = dict[str, Any]
+CallMutator = Callable[[Call, Operation, ApiCatalog, random.Random], RecordCall | None]
+
+#: keys a model adds that no API of a doc set documents
+EXTRA_KEYS = ("verbose", "debug", "request_id", "trace_id", "dry_run", "stream_output")
+
+
+def _types(schema: Mapping[str, Any]) -> set[str]:
+    t = schema.get("type")
+    return {t} if isinstance(t, str) else {x for x in t or () if isinstance(x, str)}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _record(name: str, arguments: Any) -> RecordCall:
+    return {"name": name, "arguments": arguments}
+
+
+def _first_argument(
+    call: Call, op: Operation, fits: Callable[[Any, Mapping[str, Any]], bool]
+) -> str | None:
+    for name, value in call[1].items():
+        p = op.parameter(name)
+        if p is not None and fits(value, p.schema):
+            return name
+    return None
+
+
+def _sample(schema: Mapping[str, Any]) -> Any:
+    """A plain value of a parameter's documented type, for an added parameter."""
+    for key in ("default", "example"):
+        if key in schema and schema[key] is not None:
+            return schema[key]
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    types = _types(schema)
+    for t, value in (
+        ("integer", 1),
+        ("number", 1.5),
+        ("boolean", True),
+        ("array", []),
+        ("object", {}),
+    ):
+        if t in types or (t == "number" and "float" in types):
+            return value
+    return "x"
+
+
+def call_e3_1_added(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """A parameter only another API of the doc set takes, added to the call."""
+    own = {p.name for p in op.parameters}
+    by_name = {p.name: p for o in catalog.operations if o.name != op.name for p in o.parameters}
+    foreign = [n for n in not_variants(own, set(by_name)) if n not in call[1]]
+    if not foreign:
+        return None
+    name = rng.choice(foreign)
+    return _record(call[0], {**call[1], name: _sample(by_name[name].schema)})
+
+
+def call_e3_extra(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """A key no API of the doc set documents, added (``"verbose": true``)."""
+    every = {p.name for o in catalog.operations for p in o.parameters}
+    keys = [k for k in not_variants(every, set(EXTRA_KEYS)) if k not in call[1]]
+    if not keys:
+        return None
+    return _record(call[0], {**call[1], rng.choice(keys): True})
+
+
+def call_number_as_text(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """An integer or number argument written as text (``"5"`` for ``5``)."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        return (
+            _number(v)
+            and bool(_types(s) & {"integer", "number", "float"})
+            and ("string" not in _types(s))
+        )
+
+    name = _first_argument(call, op, fits)
+    if name is None:
+        return None
+    return _record(call[0], {**call[1], name: json.dumps(call[1][name])})
+
+
+def call_boolean_as_text(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """A boolean argument written as text (``"true"``)."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        return isinstance(v, bool) and _types(s) == {"boolean"}
+
+    name = _first_argument(call, op, fits)
+    if name is None:
+        return None
+    return _record(call[0], {**call[1], name: "true" if call[1][name] else "false"})
+
+
+def call_arguments_as_json(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """The whole arguments encoded twice: the JSON text of the JSON text (an OpenAI
+    ``arguments`` string that decodes to a string)."""
+    if not call[1]:
+        return None
+    return _record(call[0], json.dumps(json.dumps(call[1])))
+
+
+def call_argument_as_json(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """An object or array argument given as its JSON text."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        types = _types(s)
+        return (isinstance(v, dict) and bool(types & {"object", "dict"})) or (
+            isinstance(v, list) and bool(types & {"array", "tuple"})
+        )
+
+    name = _first_argument(call, op, fits)
+    if name is None or "string" in _types(op.parameter(name).schema):  # type: ignore[union-attr]
+        return None
+    return _record(call[0], {**call[1], name: json.dumps(call[1][name])})
+
+
+def call_scalar_for_array(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """The one item of a one-item array argument given without the array."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        return (
+            isinstance(v, list)
+            and len(v) == 1
+            and not isinstance(v[0], (list, dict))
+            and bool(_types(s) & {"array", "tuple"})
+        )
+
+    name = _first_argument(call, op, fits)
+    if name is None:
+        return None
+    return _record(call[0], {**call[1], name: call[1][name][0]})
+
+
+def call_fraction_for_integer(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """Control: a fraction where an integer is documented (no lossless repair)."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        return _number(v) and _types(s) == {"integer"}
+
+    name = _first_argument(call, op, fits)
+    if name is None:
+        return None
+    return _record(call[0], {**call[1], name: int(call[1][name]) + 0.5})
+
+
+def call_object_for_string(
+    call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+) -> RecordCall | None:
+    """Control: an object where a string is documented (its text would be a guess)."""
+
+    def fits(v: Any, s: Mapping[str, Any]) -> bool:
+        return isinstance(v, str) and _types(s) == {"string"} and "enum" not in s
+
+    name = _first_argument(call, op, fits)
+    if name is None:
+        return None
+    return _record(call[0], {**call[1], name: {"value": call[1][name]}})
+
+
+def _as_record(mutator: Mutator) -> CallMutator:
+    def mutate(
+        call: Call, op: Operation, catalog: ApiCatalog, rng: random.Random
+    ) -> RecordCall | None:
+        out = mutator(call, op, catalog, rng)
+        return None if out is None else _record(*out)
+
+    mutate.__doc__ = mutator.__doc__
+    return mutate
+
+
+#: row label -> (the finding code a checker reports, whether a repair is expected
+#: (False: a control, where every repair is wrong), mutator)
+REPAIR_MUTATORS: dict[str, tuple[str, bool, CallMutator]] = {
+    "E2.2": ("E2.2", True, _as_record(e2_2)),
+    "E2.3": ("E2.3", True, _as_record(e2_3)),
+    "E3.1 added": ("E3.1", True, call_e3_1_added),
+    "E3.2": ("E3.2", True, _as_record(e3_2)),
+    "E3.3": ("E3.3", True, _as_record(e3_3)),
+    "E3 extra key": ("E3", True, call_e3_extra),
+    "E4.1 number as text": ("E4.1", True, call_number_as_text),
+    "E4.1 boolean as text": ("E4.1", True, call_boolean_as_text),
+    "E4.1 arguments as JSON text": ("E4.1", True, call_arguments_as_json),
+    "E4.1 argument as JSON text": ("E4.1", True, call_argument_as_json),
+    "E4.1 scalar for array": ("E4.1", True, call_scalar_for_array),
+    "E4.1 fraction for integer (lossy)": ("E4.1", False, call_fraction_for_integer),
+    "E4.1 object for string (lossy)": ("E4.1", False, call_object_for_string),
+}

@@ -166,8 +166,26 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def replay(sandbox: Sandbox, catalog: ApiCatalog, domain: str, item: Mapping[str, Any]) -> Outcome:
-    """Replay one gold path in a fresh session."""
+@dataclass(frozen=True)
+class Sent:
+    """One step of a replayed path as a call: what was sent and what came back."""
+
+    operation: Operation
+    #: path values, required query values and body fields, as the agent chose them
+    arguments: dict[str, Any]
+    status: int
+    answer: Any
+
+
+def replay(
+    sandbox: Sandbox,
+    catalog: ApiCatalog,
+    domain: str,
+    item: Mapping[str, Any],
+    sent: list[Sent] | None = None,
+) -> Outcome:
+    """Replay one gold path in a fresh session; each step sent is appended to ``sent``
+    (the trace ``benchmarks/repair.py`` mutates)."""
     outcome = Outcome(domain, str(item["query"]), tuple(item["solution"]))
     steps = []
     for text in outcome.gold:
@@ -185,6 +203,7 @@ def replay(sandbox: Sandbox, catalog: ApiCatalog, domain: str, item: Mapping[str
             assert op.path is not None and op.method is not None
             kinds = {p.name: p.kind for p in id_params(op)}
             path, params, fake = op.path, {}, op.path
+            arguments: dict[str, Any] = {}
             for p in op.parameters:
                 if p.location == "path":
                     value = pick(p, kinds.get(p.name), answers)
@@ -193,14 +212,18 @@ def replay(sandbox: Sandbox, catalog: ApiCatalog, domain: str, item: Mapping[str
                         outcome.docs_id = value is not None
                     if value is None:
                         value = documented(p)
+                    arguments[p.name] = value
                     path = path.replace("{" + p.name + "}", quote(_text(value), safe=""))
                     made_up = f"{value}0" if p.name in kinds and fake == op.path else value
                     fake = fake.replace("{" + p.name + "}", quote(_text(made_up), safe=""))
                 elif p.location == "query" and p.required:
-                    params[p.name] = _text(documented(p))
+                    arguments[p.name] = documented(p)
+                    params[p.name] = _text(arguments[p.name])
             body = None
             if op.body_schema is not None and op.method.upper() in ("POST", "PUT", "PATCH"):
                 body = sample_value(sanitize_schema(op.body_schema))
+                if isinstance(body, dict):
+                    arguments.update(body)
             if fake != path:  # control, sent first: it must change nothing
                 control = session.request(
                     op.method.upper(), sandbox.url + fake, params=params, json=body, timeout=30
@@ -215,6 +238,8 @@ def replay(sandbox: Sandbox, catalog: ApiCatalog, domain: str, item: Mapping[str
                 answer = r.json() if r.content else None
             except ValueError:
                 answer = None
+            if sent is not None:
+                sent.append(Sent(op, arguments, r.status_code, answer))
             if r.status_code // 100 != 2:
                 why = answer.get("error", "") if isinstance(answer, dict) else ""
                 outcome.result = "failed"
