@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -192,7 +191,9 @@ def _one_value(
     producers = [p for p in checker.producers(op.name, name) if getattr(p, "via", "") != "weak"]
     if not producers:
         return None
-    values: dict[str, Any] = {}
+    # the earlier responses that hold a value of this kind: exactly one may, and its
+    # first value is taken (a search's first hit, as a program reads results[0])
+    found: list[list[Any]] = []
     for step in seq.steps[:index]:
         if step.response is None or step.request is None:
             continue
@@ -201,12 +202,17 @@ def _one_value(
             continue
         for p in producers:
             if p.operation == step_op.name:
-                for v in values_at(step.response.body, p.path):
-                    if v is not None and not isinstance(v, bool):
-                        values[json.dumps(v)] = v
-    if len(values) != _ONE:
+                values = [
+                    v
+                    for v in values_at(step.response.body, p.path)
+                    if v is not None and not isinstance(v, bool)
+                ]
+                if values:
+                    found.append(values)
+                break
+    if len(found) != _ONE:
         return None
-    return next(iter(values.values()))
+    return found[0][0]
 
 
 def _set_argument(
@@ -471,7 +477,7 @@ def _flow_repair(
     new: str | None = None
     before: Any = f.got
     if f.code == "E5.1" and isinstance(f.got, str):
-        new = _rebound(checker, variables, f.got)
+        new = _rebound(checker, variables, f.got, f)
     elif f.code == "E5.2" and isinstance(f.got, str):
         new = _repathed(checker, seq, f)
     elif f.code == "E5.3" and _is_literal(call.arguments.get(param)):
@@ -545,9 +551,12 @@ def _schema_path(steps: Sequence[tuple[str, str]]) -> list[Any]:
     return [ITEM if kind == "index" else value for kind, value in steps]
 
 
-def _rebound(checker: SequenceChecker, variables: Mapping[str, str], got: str) -> str | None:
+def _rebound(
+    checker: SequenceChecker, variables: Mapping[str, str], got: str, f: Finding
+) -> str | None:
     """E5.1: ``got`` read from the one earlier variable whose function's documented
-    response has the path it reads."""
+    response has the path it reads; where several have it, the one whose function the
+    data-flow graph names as the producer of this parameter, if exactly one."""
     chain = _chain(got)
     if chain is None:
         return None
@@ -560,6 +569,13 @@ def _rebound(checker: SequenceChecker, variables: Mapping[str, str], got: str) -
         schema = checker.response_schema(function)
         if schema is not None and schema_at(schema, path) is not None:
             fits.append(var)
+    if len(fits) > 1 and f.operation and len(f.location) > 1:
+        producing = {
+            x.operation
+            for x in checker.producers(f.operation, f.location[-1])
+            if getattr(x, "via", "") != "weak"
+        }
+        fits = [var for var in fits if variables[var] in producing]
     if len(fits) != 1:
         return None
     return _written(fits[0], steps)
@@ -583,6 +599,16 @@ def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | 
     if not written:
         return None
     fits = [p for p, _ in iter_paths(schema) if _fits(written, [s for s in p if s != ITEM])]
+    if len(fits) > 1 and f.operation and len(f.location) > 1:
+        # several documented paths keep what was written (search: albums.items[].id,
+        # tracks.items[].id...): the one the data-flow graph names as the producer of
+        # this parameter from this function, if exactly one
+        produced = {
+            x.path
+            for x in checker.producers(f.operation, f.location[-1])
+            if x.operation == function and getattr(x, "via", "") != "weak"
+        }
+        fits = [p for p in fits if format_path(list(p)) in produced]
     if len(fits) != 1:
         return None
     path = list(fits[0])
@@ -598,14 +624,16 @@ def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | 
 
 
 def _fits(written: list[str], documented: list[Any]) -> bool:
-    """Whether ``documented`` (field names) is ``written`` with levels left out added
-    (the same fields in order, the same last one), or with one field misspelt."""
+    """Whether ``documented`` (field names) is ``written`` with one level left out added
+    (the same fields in order, the same last one, one more), or with one field
+    misspelt. Two levels left out could be read several ways (``items[].id`` in a search:
+    ``albums.items[].id`` or ``tracks.items[].album.id``): not certain."""
     if not documented or (documented[-1] != written[-1] and len(documented) != len(written)):
         return False
     if len(documented) == len(written):
         diff = [(w, d) for w, d in zip(written, documented, strict=True) if w != d]
         return len(diff) == 1 and _misspelt(*diff[0])
-    if len(documented) < len(written) or documented[-1] != written[-1]:
+    if len(documented) != len(written) + 1 or documented[-1] != written[-1]:
         return False
     rest = iter(documented)
     return all(any(w == d for d in rest) for w in written)

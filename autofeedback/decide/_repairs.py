@@ -224,7 +224,8 @@ class CallRepairer:
         if f.code != "E2.2":
             # a made-up name is renamed only where the whole call fits the API it meant
             after = self.check(renamed)
-            if any(g.code[:2] in ("E2", "E3", "E4") for g in _errors(after)):
+            # (E2.1 judges the API against the instruction, not the call against the API)
+            if any(g.code[:2] in ("E2", "E3", "E4") and g.code != "E2.1" for g in _errors(after)):
                 return None
         return renamed, made
 

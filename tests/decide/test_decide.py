@@ -170,17 +170,18 @@ def test_program_without_one_answer_is_left(bookshop: ApiCatalog) -> None:
 def test_trace_takes_the_one_id_an_earlier_response_gave(bookshop: ApiCatalog) -> None:
     decider = Decider(Scanner(bookshop, retriever=None))
 
-    def trace(books: list[dict[str, int]]) -> Any:
+    def trace(*searches: list[dict[str, int]]) -> Any:
+        found = [
+            {
+                "request": {"method": "GET", "url": "/books?query=Dune"},
+                "response": {"status": 200, "body": {"books": books}},
+            }
+            for books in searches
+        ]
         return sequence_from_record(
             {
                 "instruction": "Show me the book Dune",
-                "steps": [
-                    {
-                        "request": {"method": "GET", "url": "/books?query=Dune"},
-                        "response": {"status": 200, "body": {"books": books}},
-                    },
-                    {"request": {"method": "GET", "url": "/books/8"}},
-                ],
+                "steps": [*found, {"request": {"method": "GET", "url": "/books/8"}}],
             }
         )
 
@@ -188,7 +189,11 @@ def test_trace_takes_the_one_id_an_earlier_response_gave(bookshop: ApiCatalog) -
     assert one.reason == "repaired" and one.request is not None
     assert one.request.url == "/books/7"
     assert [(r.code, r.before, r.after) for r in one.repairs] == [("E5.3", "8", 7)]
-    [two] = decider.decide_steps(trace([{"id": 7}, {"id": 9}]), 1)
+    # one response with several: its first hit, as a program reads books[0]
+    [first] = decider.decide_steps(trace([{"id": 9}, {"id": 7}]), 1)
+    assert first.request is not None and first.request.url == "/books/9"
+    # two responses could give it: which one is not certain
+    [two] = decider.decide_steps(trace([{"id": 7}], [{"id": 9}]), 2)
     assert two.action == "feedback" and not two.repairs
 
 
