@@ -181,10 +181,19 @@ class SequenceChecker:
                     format="python",
                     raw=call.text,
                 )
+        grounding: list[Finding] = []
+        if op is not None:
+            called = {n for i, n in names.items() if i < step.index and n}
+            for name, value in _literal_args(request, op):
+                param = op.parameter(name)
+                if param is not None and name not in from_refs:
+                    grounding.extend(self._grounding(op, param, value, texts, seen, called))
+        # a placeholder is no value: its E5.3 ("call X first") says more than its E4; a
+        # value that is grounded (an id `0` an earlier response returned) keeps its E4
+        stand_ins = {f.location[1] for f in grounding if len(f.location) > 1}
         for f in scanner.check_request(request, instruction=None):
             loc = f.location[1] if f.code.startswith("E4") and len(f.location) > 1 else None
-            if loc is not None and (loc in from_refs or _placeholder(op, loc, request)):
-                # a placeholder is no value: its E5.3 ("call X first") says more than E4
+            if loc is not None and (loc in from_refs or loc in stand_ins):
                 continue
             if f.code == "E3.4" and f.suggestion in from_refs:
                 continue  # given by reference: present, judged below
@@ -195,11 +204,7 @@ class SequenceChecker:
             for name, value in {**positional, **call.arguments}.items():
                 if not _literal(value):
                     yield from self._reference(op, name, value, names)
-        called = {n for i, n in names.items() if i < step.index and n}
-        for name, value in _literal_args(request, op):
-            param = op.parameter(name)
-            if param is not None and name not in from_refs:
-                yield from self._grounding(op, param, value, texts, seen, called)
+        yield from grounding
 
     def _reference(
         self, op: Operation, name: str, value: Any, names: Mapping[int, str | None]
@@ -387,14 +392,6 @@ def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     return [format_path(steps) for steps in pool if len(steps) == size]
 
 
-def _placeholder(op: Operation | None, name: str, request: ApiRequest) -> bool:
-    param = op.parameter(name) if op is not None else None
-    if op is None or param is None:
-        return False
-    value = dict(_literal_args(request, op)).get(name)
-    return placeholder_kind(value, id_like=is_id_like(param)) is not None
-
-
 def _refs(step: Step) -> Iterator[Ref]:
     if step.call is None:
         return
@@ -492,7 +489,11 @@ def ground_value(
         kind = placeholder_kind(item, id_like=id_like)
         if kind is None and not id_like:
             continue
-        if grounded(item, param, texts, seen) and kind is None:
+        if kind is None and grounded(item, param, texts, seen):
+            continue
+        if kind == "weak" and grounded(item, param, texts, seen, documented=False):
+            # `12345` or `0` that the user gave or an earlier response returned is that
+            # id, not a stand-in: grounding wins (copied from the docs' example, it is not)
             continue
         if kind is not None and any(str(item).lower() in t.lower() for t in texts):
             continue  # the user wrote it: theirs to mean
