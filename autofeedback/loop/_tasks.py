@@ -1178,7 +1178,7 @@ def _hint(f: Finding) -> str:
     name only listed among the documented ones ("documented APIs: A, B") is not offered."""
     said = f.message or ""
     listed = "documented APIs:" in said or "documented parameters:" in said
-    if not f.suggestion:
+    if not f.suggestion or f"did you mean {f.suggestion!r}" in said:
         return ""
     # offered as itself, not inside a longer name or path (``id`` in ``results[].id``)
     offered = re.search(rf"(?<![\w.\[\]]){re.escape(f.suggestion)}(?![\w.\[\]])", said)
