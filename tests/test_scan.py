@@ -147,3 +147,23 @@ def test_a_typo_in_an_api_name_says_which_one_it_is() -> None:
     (f,) = Scanner(catalog, retriever=None).iter_findings("searchBoosk(query='dune')")
     assert (f.code, f.suggestion) == ("E2", "searchBooks")
     assert "did you mean 'searchBooks'?" in str(f)
+
+
+def test_a_hyphenated_tool_name_written_as_a_python_call(api_retriever: Any) -> None:
+    # issue 30: `get-weather(town='Paris')` was read as a call of `weather` (E2)
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "get-weather",
+                "parameters": {
+                    "type": "object",
+                    "required": ["city"],
+                    "properties": {"city": {"type": "string"}},
+                },
+            }
+        ]
+    )
+    findings = list(
+        Scanner(catalog, retriever=api_retriever).iter_findings("get-weather(town='Paris')")
+    )
+    assert [(f.code, f.suggestion) for f in findings] == [("E3.3", "city"), ("E3.4", "city")]
