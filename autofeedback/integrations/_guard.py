@@ -274,7 +274,22 @@ def _as_plain(message: Any) -> Any:
 
 
 def _tool_calls(message: Any) -> list[_Call]:
+    """The tool calls of ``message``; raises :class:`ConfigurationError` when it is no
+    message or response at all (``None``, text, a number): nothing to check is not a
+    clean call, and text output is :func:`~autofeedback.scan`'s to read."""
     message = _as_plain(message)
+    if message is None or isinstance(message, (str, bytes, bytearray, int, float)):
+        hint = (
+            "; to check a model's text output, use scan() or Scanner.iter_findings()"
+            if isinstance(message, (str, bytes, bytearray))
+            else ""
+        )
+        raise ConfigurationError(
+            "expected an assistant message or a model response (OpenAI, Anthropic, Gemini, "
+            f"Bedrock) holding the tool calls, got {type(message).__name__}{hint}"
+        )
+    if isinstance(message, list) and message and all(_is_chat_call(c) for c in message):
+        message = {"tool_calls": message}  # `message.tool_calls` passed on its own
     choices = _get(message, "choices")
     if isinstance(choices, Sequence) and not isinstance(choices, (str, bytes)) and choices:
         message = _get(choices[0], "message")  # a whole chat completion
@@ -297,8 +312,27 @@ def _tool_calls(message: Any) -> list[_Call]:
                 )
             )
         return out
-    found = find_tool_calls(message) or []
+    legacy = _get(message, "function_call")  # the pre-tools OpenAI function call
+    if legacy is not None:
+        return [_Call("openai-chat", None, _get(legacy, "name"), _get(legacy, "arguments"))]
+    found = find_tool_calls(message)
+    if found is None:
+        if isinstance(message, list) and not message:
+            return []  # an empty output list: no call was made
+        if not any(_get(message, key) is not None for key in ("role", "content")):
+            raise ConfigurationError(
+                "expected an assistant message or a model response (OpenAI, Anthropic, "
+                "Gemini, Bedrock) holding the tool calls; got a "
+                f"{type(message).__name__} in none of these shapes"
+            )
+        found = []  # a message that made no tool call: nothing to check
     return [_Call(c.shape, c.call_id, c.name, c.arguments) for c in found]
+
+
+def _is_chat_call(value: Any) -> bool:
+    """An OpenAI Chat tool call (``{"id", "type": "function", "function": {...}}``), as
+    a dict or the SDK's object."""
+    return _get(value, "function") is not None and not isinstance(value, (str, bytes))
 
 
 def _call_findings(
@@ -370,7 +404,10 @@ def check_tool_calls(
     object) or a whole chat completion, an OpenAI Responses ``output`` list or response,
     an Anthropic message or response (``tool_use`` blocks), a Gemini response or content
     (``functionCall`` parts) or a Bedrock Converse response or message (``toolUse``).
-    With several calls, each finding's location starts with ``tool_calls[i]``.
+    With several calls, each finding's location starts with ``tool_calls[i]``. A message
+    that makes no tool call has none to check (``[]``); anything that is no message at
+    all (``None``, text, a number) raises :class:`ConfigurationError`: model text is
+    :func:`~autofeedback.scan`'s to read.
 
     ``history``: the chat so far (user turns, earlier assistant ``tool_calls`` and the
     ``tool`` messages answering them). The calls are then checked as the last steps of
@@ -511,7 +548,8 @@ def tool_messages(
     Calls without errors get no reply (run them and answer with their result), or
     ``"ok"`` with ``include_ok=True``. The feedback speaks of tool calls in that shape,
     never of the ``<API>`` text format. ``history``: the chat so far, as for
-    :func:`check_tool_calls` (an id no earlier tool result returned is an error).
+    :func:`check_tool_calls` (an id no earlier tool result returned is an error). What
+    is no message at all raises :class:`ConfigurationError`, as there.
 
     >>> tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     ...     "type": "object", "properties": {"city": {"type": "string"}}}}}]
