@@ -33,6 +33,8 @@ from autofeedback._scan import Scanner, one_line
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
 _KINDS = ("output", "call", "request")
+#: keys of a chat-completion log line (``audit --input-format openai``), never of a record
+_OPENAI_LINE = frozenset({"response", "choices", "custom_id"})
 #: the error of a record that needs ``--spec`` when none was given; the CLI reports it
 #: once, as bad options, instead of once per record
 NO_SPEC = "record has no 'tools' and no --spec was given"
@@ -213,6 +215,15 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if is_sequence_record(record) or "messages" in record:
         return _audit_sequence(record, rid, line, cache)
     kinds = [k for k in _KINDS if k in record]
+    if _OPENAI_LINE & record.keys():
+        # a chat-completion log line among JSONL records: say how to read it
+        return AuditResult(
+            rid,
+            False,
+            error="record is an OpenAI chat-completion log line (request/response), not an "
+            "audit record: audit the log with --input-format openai",
+            line=line,
+        )
     if len(kinds) != 1:
         want = "exactly one of 'output', 'call', 'request'"
         got = ", ".join(repr(k) for k in kinds) or "none"

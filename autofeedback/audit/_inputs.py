@@ -43,7 +43,9 @@ INPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "har", "openai")
 _CHUNK = 1 << 20
 # Values of these headers are credentials: they are never needed to check a request
 # against the docs, and must not surface in a report through a finding's ``got``.
-_OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "messages", "body"})
+#: keys only an OpenAI chat-completion log line has (``messages`` alone is also a chat
+#: trace record of the JSONL contract: it needs a response beside it to be a log line)
+_OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "body"})
 
 
 # -- sniffing --------------------------------------------------------------------------
@@ -57,6 +59,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
     >>> sniff_format("log.jsonl", '{"custom_id": "r1", "response": {"body": {}}}')
     'openai'
     >>> sniff_format("-", '{"id": 1, "call": {"name": "f"}}')
+    'jsonl'
+    >>> sniff_format("trace.jsonl", '{"id": "t", "tools": [], "messages": []}')  # a trace
     'jsonl'
     """
     if name.lower().endswith(".har"):
@@ -75,6 +79,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
         request = value.get("request")
         if isinstance(request, Mapping) and "messages" in request:
             return "openai"
+        if "messages" in value or "steps" in value:
+            return "jsonl"  # a chat trace record: the conversation is the record
         if not {"output", "call"} & value.keys() and find_tool_calls(value) is not None:
             return "openai"  # a bare Anthropic / Gemini / Bedrock response per line
     return "jsonl"
@@ -381,6 +387,11 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
         error = line.get("error")
         if isinstance(error, Mapping):
             raise ValueError(f"the request failed: {error.get('message') or error}")
+        if "messages" in line or "steps" in line:
+            raise ValueError(
+                "line holds no chat-completion response to audit; it reads as a chat trace "
+                'record ({"messages": [...]}): audit it with --input-format jsonl'
+            )
         raise ValueError("line holds no chat-completion response to audit")
     choices = response.get("choices")
     provider = None if isinstance(choices, list) else _provider_records(response)
