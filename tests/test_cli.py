@@ -217,3 +217,28 @@ def test_audit_semantic_with_real_model(tmp_path: Path) -> None:
     )
     _code, out, _ = cli("audit", log, "--spec", TOOLS, "--format", "jsonl")
     assert json.loads(out)["findings"][0]["code"] == "E2.3"
+
+
+def test_a_spec_fault_is_one_warning_line_naming_the_place(tmp_path: Path) -> None:
+    spec = tmp_path / "pets.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.0",
+                "paths": {
+                    "/pets": {
+                        "get": {
+                            "operationID": "listPets",
+                            "responses": {"200": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
+    code, _, err = cli("scan", "--spec", str(spec), "--no-semantic", "GET /pets")
+    assert code == 0
+    assert err == (
+        f"autofeedback: warning: {spec}: paths./pets.get: unknown key 'operationID' "
+        "(did you mean 'operationId'?); it is ignored\n"
+    )
