@@ -413,11 +413,11 @@ def _is_program(text: str) -> bool:
     from autofeedback.flow._program import Derived, Ref, parse_program
 
     try:
-        calls, problems = parse_program(text)
+        calls, _ = parse_program(text)
     except Exception:
         return False
-    if problems or len(calls) < 2:
-        return False
+    if len(calls) < 2:
+        return False  # a line that cannot be read is that line's E1 in the sequence
     return any(
         isinstance(v, (Ref, Derived)) for c in calls for v in (*c.arguments.values(), *c.positional)
     )

@@ -107,15 +107,19 @@ def is_sequence_record(record: Mapping[str, Any]) -> bool:
 def _looks_like_program(text: str) -> bool:
     import ast
 
+    from autofeedback.flow._program import program_statements
+
     if "=" not in text or "(" not in text:
         return False
     try:
-        tree = ast.parse(text.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # a line that cannot be read (a zero-width space, a call cut off at the end)
+        # is that line's E1: the rest of the program is still a program
+        body, _ = program_statements(text)
+    except Exception:
         return False
-    return any(
-        isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) for s in tree.body
-    ) and all(isinstance(s, (ast.Assign, ast.Expr)) for s in tree.body)
+    return any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) for s in body) and all(
+        isinstance(s, (ast.Assign, ast.Expr)) for s in body
+    )
 
 
 def sequence_from_record(record: Mapping[str, Any]) -> Sequence:

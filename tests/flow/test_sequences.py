@@ -438,3 +438,40 @@ def test_an_open_response_schema_is_open(movies: dict[str, Any]) -> None:
     program = 'r = search_movies(query="Dune")\nget_movie(movie_id=r.film[0].id)'
     codes = [f.code for f in checker.check(sequence_from_program(program))]
     assert codes == ["E5.2"]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "listReviews(bookId=b.books[0].id\u200b)",  # a zero-width space
+        "listReviews(bookId=b.books[0].id",  # cut off at the end
+    ],
+)
+def test_an_unreadable_line_is_e1_and_the_rest_is_still_checked(
+    bookshop: ApiCatalog, broken: str
+) -> None:
+    # issue 30: one unparsable line made the whole program unreadable as a program, so
+    # the E5.2 of the line before it was dropped and the record audited clean
+    program = f'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)\n{broken}'
+    expected = [("E1", ("line[3]",)), ("E5.2", ("step[1]", "path", "bookId"))]
+    found = Scanner(bookshop, retriever=None).iter_findings(program, instruction=INSTRUCTION)
+    assert [(f.code, f.location) for f in found] == expected
+    result = audit_record(
+        {"id": 1, "instruction": INSTRUCTION, "output": program}, 1, _CatalogCache(bookshop, None)
+    )
+    assert [(f.code, f.location) for f in result.findings] == expected and not result.ok
+    assert "cannot be parsed" in result.findings[0].message
+
+
+def test_text_around_a_program_is_not_a_call(checker: SequenceChecker) -> None:
+    program = (
+        'Here it is:\n```python\nb = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)\n```'
+    )
+    assert codes(checker, program) == ["E5.2"]
+    # a bracket never closed does not swallow the calls after it
+    program = (
+        'b = searchBooks(query="Dune"\nc = searchBooks(query="Dune")\ngetBook(bookId=c.books[0].id)'
+    )
+    seq = sequence_from_program(program, instruction=INSTRUCTION)
+    assert [s.name for s in seq.steps] == ["searchBooks", "getBook"]
+    assert [(f.code, f.location) for f in checker.check(seq)] == [("E1", ("line[1]",))]
