@@ -1098,3 +1098,23 @@ def test_mcp_tools_load_their_input_schema() -> None:
     ]
     with pytest.raises(SpecError, match="'inputSchema' must be a JSON Schema object"):
         ApiCatalog.from_tools([{"name": "bad", "inputSchema": ["city"]}])
+
+
+def test_anthropic_tools_take_their_input_schema() -> None:
+    # issue 30: `input_schema` was not read, so the tool took no parameters and every
+    # argument sent to it passed unchecked
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "get_weather",
+                "description": "Weather",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            }
+        ]
+    )
+    (param,) = catalog.get("get_weather").parameters  # type: ignore[union-attr]
+    assert (param.name, param.required, param.schema) == ("city", True, {"type": "string"})

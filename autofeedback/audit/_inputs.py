@@ -24,6 +24,7 @@ from autofeedback._parse._providers import find_tool_calls, provider_tools
 from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
 from autofeedback.audit._audit import Unit
+from autofeedback.flow._checks import has_tool_steps
 
 __all__ = [
     "INPUT_FORMATS",
@@ -331,6 +332,16 @@ def _instruction(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _history(request: Mapping[str, Any]) -> list[Any] | None:
+    """The conversation a request carried, in its provider's shape: ``messages`` (OpenAI
+    Chat, Anthropic, Bedrock), ``input`` (Responses), ``contents`` (Gemini)."""
+    for key in ("messages", "input", "contents"):
+        turns = request.get(key)
+        if isinstance(turns, list):
+            return turns
+    return None
+
+
 def _parts_text(parts: Any) -> str | None:
     if not isinstance(parts, list):
         return None
@@ -405,6 +416,11 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     instruction = _instruction(request)
     if instruction:
         common["instruction"] = instruction
+    history = _history(request)
+    if history is not None and has_tool_steps(history):
+        # an agent's run so far: the calls of this response are its next steps, checked
+        # for data flow as the proxy and check_tool_calls(history=) check them
+        common["history"] = history
     records: list[dict[str, Any]] = []
     for record in provider or ():
         records.append({**common, **{k: v for k, v in record.items() if k != "shape"}})

@@ -20,7 +20,8 @@ tool-search result, an MCP ``tools/list`` answer) join the catalog for the later
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Sequence as CollectionSequence
 from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
@@ -33,7 +34,14 @@ from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind,
 from autofeedback.flow._program import Derived, Ref, Unbound, path_text
 from autofeedback.flow._sequence import Sequence, Step
 
-__all__ = ["SequenceChecker", "check_sequence", "ground_call"]
+__all__ = [
+    "SequenceChecker",
+    "check_next_calls",
+    "check_next_requests",
+    "check_sequence",
+    "ground_call",
+    "has_tool_steps",
+]
 
 
 class _Producer(Protocol):
@@ -595,6 +603,81 @@ def check_sequence(
         Scanner(catalog, retriever=retriever), graph=graph, responses=responses
     )
     return checker.check(seq)
+
+
+def check_next_calls(
+    checker: SequenceChecker, history: Iterable[Any], calls: CollectionSequence[Mapping[str, Any]]
+) -> list[list[Finding]]:
+    """The findings of each of ``calls`` (one assistant turn, as OpenAI Chat tool calls
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``), checked as the
+    last steps of the chat ``history`` (any provider's shape, see
+    :func:`~autofeedback.flow._sequence.sequence_from_chat`): one list per call, located
+    as a single call's findings are. The history's own calls are not judged again.
+
+    >>> from autofeedback.flow._graph import FlowGraph
+    >>> catalog = ApiCatalog.from_tools([
+    ...     {"name": "find", "parameters": {"type": "object", "properties": {}},
+    ...      "outputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    ...     {"name": "get", "parameters": {"type": "object", "properties": {
+    ...         "item_id": {"type": "string"}}}}])
+    >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
+    ...                           graph=FlowGraph.from_catalog(catalog))
+    >>> history = [{"role": "user", "content": "show the item"},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
+    ...      "name": "find", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+    ...      "content": '{"id": "a7"}'}]}]
+    >>> def call(value):
+    ...     return {"id": "c2", "type": "function", "function": {"name": "get",
+    ...             "arguments": {"item_id": value}}}
+    >>> check_next_calls(checker, history, [call("a7")]), [
+    ...     f.code for f in check_next_calls(checker, history, [call("a8")])[0]]
+    ([[]], ['E5.3'])
+    """
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    history = list(history)
+    first = len(sequence_from_chat(history).steps)  # this turn's steps come after these
+    seq = sequence_from_chat([*history, {"role": "assistant", "tool_calls": list(calls)}])
+    return _last_steps(checker, seq, first, len(calls))
+
+
+def check_next_requests(
+    checker: SequenceChecker, history: Iterable[Any], requests: list[ApiRequest]
+) -> list[list[Finding]]:
+    """:func:`check_next_calls` for requests already read (a logged call, an HTTP
+    request): each checked as the next step after the chat ``history``."""
+    from autofeedback.flow._sequence import Step, sequence_from_chat
+
+    earlier = sequence_from_chat(list(history))
+    first = len(earlier.steps)
+    steps = (*earlier.steps, *(Step(first + i, r) for i, r in enumerate(requests)))
+    seq = dataclasses.replace(earlier, steps=steps)
+    return _last_steps(checker, seq, first, len(requests))
+
+
+def _last_steps(
+    checker: SequenceChecker, seq: Sequence, first: int, count: int
+) -> list[list[Finding]]:
+    """The findings of steps ``first`` to ``first + count`` of ``seq``, one list each,
+    located as a single call's are (the earlier steps were judged already)."""
+    out: list[list[Finding]] = [[] for _ in range(count)]
+    for f in checker.iter_findings(seq):
+        head = f.location[0] if f.location else ""
+        if not head.startswith("step["):
+            continue
+        index = int(head[5:-1])
+        if first <= index < first + count:
+            out[index - first].append(dataclasses.replace(f, location=f.location[1:]))
+    return out
+
+
+def has_tool_steps(history: Iterable[Any]) -> bool:
+    """Whether a chat (any provider's shape) holds an earlier tool call: then its next
+    calls are the next steps of a sequence."""
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    return bool(sequence_from_chat(list(history)).steps)
 
 
 def response_schemas(responses: Any) -> dict[str, Mapping[str, Any]]:

@@ -409,9 +409,10 @@ def check_tool_calls(
     all (``None``, text, a number) raises :class:`ConfigurationError`: model text is
     :func:`~autofeedback.scan`'s to read.
 
-    ``history``: the chat so far (user turns, earlier assistant ``tool_calls`` and the
-    ``tool`` messages answering them). The calls are then checked as the last steps of
-    that sequence (:mod:`autofeedback.flow`): an identifier, key or credential must come
+    ``history``: the chat so far (user turns, earlier tool calls and the results
+    answering them, in any provider's shape: OpenAI Chat or Responses, Anthropic, Gemini,
+    Bedrock). The calls are then checked as the last steps of that sequence
+    (:mod:`autofeedback.flow`): an identifier, key or credential must come
     from the user or an earlier tool response (E5.3, naming the operation that produces
     it), and a tool an earlier response documented (a tool search) is no unknown API.
 
@@ -467,12 +468,12 @@ def sequence_findings(
     calls: Sequence[_Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
 ) -> list[list[Finding]]:
     """The findings of each of ``calls`` (one assistant turn), checked as the last steps
-    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
-    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
-    from autofeedback.flow._checks import SequenceChecker
-    from autofeedback.flow._sequence import sequence_from_chat
+    of the chat ``history`` (user turns, earlier tool calls and their results, in any
+    provider's shape); one list per call."""
+    from autofeedback.flow._checks import SequenceChecker, check_next_calls
 
-    # the calls in OpenAI's chat form, whatever provider shape they came in
+    # the calls in OpenAI's chat form, whatever provider shape they came in (the history
+    # may be in any provider's shape: the sequence reader reads them all)
     chat_calls = [
         {
             "id": c.call_id or f"call_{i}",
@@ -481,21 +482,8 @@ def sequence_findings(
         }
         for i, c in enumerate(calls)
     ]
-    earlier = sequence_from_chat([_as_dict(m) for m in history])
-    seq = sequence_from_chat(
-        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": chat_calls}]
-    )
     checker = SequenceChecker(scanner, graph=graph)
-    first = len(earlier.steps)  # the steps of this message come after the history's
-    out: list[list[Finding]] = [[] for _ in calls]
-    for f in checker.iter_findings(seq):
-        head = f.location[0] if f.location else ""
-        if not head.startswith("step["):
-            continue
-        index = int(head[5:-1])
-        if first <= index < first + len(calls):  # the history's calls were judged already
-            out[index - first].append(dataclasses.replace(f, location=f.location[1:]))
-    return out
+    return check_next_calls(checker, [_as_dict(m) for m in history], chat_calls)
 
 
 def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
