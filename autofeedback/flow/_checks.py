@@ -14,7 +14,9 @@ Per step, in order:
 E2.1 is asked of the sequence, not of each step: a search that feeds a detail call is a
 prerequisite, not a wrong API, so only the step that ranks best for the instruction is
 compared with the retriever's choice. Tools that an earlier response documents (a
-tool-search result, an MCP ``tools/list`` answer) join the catalog for the later steps.
+tool-search result, an MCP ``tools/list`` answer, structured or as text) join the catalog
+for the later steps, and so do those a search shown in the dialogue's own text found
+(an API-Bank ``->`` result, a ReAct ``Observation:``; see :mod:`autofeedback.flow._tools`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from autofeedback.checks._check_name import check_selection
 from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind, response_values
 from autofeedback.flow._program import Derived, Ref, Unbound, path_text
 from autofeedback.flow._sequence import Sequence, Step
+from autofeedback.flow._tools import documented_tools, with_tools_in_text
 
 __all__ = [
     "SequenceChecker",
@@ -123,6 +126,11 @@ class SequenceChecker:
         yield from seq.problems
         scanner = self.scanner
         texts = [t for t in (seq.instruction, seq.dialogue) if t]
+        # tools a tool search in the dialogue's own text found (an API-Bank `->` result,
+        # a ReAct Observation) are callable from the first step on
+        known = with_tools_in_text(scanner.catalog, *texts)
+        if known is not scanner.catalog:
+            scanner = Scanner(known, retriever=self.scanner._retriever)
         seen: set[str] = set()
         names = {step.index: step.name for step in seq.steps}
         consumed = {ref.step for step in seq.steps if step.call is not None for ref in _refs(step)}
@@ -139,7 +147,7 @@ class SequenceChecker:
                     yield redact_finding(_under(f, where), names=auth, secrets=secrets)
             if step.response is not None:
                 seen.update(response_values(step.response.body))
-                found = _documented_tools(step.response.body)
+                found = documented_tools(step.response.body)
                 if found is not None:
                     merged = ApiCatalog.merge(scanner.catalog, found)
                     scanner = Scanner(merged, retriever=self.scanner._retriever)
@@ -440,30 +448,6 @@ def _literal_args(request: ApiRequest, op: Operation) -> Iterator[tuple[str, Any
     for arg in request_args(request, hit[1] if hit else None):
         if arg.location != "header":
             yield arg.name, arg.value
-
-
-def _documented_tools(body: Any) -> ApiCatalog | None:
-    """The tools a response documents: a tool-search result (``{"name", "parameters"}``
-    items) or an MCP ``tools/list`` answer (``{"tools": [{"name", "inputSchema"}]}``)."""
-    if isinstance(body, Mapping) and isinstance(body.get("result"), Mapping):
-        body = body["result"]  # a JSON-RPC envelope
-    if isinstance(body, Mapping) and isinstance(body.get("tools"), list):
-        body = body["tools"]
-    items = body if isinstance(body, list) else [body]
-    tools = [
-        t
-        for t in items
-        if isinstance(t, Mapping)
-        and isinstance(t.get("name"), str)
-        and isinstance(t.get("parameters", t.get("inputSchema")), Mapping)
-    ]
-    if not tools:
-        return None
-    tools = [{**t, "parameters": t.get("parameters", t.get("inputSchema"))} for t in tools]
-    try:
-        return ApiCatalog.from_tools(tools, source="<documented by a response>")
-    except Exception:
-        return None  # a response that only looks like tool docs is just a response
 
 
 def ground_value(

@@ -41,11 +41,12 @@ from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name, name_with_values
 from autofeedback.checks._names import literal_key, other_entities
-from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
+from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
+from autofeedback.flow._tools import documented_tools, with_tools_in_text
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
 from autofeedback.loop._loop import _request_key as _key
@@ -768,7 +769,9 @@ class ReactRunner(_Runner):
             {"role": "system", "content": REACT_SYSTEM.format(docs=docs)},
             {"role": "user", "content": instruction},
         ]
-        catalog = self.catalog
+        # tools a tool search in the request's own dialogue found are callable (the
+        # checker finds them in the instruction too)
+        catalog = with_tools_in_text(self.catalog, instruction)
         steps: list[Step] = []
         calls: list[tuple[ApiRequest, int | None, Any]] = []
         findings_made: list[Finding] = []
@@ -916,7 +919,7 @@ class ReactRunner(_Runner):
             )
             calls.append((request, response.status_code, body))
             findings_made += findings
-            found = _documented_tools(body)
+            found = documented_tools(body)
             if found is not None:  # a tool-search answer: its tools are callable now
                 catalog = ApiCatalog.merge(catalog, found)
             self._turn(_replace(turn, status=response.status_code, observation=observation), turns)
