@@ -106,6 +106,10 @@ class Scanner:
         self.warn_margin = warn_margin
         self._auth_names = auth_names(catalog)
         self._graph = _LazyGraph(catalog)
+        # scanners of this catalog plus the tools a dialogue's tool search found, by the
+        # tools found (bounded: a long audit meets a few distinct searches, not thousands)
+        self._with_found: dict[tuple[str, ...], Scanner] = {}
+        self._reads_dialogue = True
 
     @property
     def retriever(self) -> _Retriever | None:
@@ -148,6 +152,13 @@ class Scanner:
         """
         names = self._auth_names
         secrets: list[str] = []
+        found = self._dialogue_scanner(output, instruction, context)
+        if found is not self:
+            # a tool search in the dialogue documented tools: they are callable now
+            yield from found.iter_findings(
+                output, instruction=instruction, context=context, on_error=on_error
+            )
+            return
         try:
             if isinstance(output, str) and is_program(output):
                 # calls that read each other's results: checked as one sequence (E5)
@@ -175,6 +186,42 @@ class Scanner:
             if on_error == "raise":
                 raise
             yield redact_finding(unreadable(output, exc), names=names, secrets=secrets)
+
+    def _dialogue_scanner(
+        self, output: Output | None, instruction: str | None, context: str | None
+    ) -> Scanner:
+        """This scanner, or one whose catalog also holds the tools that a tool search in
+        the dialogue documented: an API-Bank ``API-Request: [ToolSearcher(...)]->[...]``
+        result or a ReAct ``Observation:`` holding a tool's description, in the
+        instruction or the context (see :mod:`autofeedback.flow._tools`). Never in the
+        output being checked: a model that writes its own Observation documenting a
+        tool has made that tool up."""
+        if not self._reads_dialogue:
+            return self
+        texts = [t for t in (instruction, context) if isinstance(t, str) and t]
+        if not any("->" in t or "bservation" in t for t in texts):
+            return self  # cheap: no result shown, no tool found
+        from autofeedback.flow._tools import tools_in_text
+
+        found = tools_in_text(*texts)
+        if found is None or all(name in self.catalog for name in found.names):
+            return self
+        key = (found.fingerprint,)
+        hit = self._with_found.get(key)
+        if hit is None:
+            if len(self._with_found) >= 16:
+                self._with_found.clear()
+            hit = Scanner(
+                ApiCatalog.merge(self.catalog, found),
+                retriever=self._retriever,
+                threshold=self.threshold,
+                top_k=self.top_k,
+                confident_margin=self.confident_margin,
+                warn_margin=self.warn_margin,
+            )
+            hit._reads_dialogue = False  # its catalog holds them already
+            self._with_found[key] = hit
+        return hit
 
     def _program_findings(self, text: str, instruction: str | None) -> Iterator[Finding]:
         from autofeedback.flow._sequence import sequence_from_program
@@ -430,11 +477,11 @@ def is_program(text: str) -> bool:
     from autofeedback.flow._program import Derived, Ref, parse_program
 
     try:
-        calls, problems = parse_program(text)
+        calls, _ = parse_program(text)
     except Exception:
         return False
-    if problems or len(calls) < 2:
-        return False
+    if len(calls) < 2:
+        return False  # a line that cannot be read is that line's E1 in the sequence
     return any(
         isinstance(v, (Ref, Derived)) for c in calls for v in (*c.arguments.values(), *c.positional)
     )

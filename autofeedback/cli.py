@@ -910,6 +910,17 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
         raise _Usage("audit: --engine dask needs a log file, not stdin")
     if args.workers is not None and args.workers < 1:
         raise _Usage("audit: --workers must be at least 1")
+    if args.output:
+        for kept, what in [
+            (args.log, "the log being audited"),
+            *((p, "a spec") for p in args.spec or ()),
+        ]:
+            if kept != "-" and _same_file(args.output, kept):
+                # opening it for the report would empty it before a line was read
+                raise _Usage(
+                    f"audit: -o {args.output} is {what}; writing the report there would "
+                    "destroy it: choose another report file"
+                )
     stream, head, size, handle = _lines(args.log, inp)
     fmt = "openai" if args.input_format == "chat" else args.input_format
     if fmt == "auto":
@@ -985,7 +996,23 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
     if args.output:
         # with -o, stdout is free: one line says what was written where
         out.write(f"wrote {args.format} report to {args.output}: {summary.headline()}\n")
+    if summary.records == 0:
+        # nothing was checked, so nothing is clean: an empty file is a wrong path, a
+        # failed export or a pipe that broke, and exit 0 would pass it as a clean log
+        where = "stdin" if args.log == "-" else args.log
+        err.write(
+            f"{_ERROR}audit: {where} holds no records (it is empty or blank): nothing was checked\n"
+        )
+        return 2
     return summary.exit_code
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether the paths name one file (a link, ``./x`` and ``x`` included)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them does not exist (yet): not the same file
+        return False
 
 
 def _reported(formatter: _Sink, result: AuditResult) -> AuditResult:

@@ -70,7 +70,8 @@ GOLD_DEFECTS: dict[int, str] = {
     87: "`GET_search_movie(query)`: `query` is a bare name nothing assigned",
     84: "a stray `)` closes the last line: the program does not parse",
     124: "`GET_me_following(type)`: bare name; and its response is artists.items[], not items[]",
-    107: "`[item.id for response_obj2.items if ...]`: not Python (no `for item in`)",
+    107: "`[item.id for response_obj2.items if ...]`: not Python (no `for item in`); and "
+    "`response_obj.artists`: the sample's GET_search schema documents albums only",
 }
 
 

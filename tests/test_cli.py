@@ -158,6 +158,32 @@ def test_audit_text_summary_and_output_file(tmp_path: Path) -> None:
         assert code_name in text.split("error type")[1]
 
 
+def test_audit_refuses_to_write_its_report_over_its_input(tmp_path: Path) -> None:
+    # issue 30: `audit LOG -o LOG` emptied the log, then reported "0 records", exit 0
+    log = _log(tmp_path, [{"output": "<API>get_weather(CITY='Paris')</API>"}])
+    before = Path(log).read_bytes()
+    for target in (log, str(Path(log).parent / "." / Path(log).name), TOOLS):
+        code, out, err = cli("audit", log, "--spec", TOOLS, "--no-semantic", "-o", target)
+        assert code == 2 and out == "" and "would destroy it" in err, err
+    assert Path(log).read_bytes() == before
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(log)
+    assert cli("audit", log, "--spec", TOOLS, "--no-semantic", "-o", str(link))[0] == 2
+    assert Path(log).read_bytes() == before
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "  \n\t\n"])
+def test_audit_of_an_empty_log_is_bad_input(tmp_path: Path, content: str) -> None:
+    # "0 records, exit 0" read as a clean log: nothing was checked
+    log = tmp_path / "empty.jsonl"
+    log.write_text(content)
+    code, out, err = cli("audit", str(log), "--spec", TOOLS, "--no-semantic")
+    assert code == 2 and "0 records" in out
+    assert f"{log} holds no records (it is empty or blank): nothing was checked" in err
+    code, _, err = cli("audit", "-", "--spec", TOOLS, "--no-semantic", stdin=content)
+    assert code == 2 and "stdin holds no records" in err
+
+
 def test_audit_json_format(tmp_path: Path) -> None:
     log = _log(tmp_path, [{"output": "<API>get_weather(city='Paris')</API>"}])
     _code, out, _ = cli("audit", log, "--spec", TOOLS, "--no-semantic", "--format", "json")
@@ -191,3 +217,28 @@ def test_audit_semantic_with_real_model(tmp_path: Path) -> None:
     )
     _code, out, _ = cli("audit", log, "--spec", TOOLS, "--format", "jsonl")
     assert json.loads(out)["findings"][0]["code"] == "E2.3"
+
+
+def test_a_spec_fault_is_one_warning_line_naming_the_place(tmp_path: Path) -> None:
+    spec = tmp_path / "pets.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.0",
+                "paths": {
+                    "/pets": {
+                        "get": {
+                            "operationID": "listPets",
+                            "responses": {"200": {"description": "ok"}},
+                        }
+                    }
+                },
+            }
+        )
+    )
+    code, _, err = cli("scan", "--spec", str(spec), "--no-semantic", "GET /pets")
+    assert code == 0
+    assert err == (
+        f"autofeedback: warning: {spec}: paths./pets.get: unknown key 'operationID' "
+        "(did you mean 'operationId'?); it is ignored\n"
+    )

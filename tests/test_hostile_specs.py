@@ -210,19 +210,21 @@ def _entry(entry: Path) -> tuple[Any, ...]:
 @pytest.mark.parametrize(
     "tamper",
     [
-        pytest.param(lambda e: ("x", [], [], []), id="not-its-key"),
-        pytest.param(lambda e: (e[0], e[1], [e[1][0]], e[3]), id="servers-not-strings"),
-        pytest.param(lambda e: (e[0], e[1], ["http://[::1"], e[3]), id="bad-server"),
-        pytest.param(lambda e: (e[0], [e[1][0], 5], e[2], e[3]), id="not-operations"),
+        pytest.param(lambda e: ("x", [], [], [], []), id="not-its-key"),
+        pytest.param(lambda e: (e[0], e[1], [e[1][0]], e[3], e[4]), id="servers-not-strings"),
+        pytest.param(lambda e: (e[0], e[1], ["http://[::1"], e[3], e[4]), id="bad-server"),
+        pytest.param(lambda e: (e[0], [e[1][0], 5], e[2], e[3], e[4]), id="not-operations"),
         pytest.param(
-            lambda e: (e[0], [replace(e[1][0], parameters=("q",))], e[2], e[3]),
+            lambda e: (e[0], [replace(e[1][0], parameters=("q",))], e[2], e[3], e[4]),
             id="bad-parameters",
         ),
-        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero", "0" * 64)]), id="dev-zero"),
-        pytest.param(lambda e: (e[0], e[1], e[2], [("/etc/passwd", "0")]), id="outside"),
-        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero",)]), id="ref-shape"),
-        pytest.param(lambda e: (*e, 1), id="five-fields"),
-        pytest.param(lambda e: e[1:], id="old-format"),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero", "0" * 64)], e[4]), id="dev-zero"),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/etc/passwd", "0")], e[4]), id="outside"),
+        pytest.param(lambda e: (e[0], e[1], e[2], [("/dev/zero",)], e[4]), id="ref-shape"),
+        pytest.param(lambda e: (*e[:4], [("where", 1)]), id="faults-not-strings"),
+        pytest.param(lambda e: (*e[:4], "faults"), id="faults-not-a-list"),
+        pytest.param(lambda e: (*e, 1), id="six-fields"),
+        pytest.param(lambda e: e[:4], id="old-format"),
     ],
 )
 def test_a_tampered_cache_entry_is_a_miss(tmp_path: Path, tamper: Any) -> None:

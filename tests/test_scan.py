@@ -112,3 +112,58 @@ def test_hostile_outputs_give_e1_not_a_traceback() -> None:
     ]:
         found = scan(text, catalog, retriever=None)
         assert found is not None and found.code == "E1"
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [("titel", "title"), ("citty", "city"), ("stauts", "status"), ("auhtor", "author")],
+)
+def test_a_typo_in_a_parameter_name_says_which_one_it_is(typo: str, meant: str) -> None:
+    # issue 30: a transposed or doubled letter was a bare E3 listing every documented name
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "add_book",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        k: {"type": "string"}
+                        for k in ("title", "city", "stats", "status", "author")
+                    },
+                },
+            }
+        ]
+    )
+    (f,) = Scanner(catalog, retriever=None).iter_findings(f"add_book({typo}='x')")
+    assert (f.code, f.suggestion) == ("E3", meant)
+    assert f"did you mean {meant!r}?" in str(f)
+    assert f"Replace {typo!r} with the documented parameter {meant!r}" in render_feedback(f)
+
+
+def test_a_typo_in_an_api_name_says_which_one_it_is() -> None:
+    catalog = ApiCatalog.from_tools(
+        [{"name": n, "parameters": {"type": "object"}} for n in ("searchBooks", "getBook")]
+    )
+    (f,) = Scanner(catalog, retriever=None).iter_findings("searchBoosk(query='dune')")
+    assert (f.code, f.suggestion) == ("E2", "searchBooks")
+    assert "did you mean 'searchBooks'?" in str(f)
+
+
+def test_a_hyphenated_tool_name_written_as_a_python_call(api_retriever: Any) -> None:
+    # issue 30: `get-weather(town='Paris')` was read as a call of `weather` (E2)
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "get-weather",
+                "parameters": {
+                    "type": "object",
+                    "required": ["city"],
+                    "properties": {"city": {"type": "string"}},
+                },
+            }
+        ]
+    )
+    findings = list(
+        Scanner(catalog, retriever=api_retriever).iter_findings("get-weather(town='Paris')")
+    )
+    assert [(f.code, f.suggestion) for f in findings] == [("E3.3", "city"), ("E3.4", "city")]

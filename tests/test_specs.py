@@ -6,6 +6,7 @@ import ast
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from autofeedback import ApiCatalog, Operation, SpecError
+from autofeedback import ApiCatalog, Operation, SpecError, SpecWarning
 from autofeedback._specs import api_bank_optional, api_bank_type, load_spec, load_spec_file
 
 SPECS = Path(__file__).parent / "data" / "specs"
@@ -103,7 +104,10 @@ def test_mangled_specs_never_raise_anything_but_spec_error() -> None:
     ):
         count += 1
         try:
-            load_spec(doc, source="<mangled>")
+            with warnings.catch_warnings():
+                # a mangled spec may well have faults that load (an unknown key): warned
+                warnings.simplefilter("ignore", SpecWarning)
+                load_spec(doc, source="<mangled>")
         except SpecError as err:
             assert err.source == "<mangled>"
             # a specific message, not the loader's last-resort safety net
@@ -354,8 +358,87 @@ def test_dangling_schema_ref_leaves_the_schema_unconstrained() -> None:
             }
         },
     }
-    ops, _ = load_spec(doc, source="<dangling>")
+    # issue 30: it loaded silently, and the checks of that schema quietly did nothing
+    with pytest.warns(SpecWarning) as caught:
+        ops, _ = load_spec(doc, source="<dangling>")
     assert ops[0].parameters[0].schema == {"x-unresolved-ref": "#/nowhere/Q"}
+    assert [str(w.message) for w in caught] == [
+        "<dangling>: paths./a.get.parameters[0].schema.$ref: $ref '#/nowhere/Q' points "
+        "nowhere; that schema is not checked"
+    ]
+
+
+def _operation_id_typo() -> dict[str, Any]:
+    return {
+        "openapi": "3.0.0",
+        "paths": {
+            "/pets": {
+                "summery": "Pets",
+                "get": {
+                    "operationID": "listPets",
+                    "parameters": [
+                        {"name": "limit", "in": "query", "requierd": True, "x-ok": 1},
+                        {"$ref": "#/components/parameters/Q"},
+                    ],
+                    "responses": {"200": {"description": "ok", "schema": {"type": "array"}}},
+                },
+            }
+        },
+        "components": {"parameters": {"Q": {"name": "q", "in": "query", "shema": {}}}},
+    }
+
+
+def test_unknown_keys_are_spec_faults_that_name_the_place() -> None:
+    # issue 30: `operationID` loaded silently and the operation lost its name
+    with pytest.warns(SpecWarning) as caught:
+        ops, _ = load_spec(_operation_id_typo(), source="pets.yaml")
+    assert [op.name for op in ops] == ["GET /pets"]
+    assert [str(w.message) for w in caught] == [
+        "pets.yaml: paths./pets: unknown key 'summery' (did you mean 'summary'?); it is ignored",
+        "pets.yaml: paths./pets.get: unknown key 'operationID' (did you mean 'operationId'?); "
+        "it is ignored",
+        "pets.yaml: paths./pets.get.parameters[0]: unknown key 'requierd' (did you mean "
+        "'required'?); it is ignored",
+        "pets.yaml: paths./pets.get.parameters[1]: unknown key 'shema' (did you mean "
+        "'schema'?); it is ignored",
+        "pets.yaml: paths./pets.get.responses.200: unknown key 'schema'; it is ignored",
+    ]
+
+
+def test_spec_faults_are_warned_on_every_load_cached_or_not(tmp_path: Path) -> None:
+    spec = tmp_path / "pets.json"
+    spec.write_text(json.dumps(_operation_id_typo()))
+    for _ in range(2):  # the second load reads the on-disk cache
+        with pytest.warns(SpecWarning) as caught:
+            ApiCatalog.from_file(spec)
+        assert len(caught) == 5 and all(str(spec) in str(w.message) for w in caught)
+        assert "'operationID'" in str(caught[1].message)
+
+
+def test_many_spec_faults_are_counted_after_the_first_ten() -> None:
+    doc = {
+        "openapi": "3.0.0",
+        "paths": {
+            f"/p{i}": {"get": {"oops": 1, "responses": {"200": {"description": "ok"}}}}
+            for i in range(13)
+        },
+    }
+    with pytest.warns(SpecWarning) as caught:
+        load_spec(doc, source="many")
+    assert len(caught) == 11 and str(caught[-1].message) == "many: and 3 more spec faults"
+
+
+def test_the_bundled_specs_have_no_faults() -> None:
+    root = Path(__file__).parents[1] / "specs"
+    specs = [p for p in root.rglob("*") if p.suffix in (".yaml", ".yml", ".json")]
+    assert specs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecWarning)
+        for path in specs:
+            try:
+                ApiCatalog.from_file(path)
+            except SpecError:
+                continue  # not a spec (a replay transcript's data...)
 
 
 def test_duplicate_operation_names_keep_the_first() -> None:
@@ -679,7 +762,15 @@ def test_api_bank_optional_rule(description: str, optional: bool) -> None:
 
 @pytest.mark.parametrize(("name", "count"), [("tmdb_oas.json", 54), ("spotify_oas.json", 40)])
 def test_restbench_specs(name: str, count: int) -> None:
-    catalog = ApiCatalog.from_file(_shared_data() / "restbench" / name)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SpecWarning)
+        catalog = ApiCatalog.from_file(_shared_data() / "restbench" / name)
+    # TMDB's one fault: a key OpenAPI does not have (it would be x-cache)
+    assert [str(w.message).split(": ", 1)[1] for w in caught] == (
+        ["paths./discover/movie.get: unknown key 'cache'; it is ignored"]
+        if name == "tmdb_oas.json"
+        else []
+    )
     assert len(catalog) == count
     assert len(catalog.servers) == 1
     for op in catalog:
@@ -721,13 +812,22 @@ _TOOLALPACA_OPS = {
 def test_toolalpaca_documentation_strings_all_load() -> None:
     apis = json.loads((_shared_data() / "toolalpaca" / "eval_real.json").read_text())
     assert len(apis) == 11
+    faulty: dict[str, int] = {}
     for api in apis:
         # the Documentation is a JSON string: load_spec takes text too
-        ops, servers = load_spec(api["Documentation"], source=api["Name"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SpecWarning)
+            ops, servers = load_spec(api["Documentation"], source=api["Name"])
+        if caught:
+            faulty[api["Name"]] = len(caught)
         assert len(ops) == _TOOLALPACA_OPS[api["Name"]] == len(api["Function_Projection"])
         assert servers, api["Name"]
         for op in ops:
             assert op.path is not None and op.path.startswith("/")
+    # AviationAPI nests five paths and its components inside a path, and its error
+    # responses $ref a schema it never defines; CurrencyBeacon puts response schemas
+    # where Swagger 2 has them (OpenAPI 3 ignores them there)
+    assert faulty == {"AviationAPI": 7, "CurrencyBeacon": 5}
 
 
 _BFCL_FILES = {
@@ -998,3 +1098,23 @@ def test_mcp_tools_load_their_input_schema() -> None:
     ]
     with pytest.raises(SpecError, match="'inputSchema' must be a JSON Schema object"):
         ApiCatalog.from_tools([{"name": "bad", "inputSchema": ["city"]}])
+
+
+def test_anthropic_tools_take_their_input_schema() -> None:
+    # issue 30: `input_schema` was not read, so the tool took no parameters and every
+    # argument sent to it passed unchecked
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "get_weather",
+                "description": "Weather",
+                "input_schema": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            }
+        ]
+    )
+    (param,) = catalog.get("get_weather").parameters  # type: ignore[union-attr]
+    assert (param.name, param.required, param.schema) == ("city", True, {"type": "string"})

@@ -155,8 +155,10 @@ def _call_from_node(node: ast.expr, src: str, lenient: bool) -> tuple[str, dict[
     return name, args
 
 
-# Identifiers as Python spells them: a letter or "_" (any script), then word characters.
-_CALL_HEAD = re.compile(r"([^\W\d]\w*(?:\.[^\W\d]\w*)*)[ \t]*(\()?")
+# Identifiers as Python spells them: a letter or "_" (any script), then word characters;
+# inner hyphens too, as tool names have them (`get-weather`: OpenAI, MCP and most
+# providers allow them, and a model writes the name it was given)
+_CALL_HEAD = re.compile(r"([^\W\d]\w*(?:-\w+)*(?:\.[^\W\d]\w*(?:-\w+)*)*)[ \t]*(\()?")
 # Lenient formats also take the hyphens real operation names have (``preferred-routes_get``).
 _LENIENT_HEAD = re.compile(r"([^\W\d][\w-]*(?:\.[^\W\d][\w-]*)*)[ \t]*(\()?")
 _PLACEHOLDER = "_autofeedback_name_"
@@ -283,8 +285,8 @@ _PY_STRING_REST = {
 }
 _STRING_PREFIX = frozenset("rRbBfFuU")
 _PY_PAREN = re.compile(r"[\w.]\(")
-_NAME_RUN = re.compile(r"[\w.]{0,257}")
-_DOTTED_NAME = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+_NAME_RUN = re.compile(r"[\w.-]{0,257}")
+_DOTTED_NAME = re.compile(r"[^\W\d]\w*(?:-\w+)*(?:\.[^\W\d]\w*(?:-\w+)*)*")
 
 
 class _ParenMatcher:
@@ -370,7 +372,10 @@ def _detect_python(scan: _Scan) -> Iterator[_Candidate]:
         if paren < skip_until:
             continue
         run = _NAME_RUN.match(reverse, len(text) - paren)
-        name = run.group()[::-1] if run is not None else ""
+        # a hyphen joins the parts of one name (`get-weather`), never starts one
+        name = run.group()[::-1].lstrip("-") if run is not None else ""
+        if "-" in name and _DOTTED_NAME.fullmatch(name) is None:
+            name = name.rsplit("-", 1)[1]  # `2-get(`, `a--b(`: the call is the last word
         start = paren - len(name)
         if (
             len(name) > 256

@@ -15,8 +15,11 @@ on disk, keyed by the file's content).
 Anything else raises :class:`~autofeedback.SpecError` naming the source and the place.
 Real-world specs are often slightly invalid (missing ``in`` defaults, no leading ``/``
 on a path, dangling ``required`` names); those load. Only what makes an operation
-impossible to describe (no ``name`` on a parameter, a ``$ref`` that points nowhere, a
-document that is not a spec at all) is an error.
+impossible to describe (no ``name`` on a parameter, a parameter ``$ref`` that points
+nowhere, a document that is not a spec at all) is an error. What loads but makes the
+checks do less (a schema ``$ref`` that points nowhere, an unknown key such as
+``operationID``) is a :class:`~autofeedback.SpecWarning` naming the place, on every load
+(a cached spec keeps its faults).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from autofeedback._exceptions import SpecError
 from autofeedback._model import Operation
 from autofeedback._specs._apibank import api_bank_optional, api_bank_type
 from autofeedback._specs._cache import SpecCache
-from autofeedback._specs._common import Loaded
+from autofeedback._specs._common import Fault, Loaded, warn_faults
 from autofeedback._specs._functions import load_callables
 from autofeedback._specs._openapi3 import OpenApi3Loader
 from autofeedback._specs._regexes import drop_invalid_patterns
@@ -56,22 +59,25 @@ def load_spec(
     >>> ops[0].parameters[0].schema, ops[0].parameters[0].required
     ({'type': 'number'}, True)
     """
-    ops, servers, _ = _load(document, source, base_dir, outside_refs)
+    ops, servers, _, faults = _load(document, source, base_dir, outside_refs)
+    warn_faults(source, faults)
     return ops, servers
 
 
 def _load(
     document: Any, source: str, base_dir: Path | None, outside_refs: bool
-) -> tuple[list[Operation], list[str], list[Path]]:
-    """The operations, servers and the other files the spec's ``$ref``s read."""
+) -> tuple[list[Operation], list[str], list[Path], list[Fault]]:
+    """The operations, servers, the other files the spec's ``$ref``s read, and the
+    faults found on the way."""
     if isinstance(document, (str, bytes)):
         text = document.decode("utf-8", "replace") if isinstance(document, bytes) else document
         document = parse_text(text, source)
     elif isinstance(document, (dict, list)):
         bound_depth(document, source)  # parsed elsewhere (a log record's tools): same bound
     files: list[Path] = []
+    faults: list[Fault] = []
     try:
-        ops, servers = _dispatch(document, source, base_dir, outside_refs, files)
+        ops, servers = _dispatch(document, source, base_dir, outside_refs, files, faults)
     except SpecError:
         raise
     except RecursionError as exc:
@@ -83,7 +89,7 @@ def _load(
     if not ops:
         raise SpecError("the spec describes no operations", source=source)
     ops = drop_invalid_patterns(_dedupe(ops), source)
-    return ops, list(dict.fromkeys(servers)), files
+    return ops, list(dict.fromkeys(servers)), files, faults
 
 
 def load_spec_file(
@@ -114,7 +120,9 @@ def load_spec_file(
     if cache is not None:
         hit = cache.get()
         if hit is not None:
-            return hit
+            ops, servers, faults = hit
+            warn_faults(source, faults)  # a fault is the spec's, cached or not
+            return ops, servers
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -123,14 +131,20 @@ def load_spec_file(
         document: Any = parse_json_lines(text, source)
     else:
         document = parse_text(text, source)
-    ops, servers, files = _load(document, source, Path(path).resolve().parent, outside_refs)
+    ops, servers, files, faults = _load(document, source, Path(path).resolve().parent, outside_refs)
     if cache is not None:
-        cache.put(ops, servers, files)
+        cache.put(ops, servers, files, faults)
+    warn_faults(source, faults)
     return ops, servers
 
 
 def _dispatch(
-    document: Any, source: str, base_dir: Path | None, outside_refs: bool, files: list[Path]
+    document: Any,
+    source: str,
+    base_dir: Path | None,
+    outside_refs: bool,
+    files: list[Path],
+    faults: list[Fault],
 ) -> Loaded:
     if isinstance(document, dict):
         if "openapi" in document or "swagger" in document or "paths" in document:
@@ -139,6 +153,7 @@ def _dispatch(
             loader = kind(document, source, base_dir, outside_refs=outside_refs)
             loaded = loader.load()
             files.extend(loader.resolver.files)
+            faults.extend(dict.fromkeys(loader.faults))
             return loaded
         for key in ("tools", "functions"):
             if isinstance(document.get(key), list):

@@ -21,6 +21,7 @@ import hashlib
 import io
 import logging
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,7 @@ class SpecCache:
         spec_folder = resolved.parent if resolved is not None else None
         return cls(Path(folder) / "specs" / f"{key}.pickle", key, spec_folder, outside_refs)
 
-    def get(self) -> tuple[list[Operation], list[str]] | None:
+    def get(self) -> tuple[list[Operation], list[str], list[tuple[str, str]]] | None:
         try:
             raw = read_regular_file(self.path)
         except OSError:
@@ -99,10 +100,17 @@ class SpecCache:
             _log.info("ignoring spec cache %s: stale or not this spec's entry", self.path)
         return found
 
-    def _checked(self, entry: Any) -> tuple[list[Operation], list[str]] | None:
-        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == self.key):
+    def _checked(
+        self, entry: Any
+    ) -> tuple[list[Operation], list[str], list[tuple[str, str]]] | None:
+        if not (isinstance(entry, tuple) and len(entry) == 5 and entry[0] == self.key):
             return None
-        _, ops, servers, files = entry
+        _, ops, servers, files, faults = entry
+        if not isinstance(faults, list) or not all(
+            isinstance(f, tuple) and len(f) == 2 and all(isinstance(x, str) for x in f)
+            for f in faults
+        ):
+            return None
         if not isinstance(ops, list) or not all(_is_operation(op) for op in ops):
             return None
         if not isinstance(servers, list) or not all(isinstance(s, str) for s in servers):
@@ -120,7 +128,7 @@ class SpecCache:
             path = Path(name)
             if not self._may_read(path) or _sha(read_regular_file(path)) != digest:
                 return None  # a referenced file changed, or the entry names another
-        return ops, servers
+        return ops, servers, faults
 
     def _may_read(self, path: Path) -> bool:
         if not path.is_absolute():
@@ -129,12 +137,19 @@ class SpecCache:
             return True
         return self.folder is not None and path.resolve().is_relative_to(self.folder)
 
-    def put(self, ops: list[Operation], servers: list[str], files: list[Path]) -> None:
+    def put(
+        self,
+        ops: list[Operation],
+        servers: list[str],
+        files: list[Path],
+        faults: Sequence[tuple[str, str]] = (),
+    ) -> None:
         try:
             refs = [(str(p), _sha(read_regular_file(p))) for p in files]
         except OSError:
             return
-        payload = pickle.dumps((self.key, ops, servers, refs), protocol=pickle.HIGHEST_PROTOCOL)
+        entry = (self.key, ops, servers, refs, [tuple(f) for f in faults])
+        payload = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
         atomic_write(self.path, lambda fh: fh.write(payload))
 
 

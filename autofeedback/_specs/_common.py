@@ -13,7 +13,9 @@ from autofeedback._exceptions import SpecError
 from autofeedback._model import Operation
 
 __all__ = [
+    "MAX_FAULTS_SHOWN",
     "MAX_REF_BYTES",
+    "Fault",
     "Loaded",
     "join",
     "name_of",
@@ -21,6 +23,8 @@ __all__ = [
     "required_names",
     "server_url",
     "text",
+    "unknown_keys",
+    "warn_faults",
 ]
 
 #: The most bytes one ``$ref``'d file may hold (the biggest real spec: 7 MB).
@@ -28,6 +32,48 @@ MAX_REF_BYTES = 64 * 1024 * 1024
 
 #: What every loader returns: the operations and the server URLs.
 Loaded = tuple[list[Operation], list[str]]
+
+#: A fault of a spec that still loads: the place in the document, and what is wrong there.
+Fault = tuple[str, str]
+#: Spec faults shown one by one; the rest are counted in one more warning.
+MAX_FAULTS_SHOWN = 10
+
+
+def unknown_keys(obj: Mapping[str, Any], fields: frozenset[str], where: str) -> list[Fault]:
+    """A fault for each key of ``obj`` that is none of its object's ``fields`` and no
+    ``x-`` extension: OpenAPI ignores it, so what its author meant by it (``operationID``
+    for ``operationId``: the operation loses its name) silently does not happen.
+
+    >>> unknown_keys({"operationID": "f", "x-a": 1}, frozenset({"operationId"}), "paths./a.get")
+    [('paths./a.get', "unknown key 'operationID' (did you mean 'operationId'?); it is ignored")]
+    """
+    import difflib
+
+    out: list[Fault] = []
+    for key in obj:
+        if not isinstance(key, str) or key in fields or key.startswith("x-"):
+            continue
+        same = [f for f in fields if f.lower() == key.lower()]
+        close = same or difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append((where, f"unknown key {key!r}{hint}; it is ignored"))
+    return out
+
+
+def warn_faults(source: str, faults: list[Fault]) -> None:
+    """One :class:`~autofeedback.SpecWarning` per fault (the first
+    :data:`MAX_FAULTS_SHOWN`, then one counting the rest), each naming the place."""
+    if not faults:
+        return
+    import warnings
+
+    from autofeedback._exceptions import SpecWarning
+
+    for where, what in faults[:MAX_FAULTS_SHOWN]:
+        warnings.warn(SpecWarning(f"{source}: {where}: {what}"), stacklevel=3)
+    if len(faults) > MAX_FAULTS_SHOWN:
+        rest = len(faults) - MAX_FAULTS_SHOWN
+        warnings.warn(SpecWarning(f"{source}: and {rest} more spec faults"), stacklevel=3)
 
 
 def join(prefix: str, part: str) -> str:

@@ -1,8 +1,8 @@
 """Function-style specs: OpenAI tools (``[{"type": "function", "function": {...}}]``),
 bare function lists, one function, MCP tools (``{"name", "inputSchema",
-"outputSchema"}``), and BFCL functions, whose type names (``dict``, ``float``,
-``tuple``, ``any``) are mapped to JSON Schema. API-Bank docs are read by
-:mod:`autofeedback._specs._apibank`.
+"outputSchema"}``), Anthropic tools (``{"name", "input_schema"}``) and BFCL functions,
+whose type names (``dict``, ``float``, ``tuple``, ``any``) are mapped to JSON Schema.
+API-Bank docs are read by :mod:`autofeedback._specs._apibank`.
 
 What a function returns may sit beside its parameters, as a JSON Schema under the
 first of :data:`OUTPUT_KEYS` that holds an object (MCP's ``outputSchema``; ``response``
@@ -25,6 +25,8 @@ __all__ = ["OUTPUT_KEYS", "load_callables"]
 
 #: Keys beside ``parameters`` that may hold the function's output schema, first wins.
 OUTPUT_KEYS = ("outputSchema", "output_schema", "response", "returns")
+#: Keys that hold a function's parameter schema (OpenAI, MCP, Anthropic), first wins.
+_PARAMETER_KEYS = ("parameters", "inputSchema", "input_schema")
 
 
 def load_callables(
@@ -46,6 +48,7 @@ def load_callables(
         elif (
             "parameters" in item
             or "inputSchema" in item  # an MCP tool
+            or "input_schema" in item  # an Anthropic tool
             or ("name" in item and ("description" in item or len(item) == 1))
         ):
             ops.append(_load_function(item, source, where))
@@ -62,7 +65,10 @@ def load_callables(
 
 def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
     name = name_of(fn, source, where, "function")
-    key = "parameters" if "parameters" in fn or "inputSchema" not in fn else "inputSchema"
+    # OpenAI's `parameters`, MCP's `inputSchema`, Anthropic's `input_schema`: the first
+    # there (a tool whose schema sits under a key not read would take no parameters, and
+    # every argument sent to it would pass unchecked)
+    key = next((k for k in _PARAMETER_KEYS if k in fn), "parameters")
     params_schema = fn.get(key)
     if params_schema is None:
         params_schema = {}

@@ -25,7 +25,15 @@ from urllib.parse import parse_qsl
 
 from autofeedback._exceptions import SpecError
 from autofeedback._model import Location, Operation, Parameter, Response
-from autofeedback._specs._common import Loaded, join, required_names, server_url, text
+from autofeedback._specs._common import (
+    Fault,
+    Loaded,
+    join,
+    required_names,
+    server_url,
+    text,
+    unknown_keys,
+)
 from autofeedback._specs._refs import Resolver
 
 __all__ = ["OpenApi3Loader", "flag", "object_properties", "pick_media"]
@@ -42,9 +50,53 @@ Body = tuple[dict[str, Any] | None, list[Parameter], bool, str | None]
 
 
 class OpenApi3Loader:
-    """Reads the operations of one OpenAPI 3.x document."""
+    """Reads the operations of one OpenAPI 3.x document.
+
+    ``faults`` lists what loads but is wrong (an unknown key of a path item, operation,
+    parameter, request body or response; a ``$ref`` that points nowhere), each with its
+    place, for the load to warn about.
+    """
 
     locations: tuple[str, ...] = ("path", "query", "header", "cookie")
+    #: the fixed fields of the objects whose other keys are faults (OpenAPI 3.0 / 3.1)
+    path_item_fields = frozenset(
+        {"$ref", "summary", "description", "servers", "parameters", *_HTTP_METHODS}
+    )
+    operation_fields = frozenset(
+        {
+            "tags",
+            "summary",
+            "description",
+            "externalDocs",
+            "operationId",
+            "parameters",
+            "requestBody",
+            "responses",
+            "callbacks",
+            "deprecated",
+            "security",
+            "servers",
+        }
+    )
+    parameter_fields = frozenset(
+        {
+            "name",
+            "in",
+            "description",
+            "required",
+            "deprecated",
+            "allowEmptyValue",
+            "style",
+            "explode",
+            "allowReserved",
+            "schema",
+            "example",
+            "examples",
+            "content",
+        }
+    )
+    response_fields = frozenset({"description", "headers", "content", "links"})
+    request_body_fields = frozenset({"description", "content", "required"})
 
     def __init__(
         self,
@@ -58,6 +110,7 @@ class OpenApi3Loader:
         self.source = source
         self.check_version()
         self.resolver = Resolver(doc, source, base_dir, outside_refs=outside_refs)
+        self.faults: list[Fault] = []
 
     def check_version(self) -> None:
         if not str(self.doc.get("openapi", "3")).startswith("3"):
@@ -81,6 +134,10 @@ class OpenApi3Loader:
             ops.extend(self._path_item(str(path), item))
         if not ops:
             raise self.error("the spec describes no operations", "paths")
+        for ref, places in self.resolver.dangling.items():
+            more = f" (and at {len(places) - 1} more places)" if len(places) > 1 else ""
+            what = f"$ref {ref!r} points nowhere{more}; that schema is not checked"
+            self.faults.append((places[0], what))
         return ops, self.servers()
 
     # -- document level -----------------------------------------------------------------
@@ -123,6 +180,7 @@ class OpenApi3Loader:
         item, doc_file = self.resolver.deref(item, where)
         if not isinstance(item, dict):
             raise self.error("a path item must be an object", where)
+        self.faults.extend(unknown_keys(item, self.path_item_fields, where))
         norm_path, fixed_query = _split_path_key(path)
         common = self._parameter_list(item.get("parameters"), join(where, "parameters"), doc_file)
         for method in _HTTP_METHODS:
@@ -157,6 +215,7 @@ class OpenApi3Loader:
                     f"{', '.join(self.locations)}",
                     p_where,
                 )
+            self.faults.extend(unknown_keys(p, self.parameter_fields, p_where))
             out.append((p, p_where, p_file))
         return out
 
@@ -170,6 +229,7 @@ class OpenApi3Loader:
         where: str,
         doc_file: str,
     ) -> Operation:
+        self.faults.extend(unknown_keys(op, self.operation_fields, where))
         own = self._parameter_list(op.get("parameters"), join(where, "parameters"), doc_file)
         merged: dict[tuple[str, str], ParamEntry] = {}
         for entry in (*common, *own):
@@ -231,6 +291,7 @@ class OpenApi3Loader:
         body, body_file = self.resolver.deref(body, where, doc_file)
         if not isinstance(body, dict):
             raise self.error("'requestBody' must be an object", where)
+        self.faults.extend(unknown_keys(body, self.request_body_fields, where))
         required = flag(body.get("required"))
         content = body.get("content")
         if not isinstance(content, dict) or not content:
@@ -319,6 +380,7 @@ class OpenApi3Loader:
             resp, r_file = self.resolver.deref(resp, r_where, doc_file)
             if not isinstance(resp, dict):
                 raise self.error("a response must be an object", r_where)
+            self.faults.extend(unknown_keys(resp, self.response_fields, r_where))
             schema, example = self.response_content(resp, r_where, r_file)
             if example is None and schema is not None:
                 example = schema.get("example")

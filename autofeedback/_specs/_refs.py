@@ -72,6 +72,8 @@ class Resolver:
         self.base_dir = base_dir
         self.outside_refs = outside_refs
         self.files: dict[Path, Any] = {}
+        #: each local ``$ref`` that points nowhere, with the places that use it
+        self.dangling: dict[str, list[str]] = {}
         self._memo: dict[tuple[str, bool], tuple[Any, int]] = {}
         self._left = TREE_BUDGET
         self._active: set[tuple[str, bool]] = set()
@@ -194,7 +196,9 @@ class Resolver:
         except SpecError:
             if ref.startswith("#"):
                 # A dangling local schema ref (ToolAlpaca's AviationAPI has one): the
-                # schema is unknown, not the operation; leave it unconstrained.
+                # schema is unknown, not the operation; leave it unconstrained, and let
+                # the load say so (what that schema's checks would find is not found)
+                self.dangling.setdefault(ref, []).append(join(where, "$ref"))
                 return {"x-unresolved-ref": ref}, 1
             raise
         memo_key = (key, fold)

@@ -57,6 +57,38 @@ class SwaggerLoader(OpenApi3Loader):
     """Reads the operations of one Swagger 2.0 document."""
 
     locations = ("path", "query", "header", "cookie", "body", "formData")
+    path_item_fields = frozenset(
+        {"$ref", "parameters", "get", "put", "post", "delete", "options", "head", "patch"}
+    )
+    operation_fields = frozenset(
+        {
+            "tags",
+            "summary",
+            "description",
+            "externalDocs",
+            "operationId",
+            "consumes",
+            "produces",
+            "parameters",
+            "responses",
+            "schemes",
+            "deprecated",
+            "security",
+        }
+    )
+    parameter_fields = frozenset(
+        {
+            "name",
+            "in",
+            "description",
+            "required",
+            "schema",
+            "allowEmptyValue",
+            "collectionFormat",
+            *_SCHEMA_KEYS,
+        }
+    )
+    response_fields = frozenset({"description", "schema", "headers", "examples"})
 
     def check_version(self) -> None:
         if not str(self.doc["swagger"]).startswith("2"):

@@ -2,9 +2,12 @@
 out, in order; a line that cannot be read becomes an error result, never a gap.
 
 Input record (JSONL): optional ``id``, optional ``instruction``, optional ``tools`` (an
-OpenAI tool list for this record), and exactly one of ``output`` (raw LLM text),
-``call`` (``{"name", "arguments"}``) or ``request`` (``{"method", "url", "params",
-"headers", "json", "data"}``).
+OpenAI tool list for this record; Anthropic, Gemini, Bedrock and Responses tool
+definitions are read too), optional ``history`` (the conversation before the call, in
+any provider's shape: with earlier tool calls in it, the call is checked as their next
+step, E5 included), and exactly one of ``output`` (raw LLM text), ``call`` (``{"name",
+"arguments"}``) or ``request`` (``{"method", "url", "params", "headers", "json",
+"data"}``).
 
 A record may also hold a sequence (:mod:`autofeedback.flow`): ``steps`` (a trace:
 ``[{"call" | "request" | "output": ..., "response": {"status", "body"}}]``), ``messages``
@@ -33,6 +36,8 @@ from autofeedback._scan import Scanner, one_line
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
 _KINDS = ("output", "call", "request")
+#: keys of a chat-completion log line (``audit --input-format openai``), never of a record
+_OPENAI_LINE = frozenset({"response", "choices", "custom_id"})
 #: the error of a record that needs ``--spec`` when none was given; the CLI reports it
 #: once, as bad options, instead of once per record
 NO_SPEC = "record has no 'tools' and no --spec was given"
@@ -180,7 +185,10 @@ class _CatalogCache:
         key = hashlib.sha256(text.encode()).hexdigest()
         hit = self._scanners.get(key)
         if hit is None:
-            catalog = ApiCatalog.from_tools(tools, source="<record tools>")
+            from autofeedback._parse._providers import provider_tools
+
+            # Anthropic, Gemini, Bedrock and Responses tool definitions read as OpenAI's
+            catalog = ApiCatalog.from_tools(provider_tools(tools), source="<record tools>")
             if self.base is not None:
                 catalog = ApiCatalog.merge(catalog, self.base)
             # bounded by count and by size: a log of distinct 8 MiB tool lists must not
@@ -232,6 +240,15 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if is_sequence_record(record) or "messages" in record:
         return _audit_sequence(record, rid, line, cache)
     kinds = [k for k in _KINDS if k in record]
+    if _OPENAI_LINE & record.keys():
+        # a chat-completion log line among JSONL records: say how to read it
+        return AuditResult(
+            rid,
+            False,
+            error="record is an OpenAI chat-completion log line (request/response), not an "
+            "audit record: audit the log with --input-format openai",
+            line=line,
+        )
     if len(kinds) != 1:
         want = "exactly one of 'output', 'call', 'request'"
         got = ", ".join(repr(k) for k in kinds) or "none"
@@ -255,7 +272,14 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
         )
     if kinds[0] != "output" and not isinstance(value, Mapping):
         return AuditResult(rid, False, error=f"'{kinds[0]}' must be a JSON object", line=line)
-    findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
+    history = record.get("history")
+    if history is not None and not isinstance(history, list):
+        return AuditResult(rid, False, error="'history' must be a list of messages", line=line)
+    after = _after_history(value, history, scanner, cache) if history else None
+    if after is not None:
+        findings = after
+    else:
+        findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     result = AuditResult(rid, ok, findings, line=line, operations=ops)
@@ -264,6 +288,33 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
 
         result = fix_record(result, record[kinds[0]], kinds[0], scanner, instruction)
     return result
+
+
+def _after_history(
+    value: Any, history: list[Any], scanner: Scanner, cache: _CatalogCache
+) -> tuple[Finding, ...] | None:
+    """The findings of a record's call(s) checked as the next steps after its
+    ``history`` (the conversation the request carried: an id that no earlier tool result
+    returned is E5.3, a tool an earlier result documented is callable), as the proxy and
+    ``check_tool_calls(history=)`` check them; ``None`` when the history holds no earlier
+    tool call (the call is then judged alone) or the value holds no readable request."""
+    from autofeedback._scan import to_requests
+    from autofeedback.flow._checks import check_next_requests, has_tool_steps, sequence_checker
+
+    if not has_tool_steps(history):
+        return None
+    requests, problem = to_requests(value)
+    if problem is not None or not requests:
+        return None  # its E1 comes from the single-call path
+    checker = cache.sequence_checker(scanner, None, sequence_checker)
+    per_request = check_next_requests(checker, history, list(requests))
+    if len(per_request) == 1:
+        return tuple(per_request[0])
+    return tuple(
+        dataclasses.replace(f, location=(f"request[{i}]", *f.location))
+        for i, found in enumerate(per_request)
+        for f in found
+    )
 
 
 def _audit_sequence(

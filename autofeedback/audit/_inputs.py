@@ -24,6 +24,7 @@ from autofeedback._parse._providers import find_tool_calls, provider_tools
 from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
 from autofeedback.audit._audit import Unit
+from autofeedback.flow._checks import has_tool_steps
 
 __all__ = [
     "INPUT_FORMATS",
@@ -43,7 +44,9 @@ INPUT_FORMATS: tuple[str, ...] = ("auto", "jsonl", "har", "openai")
 _CHUNK = 1 << 20
 # Values of these headers are credentials: they are never needed to check a request
 # against the docs, and must not surface in a report through a finding's ``got``.
-_OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "messages", "body"})
+#: keys only an OpenAI chat-completion log line has (``messages`` alone is also a chat
+#: trace record of the JSONL contract: it needs a response beside it to be a log line)
+_OPENAI_KEYS = frozenset({"response", "custom_id", "choices", "body"})
 
 
 # -- sniffing --------------------------------------------------------------------------
@@ -57,6 +60,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
     >>> sniff_format("log.jsonl", '{"custom_id": "r1", "response": {"body": {}}}')
     'openai'
     >>> sniff_format("-", '{"id": 1, "call": {"name": "f"}}')
+    'jsonl'
+    >>> sniff_format("trace.jsonl", '{"id": "t", "tools": [], "messages": []}')  # a trace
     'jsonl'
     """
     if name.lower().endswith(".har"):
@@ -75,6 +80,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
         request = value.get("request")
         if isinstance(request, Mapping) and "messages" in request:
             return "openai"
+        if "messages" in value or "steps" in value:
+            return "jsonl"  # a chat trace record: the conversation is the record
         if not {"output", "call"} & value.keys() and find_tool_calls(value) is not None:
             return "openai"  # a bare Anthropic / Gemini / Bedrock response per line
     return "jsonl"
@@ -325,6 +332,16 @@ def _instruction(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _history(request: Mapping[str, Any]) -> list[Any] | None:
+    """The conversation a request carried, in its provider's shape: ``messages`` (OpenAI
+    Chat, Anthropic, Bedrock), ``input`` (Responses), ``contents`` (Gemini)."""
+    for key in ("messages", "input", "contents"):
+        turns = request.get(key)
+        if isinstance(turns, list):
+            return turns
+    return None
+
+
 def _parts_text(parts: Any) -> str | None:
     if not isinstance(parts, list):
         return None
@@ -381,6 +398,11 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
         error = line.get("error")
         if isinstance(error, Mapping):
             raise ValueError(f"the request failed: {error.get('message') or error}")
+        if "messages" in line or "steps" in line:
+            raise ValueError(
+                "line holds no chat-completion response to audit; it reads as a chat trace "
+                'record ({"messages": [...]}): audit it with --input-format jsonl'
+            )
         raise ValueError("line holds no chat-completion response to audit")
     choices = response.get("choices")
     provider = None if isinstance(choices, list) else _provider_records(response)
@@ -394,6 +416,11 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     instruction = _instruction(request)
     if instruction:
         common["instruction"] = instruction
+    history = _history(request)
+    if history is not None and has_tool_steps(history):
+        # an agent's run so far: the calls of this response are its next steps, checked
+        # for data flow as the proxy and check_tool_calls(history=) check them
+        common["history"] = history
     records: list[dict[str, Any]] = []
     for record in provider or ():
         records.append({**common, **{k: v for k, v in record.items() if k != "shape"}})

@@ -132,6 +132,7 @@ def check_name(
         )
     guess = closest_spelling(name, names)
     shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    hint = f"did you mean {guess!r}? " if guess else ""
     return _fail(
         Finding(
             "E2",
@@ -139,7 +140,7 @@ def check_name(
             name,
             expected=names[:20],
             suggestion=guess,
-            message=f"API {name!r} does not exist; documented APIs: {shown}",
+            message=f"API {name!r} does not exist; {hint}documented APIs: {shown}",
         )
     )
 

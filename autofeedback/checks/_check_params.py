@@ -346,6 +346,9 @@ def _unknown(
             message=f"parameter {arg.name!r} belongs to {belongs}, not to {op.name}{hint}",
         )
     shown = ", ".join(names) if names else "none"
+    # say which one it probably is, as E3.1 does (and E2 for an API name): a typo such as
+    # `titel` or `stauts` is read at once, a list of every documented name is not
+    hint = f"did you mean {spelling!r}? " if spelling else ""
     return Finding(
         "E3",
         where,
@@ -353,7 +356,7 @@ def _unknown(
         expected=names,
         suggestion=spelling,
         operation=op.name,
-        message=f"unknown {place}parameter {arg.name!r}; {op.name} takes: {shown}",
+        message=f"unknown {place}parameter {arg.name!r}; {hint}{op.name} takes: {shown}",
     )
 
 

@@ -132,17 +132,8 @@ def repair_step(
 
 
 def _catalog_at(checker: SequenceChecker, seq: StepSequence, index: int) -> ApiCatalog:
-    """The catalog step ``index`` is judged against: the checker's, with the tools that
-    earlier responses documented (a tool search) joined to it, as the checks join them."""
-    from autofeedback.flow._checks import _documented_tools
-
-    catalog = checker.scanner.catalog
-    for step in seq.steps[:index]:
-        if step.response is not None:
-            found = _documented_tools(step.response.body)
-            if found is not None:
-                catalog = ApiCatalog.merge(catalog, found)
-    return catalog
+    """The catalog step ``index`` is judged against (a tool search's tools joined)."""
+    return checker.catalog_at(seq, index)
 
 
 def _operation(

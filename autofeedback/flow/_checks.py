@@ -14,13 +14,16 @@ Per step, in order:
 E2.1 is asked of the sequence, not of each step: a search that feeds a detail call is a
 prerequisite, not a wrong API, so only the step that ranks best for the instruction is
 compared with the retriever's choice. Tools that an earlier response documents (a
-tool-search result, an MCP ``tools/list`` answer) join the catalog for the later steps.
+tool-search result, an MCP ``tools/list`` answer, structured or as text) join the catalog
+for the later steps, and so do those a search shown in the dialogue's own text found
+(an API-Bank ``->`` result, a ReAct ``Observation:``; see :mod:`autofeedback.flow._tools`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Sequence as CollectionSequence
 from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
@@ -32,8 +35,16 @@ from autofeedback.checks._check_name import check_selection
 from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind, response_values
 from autofeedback.flow._program import Derived, Ref, Unbound, path_text
 from autofeedback.flow._sequence import Sequence, Step
+from autofeedback.flow._tools import documented_tools, with_tools_in_text
 
-__all__ = ["SequenceChecker", "check_sequence", "ground_call"]
+__all__ = [
+    "SequenceChecker",
+    "check_next_calls",
+    "check_next_requests",
+    "check_sequence",
+    "ground_call",
+    "has_tool_steps",
+]
 
 
 class _Producer(Protocol):
@@ -115,6 +126,11 @@ class SequenceChecker:
         yield from seq.problems
         scanner = self.scanner
         texts = [t for t in (seq.instruction, seq.dialogue) if t]
+        # tools a tool search in the dialogue's own text found (an API-Bank `->` result,
+        # a ReAct Observation) are callable from the first step on
+        known = with_tools_in_text(scanner.catalog, *texts)
+        if known is not scanner.catalog:
+            scanner = Scanner(known, retriever=self.scanner._retriever)
         seen: set[str] = set()
         names = {step.index: step.name for step in seq.steps}
         consumed = {ref.step for step in seq.steps if step.call is not None for ref in _refs(step)}
@@ -131,7 +147,7 @@ class SequenceChecker:
                     yield redact_finding(_under(f, where), names=auth, secrets=secrets)
             if step.response is not None:
                 seen.update(response_values(step.response.body))
-                found = _documented_tools(step.response.body)
+                found = documented_tools(step.response.body)
                 if found is not None:
                     merged = ApiCatalog.merge(scanner.catalog, found)
                     scanner = Scanner(merged, retriever=self.scanner._retriever)
@@ -142,6 +158,19 @@ class SequenceChecker:
     def check(self, seq: Sequence) -> list[Finding]:
         """:meth:`iter_findings` as a list."""
         return list(self.iter_findings(seq))
+
+    def catalog_at(self, seq: Sequence, index: int) -> ApiCatalog:
+        """The catalog step ``index`` of ``seq`` is judged against: the scanner's, with
+        the tools the dialogue's own text and the responses before that step document
+        (a tool search), as :meth:`iter_findings` joins them."""
+        texts = [t for t in (seq.instruction, seq.dialogue) if t]
+        catalog = with_tools_in_text(self.scanner.catalog, *texts)
+        for step in seq.steps[:index]:
+            if step.response is not None:
+                found = documented_tools(step.response.body)
+                if found is not None:
+                    catalog = ApiCatalog.merge(catalog, found)
+        return catalog
 
     # -- one step ------------------------------------------------------------------
 
@@ -181,10 +210,19 @@ class SequenceChecker:
                     format="python",
                     raw=call.text,
                 )
+        grounding: list[Finding] = []
+        if op is not None:
+            called = {n for i, n in names.items() if i < step.index and n}
+            for name, value in _literal_args(request, op):
+                param = op.parameter(name)
+                if param is not None and name not in from_refs:
+                    grounding.extend(self._grounding(op, param, value, texts, seen, called))
+        # a placeholder is no value: its E5.3 ("call X first") says more than its E4; a
+        # value that is grounded (an id `0` an earlier response returned) keeps its E4
+        stand_ins = {f.location[1] for f in grounding if len(f.location) > 1}
         for f in scanner.check_request(request, instruction=None):
             loc = f.location[1] if f.code.startswith("E4") and len(f.location) > 1 else None
-            if loc is not None and (loc in from_refs or _placeholder(op, loc, request)):
-                # a placeholder is no value: its E5.3 ("call X first") says more than E4
+            if loc is not None and (loc in from_refs or loc in stand_ins):
                 continue
             if f.code == "E3.4" and f.suggestion in from_refs:
                 continue  # given by reference: present, judged below
@@ -195,11 +233,7 @@ class SequenceChecker:
             for name, value in {**positional, **call.arguments}.items():
                 if not _literal(value):
                     yield from self._reference(op, name, value, names)
-        called = {n for i, n in names.items() if i < step.index and n}
-        for name, value in _literal_args(request, op):
-            param = op.parameter(name)
-            if param is not None and name not in from_refs:
-                yield from self._grounding(op, param, value, texts, seen, called)
+        yield from grounding
 
     def _reference(
         self, op: Operation, name: str, value: Any, names: Mapping[int, str | None]
@@ -387,14 +421,6 @@ def _same_leaf(schema: Mapping[str, Any], path: tuple[str, ...]) -> list[str]:
     return [format_path(steps) for steps in pool if len(steps) == size]
 
 
-def _placeholder(op: Operation | None, name: str, request: ApiRequest) -> bool:
-    param = op.parameter(name) if op is not None else None
-    if op is None or param is None:
-        return False
-    value = dict(_literal_args(request, op)).get(name)
-    return placeholder_kind(value, id_like=is_id_like(param)) is not None
-
-
 def _refs(step: Step) -> Iterator[Ref]:
     if step.call is None:
         return
@@ -437,30 +463,6 @@ def _literal_args(request: ApiRequest, op: Operation) -> Iterator[tuple[str, Any
             yield arg.name, arg.value
 
 
-def _documented_tools(body: Any) -> ApiCatalog | None:
-    """The tools a response documents: a tool-search result (``{"name", "parameters"}``
-    items) or an MCP ``tools/list`` answer (``{"tools": [{"name", "inputSchema"}]}``)."""
-    if isinstance(body, Mapping) and isinstance(body.get("result"), Mapping):
-        body = body["result"]  # a JSON-RPC envelope
-    if isinstance(body, Mapping) and isinstance(body.get("tools"), list):
-        body = body["tools"]
-    items = body if isinstance(body, list) else [body]
-    tools = [
-        t
-        for t in items
-        if isinstance(t, Mapping)
-        and isinstance(t.get("name"), str)
-        and isinstance(t.get("parameters", t.get("inputSchema")), Mapping)
-    ]
-    if not tools:
-        return None
-    tools = [{**t, "parameters": t.get("parameters", t.get("inputSchema"))} for t in tools]
-    try:
-        return ApiCatalog.from_tools(tools, source="<documented by a response>")
-    except Exception:
-        return None  # a response that only looks like tool docs is just a response
-
-
 def ground_value(
     op: Operation,
     param: Parameter,
@@ -492,7 +494,11 @@ def ground_value(
         kind = placeholder_kind(item, id_like=id_like)
         if kind is None and not id_like:
             continue
-        if grounded(item, param, texts, seen) and kind is None:
+        if kind is None and grounded(item, param, texts, seen):
+            continue
+        if kind == "weak" and grounded(item, param, texts, seen, documented=False):
+            # `12345` or `0` that the user gave or an earlier response returned is that
+            # id, not a stand-in: grounding wins (copied from the docs' example, it is not)
             continue
         if kind is not None and any(str(item).lower() in t.lower() for t in texts):
             continue  # the user wrote it: theirs to mean
@@ -594,6 +600,81 @@ def check_sequence(
         Scanner(catalog, retriever=retriever), graph=graph, responses=responses
     )
     return checker.check(seq)
+
+
+def check_next_calls(
+    checker: SequenceChecker, history: Iterable[Any], calls: CollectionSequence[Mapping[str, Any]]
+) -> list[list[Finding]]:
+    """The findings of each of ``calls`` (one assistant turn, as OpenAI Chat tool calls
+    ``{"id", "type": "function", "function": {"name", "arguments"}}``), checked as the
+    last steps of the chat ``history`` (any provider's shape, see
+    :func:`~autofeedback.flow._sequence.sequence_from_chat`): one list per call, located
+    as a single call's findings are. The history's own calls are not judged again.
+
+    >>> from autofeedback.flow._graph import FlowGraph
+    >>> catalog = ApiCatalog.from_tools([
+    ...     {"name": "find", "parameters": {"type": "object", "properties": {}},
+    ...      "outputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    ...     {"name": "get", "parameters": {"type": "object", "properties": {
+    ...         "item_id": {"type": "string"}}}}])
+    >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
+    ...                           graph=FlowGraph.from_catalog(catalog))
+    >>> history = [{"role": "user", "content": "show the item"},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
+    ...      "name": "find", "input": {}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+    ...      "content": '{"id": "a7"}'}]}]
+    >>> def call(value):
+    ...     return {"id": "c2", "type": "function", "function": {"name": "get",
+    ...             "arguments": {"item_id": value}}}
+    >>> check_next_calls(checker, history, [call("a7")]), [
+    ...     f.code for f in check_next_calls(checker, history, [call("a8")])[0]]
+    ([[]], ['E5.3'])
+    """
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    history = list(history)
+    first = len(sequence_from_chat(history).steps)  # this turn's steps come after these
+    seq = sequence_from_chat([*history, {"role": "assistant", "tool_calls": list(calls)}])
+    return _last_steps(checker, seq, first, len(calls))
+
+
+def check_next_requests(
+    checker: SequenceChecker, history: Iterable[Any], requests: list[ApiRequest]
+) -> list[list[Finding]]:
+    """:func:`check_next_calls` for requests already read (a logged call, an HTTP
+    request): each checked as the next step after the chat ``history``."""
+    from autofeedback.flow._sequence import Step, sequence_from_chat
+
+    earlier = sequence_from_chat(list(history))
+    first = len(earlier.steps)
+    steps = (*earlier.steps, *(Step(first + i, r) for i, r in enumerate(requests)))
+    seq = dataclasses.replace(earlier, steps=steps)
+    return _last_steps(checker, seq, first, len(requests))
+
+
+def _last_steps(
+    checker: SequenceChecker, seq: Sequence, first: int, count: int
+) -> list[list[Finding]]:
+    """The findings of steps ``first`` to ``first + count`` of ``seq``, one list each,
+    located as a single call's are (the earlier steps were judged already)."""
+    out: list[list[Finding]] = [[] for _ in range(count)]
+    for f in checker.iter_findings(seq):
+        head = f.location[0] if f.location else ""
+        if not head.startswith("step["):
+            continue
+        index = int(head[5:-1])
+        if first <= index < first + count:
+            out[index - first].append(dataclasses.replace(f, location=f.location[1:]))
+    return out
+
+
+def has_tool_steps(history: Iterable[Any]) -> bool:
+    """Whether a chat (any provider's shape) holds an earlier tool call: then its next
+    calls are the next steps of a sequence."""
+    from autofeedback.flow._sequence import sequence_from_chat
+
+    return bool(sequence_from_chat(list(history)).steps)
 
 
 def response_schemas(responses: Any) -> dict[str, Mapping[str, Any]]:

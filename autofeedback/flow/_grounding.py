@@ -110,10 +110,17 @@ def _documented(param: Parameter) -> set[str]:
     return out
 
 
-def grounded(value: Any, param: Parameter, texts: Iterable[str], seen: set[str]) -> bool:
+def grounded(
+    value: Any,
+    param: Parameter,
+    texts: Iterable[str],
+    seen: set[str],
+    *,
+    documented: bool = True,
+) -> bool:
     """Whether ``value`` comes from the user (``texts``), an earlier response (``seen``)
-    or the documentation of ``param`` (enum, default, example). A comma-separated list is
-    grounded when each of its items is.
+    or, with ``documented``, the documentation of ``param`` (enum, default, example). A
+    comma-separated list is grounded when each of its items is.
 
     >>> grounded("550", Parameter("movie_id", "path"), ["details of movie 550"], set())
     True
@@ -121,13 +128,13 @@ def grounded(value: Any, param: Parameter, texts: Iterable[str], seen: set[str])
     if isinstance(value, bool) or value is None:
         return True
     if isinstance(value, (list, tuple)):
-        return all(grounded(v, param, texts, seen) for v in value)
+        return all(grounded(v, param, texts, seen, documented=documented) for v in value)
     if not isinstance(value, (str, int, float)):
         return True  # objects are judged field by field elsewhere, not as one id
     text = str(value).strip()
     if not text:
         return False
-    docs = _documented(param)
+    docs = _documented(param) if documented else set()
     haystacks = [t.lower() for t in texts if t]
 
     def one(item: str) -> bool:

@@ -92,6 +92,8 @@ def _properties(schema: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
 
 
 def _items(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The schema of an element; ``{}`` (anything) for an array documented without
+    ``items`` (or with ``items: true``), ``None`` when ``schema`` documents no array."""
     for branch in _branches(schema):
         items = branch.get("items")
         if isinstance(items, Mapping):
@@ -99,7 +101,26 @@ def _items(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
         prefix = branch.get("prefixItems")
         if isinstance(prefix, list) and prefix and isinstance(prefix[0], Mapping):
             return prefix[0]
+        if items is True or (items is None and prefix is None and _says(branch, "array")):
+            return {}  # an open array: its elements may be anything
     return None
+
+
+def _says(schema: Mapping[str, Any], kind: str) -> bool:
+    t = schema.get("type")
+    return t == kind or (isinstance(t, list) and kind in t)
+
+
+def _open_object(schema: Mapping[str, Any]) -> bool:
+    """An object documented without any field (``{"type": "object"}``): whatever it
+    holds is undocumented, not absent, unless ``additionalProperties: false`` closes it."""
+    branches = list(_branches(schema))
+    return (
+        any(_says(b, "object") for b in branches)
+        and not _properties(schema)
+        and not any(b.get("patternProperties") for b in branches)
+        and not any(b.get("additionalProperties") is False for b in branches)
+    )
 
 
 def schema_types(schema: Mapping[str, Any]) -> frozenset[str]:
@@ -135,12 +156,15 @@ def _as_steps(path: Sequence[Step] | str) -> list[Step]:
 def schema_at(schema: Mapping[str, Any], path: Sequence[Step] | str) -> Mapping[str, Any] | None:
     """The schema of the value at ``path`` in a response documented by ``schema``;
     ``None`` when the schema does not document that path. Below a schema that says
-    nothing (``{}``), every path is possible and its schema is ``{}``.
+    nothing (``{}``), an array without ``items`` or an object without fields, every path
+    is possible and its schema is ``{}``.
 
     >>> s = {"type": "object", "properties": {"results": {"type": "array",
     ...      "items": {"type": "object", "properties": {"id": {"type": "integer"}}}}}}
     >>> schema_at(s, ["results", 0, "id"]), schema_at(s, "results[].id"), schema_at(s, "result")
     ({'type': 'integer'}, {'type': 'integer'}, None)
+    >>> schema_at({"type": "object", "properties": {"movies": {"type": "array"}}}, "movies[0].id")
+    {}
     """
     here: Mapping[str, Any] = schema
     for step in _as_steps(path):
@@ -165,7 +189,7 @@ def schema_at(schema: Mapping[str, Any], path: Sequence[Step] | str) -> Mapping[
             None,
         )
         if extra is None:
-            return None
+            return {} if _open_object(here) else None
         here = extra
     return here
 

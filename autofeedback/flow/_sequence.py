@@ -110,15 +110,19 @@ def looks_like_program(text: str) -> bool:
     result is assigned to a variable (``r = F(q="x")``)."""
     import ast
 
+    from autofeedback.flow._program import program_statements
+
     if "=" not in text or "(" not in text:
         return False
     try:
-        tree = ast.parse(text.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # a line that cannot be read (a zero-width space, a call cut off at the end)
+        # is that line's E1: the rest of the program is still a program
+        body, _ = program_statements(text)
+    except Exception:
         return False
-    return any(
-        isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) for s in tree.body
-    ) and all(isinstance(s, (ast.Assign, ast.Expr)) for s in tree.body)
+    return any(isinstance(s, ast.Assign) and isinstance(s.value, ast.Call) for s in body) and all(
+        isinstance(s, (ast.Assign, ast.Expr)) for s in body
+    )
 
 
 def sequence_from_record(record: Mapping[str, Any]) -> Sequence:
@@ -206,7 +210,9 @@ def _decode(body: Any) -> Any:
 
 
 def _text(content: Any) -> str | None:
-    """A message's text: a string, or the text parts of a content list."""
+    """A message's text: a string, or the text parts of a content list (OpenAI's
+    ``{"type": "text"}``, Anthropic's text blocks, Responses' ``input_text``, Gemini and
+    Bedrock ``{"text"}`` parts); tool results and calls in the list are not text."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -215,10 +221,73 @@ def _text(content: Any) -> str | None:
     return None
 
 
+def _result_body(content: Any) -> Any:
+    """What a tool result holds, decoded: text (JSON where it is JSON), Anthropic's
+    content blocks, Bedrock's ``[{"json": ...}]`` / ``[{"text": ...}]``."""
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, Mapping) and "json" in block:
+                return block["json"]
+        text = _text(content)
+        return _decode(text) if text is not None else content
+    return _decode(content)
+
+
+def _provider_answers(message: Mapping[str, Any]) -> list[tuple[str | None, str | None, Any]]:
+    """``(call id, tool name, body)`` of each tool result in a message of another
+    provider's shape: a Responses ``function_call_output`` item, Anthropic
+    ``tool_result`` blocks, Gemini ``functionResponse`` parts, Bedrock ``toolResult``."""
+    if message.get("type") == "function_call_output":
+        return [(_id(message.get("call_id")), None, _decode(message.get("output")))]
+    out: list[tuple[str | None, str | None, Any]] = []
+    for key in ("content", "parts"):
+        blocks = message.get(key)
+        for block in blocks if isinstance(blocks, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_result":
+                body = _result_body(block.get("content"))
+                out.append((_id(block.get("tool_use_id")), None, body))
+            elif isinstance(block.get("functionResponse"), Mapping):
+                answer = block["functionResponse"]
+                name = answer.get("name")
+                out.append(
+                    (
+                        _id(answer.get("id")),
+                        name if isinstance(name, str) else None,
+                        _decode(answer.get("response")),
+                    )
+                )
+            elif isinstance(block.get("toolResult"), Mapping):
+                answer = block["toolResult"]
+                body = _result_body(answer.get("content"))
+                out.append((_id(answer.get("toolUseId")), None, body))
+    return out
+
+
+def _id(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _user_text(message: Mapping[str, Any]) -> str | None:
+    """The text of a user turn in any provider's shape (``None`` for a turn that only
+    carries tool results)."""
+    if message.get("role") != "user":
+        return None
+    return _text(message.get("content")) or _text(message.get("parts"))
+
+
 def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequence:
-    """An OpenAI chat log (``messages``) as a sequence: each assistant tool call is a step,
-    the ``tool`` message answering it (by ``tool_call_id``) its response; user turns are
-    the instruction (the first) and the dialogue.
+    """A chat log (``messages``) as a sequence: each tool call is a step, the result
+    answering it its response; user turns are the instruction (the first) and the
+    dialogue.
+
+    Every provider's conversation shape is read, and they may be mixed: OpenAI Chat
+    (assistant ``tool_calls``, ``tool`` messages by ``tool_call_id``), OpenAI Responses
+    input items (``function_call`` / ``function_call_output`` by ``call_id``), Anthropic
+    (``tool_use`` / ``tool_result`` blocks by id), Gemini (``functionCall`` /
+    ``functionResponse`` parts, by id or else by name in order) and Bedrock Converse
+    (``toolUse`` / ``toolResult`` blocks by ``toolUseId``).
 
     >>> seq = sequence_from_chat([{"role": "user", "content": "weather in Paris"},
     ...     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
@@ -226,34 +295,107 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
     ...     {"role": "tool", "tool_call_id": "c1", "content": '{"temp": 12}'}])
     >>> seq.steps[0].request.arguments, seq.steps[0].response.body
     ({'city': 'Paris'}, {'temp': 12})
+    >>> claude = sequence_from_chat([{"role": "user", "content": "weather in Paris"},
+    ...     {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "w",
+    ...      "input": {"city": "Paris"}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+    ...      "content": '{"temp": 12}'}]}])
+    >>> claude.steps[0].request.shape, claude.steps[0].response.body, claude.instruction
+    ('anthropic', {'temp': 12}, 'weather in Paris')
     """
+    from autofeedback._parse._providers import find_tool_calls
     from autofeedback._scan import to_requests
 
     users: list[str] = []
-    pending: list[tuple[str | None, Any]] = []
+    # (call id, tool name, the call as read: an OpenAI tool call or a provider's raw call)
+    pending: list[tuple[str | None, str | None, Any]] = []
     answers: dict[str, Any] = {}
+    by_name: list[tuple[str, Any]] = []  # Gemini answers without an id, in order
     for message in messages:
         if not isinstance(message, Mapping):
             continue
         role = message.get("role")
-        content = _text(message.get("content"))
-        if role == "user" and content:
-            users.append(content)
-        elif role == "assistant":
+        text = _user_text(message)
+        if text:
+            users.append(text)
+        if role == "assistant" and message.get("tool_calls"):
             for call in message.get("tool_calls") or ():
                 cid = call.get("id") if isinstance(call, Mapping) else None
-                pending.append((cid if isinstance(cid, str) else None, call))
-        elif role == "tool":
+                pending.append((cid if isinstance(cid, str) else None, None, call))
+            continue
+        if role == "tool":
             cid = message.get("tool_call_id")
             if isinstance(cid, str):
+                content = _text(message.get("content"))
                 answers[cid] = content if content is not None else message.get("content")
+            continue
+        if role in ("assistant", "model", None):
+            found = find_tool_calls(message) if role is not None or "type" in message else None
+            for raw in found or ():
+                name = raw.name if isinstance(raw.name, str) else None
+                pending.append((raw.call_id, name, raw))
+        for cid, name, body in _provider_answers(message):
+            if cid is not None:
+                answers[cid] = body
+            elif name is not None:
+                by_name.append((name, body))
     steps: list[Step] = []
-    for index, (cid, call) in enumerate(pending):
-        response = StepResponse(None, _decode(answers[cid])) if cid in answers else None
-        requests, problem = to_requests({"tool_calls": [call]})
+    for index, (cid, name, call) in enumerate(pending):
+        response = None
+        if cid is not None and cid in answers:
+            response = StepResponse(None, _decode(answers.pop(cid)))
+        elif cid is None and name is not None:
+            hit = next((i for i, (n, _) in enumerate(by_name) if n == name), None)
+            if hit is not None:
+                response = StepResponse(None, by_name.pop(hit)[1])
+        if isinstance(call, Mapping):
+            requests, problem = to_requests({"tool_calls": [call]})
+        else:
+            requests, problem = _raw_request(call)
         if problem is not None or not requests:
             steps.append(Step(index, response=response, problem=problem))
         else:
             steps.append(Step(index, requests[0], response=response))
     instruction = users[0] if users else None
     return Sequence(tuple(steps), instruction, "\n".join(users[1:]), tools)
+
+
+def _raw_request(call: Any) -> tuple[list[ApiRequest], Finding | None]:
+    """A provider's tool call (:class:`~autofeedback._parse._providers.RawToolCall`) as a
+    request, or the E1 finding of one that cannot be read."""
+    from autofeedback._parse._providers import shape_format
+
+    name, arguments = call.name, call.arguments
+    if not isinstance(name, str) or not name:
+        return [], Finding(
+            "E1", ("function", "name"), name, message="the tool call names no function"
+        )
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError) as exc:
+            return [], Finding(
+                "E1",
+                ("function", "arguments"),
+                arguments[:200],
+                expected="a JSON object",
+                message=f"the arguments are not valid JSON ({type(exc).__name__})",
+            )
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        return [], Finding(
+            "E1",
+            ("function", "arguments"),
+            repr(arguments)[:200],
+            expected="a JSON object",
+            message=f"the arguments must be a JSON object, not {type(arguments).__name__}",
+        )
+    request = ApiRequest(
+        name=name,
+        arguments=dict(arguments),
+        format=shape_format(call.shape),
+        shape=call.shape,
+        call_id=call.call_id,
+    )
+    return [request], None

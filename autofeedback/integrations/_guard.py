@@ -369,7 +369,22 @@ def _as_plain(message: Any) -> Any:
 
 
 def _tool_calls(message: Any) -> list[_Call]:
+    """The tool calls of ``message``; raises :class:`ConfigurationError` when it is no
+    message or response at all (``None``, text, a number): nothing to check is not a
+    clean call, and text output is :func:`~autofeedback.scan`'s to read."""
     message = _as_plain(message)
+    if message is None or isinstance(message, (str, bytes, bytearray, int, float)):
+        hint = (
+            "; to check a model's text output, use scan() or Scanner.iter_findings()"
+            if isinstance(message, (str, bytes, bytearray))
+            else ""
+        )
+        raise ConfigurationError(
+            "expected an assistant message or a model response (OpenAI, Anthropic, Gemini, "
+            f"Bedrock) holding the tool calls, got {type(message).__name__}{hint}"
+        )
+    if isinstance(message, list) and message and all(_is_chat_call(c) for c in message):
+        message = {"tool_calls": message}  # `message.tool_calls` passed on its own
     choices = _get(message, "choices")
     if isinstance(choices, Sequence) and not isinstance(choices, (str, bytes)) and choices:
         message = _get(choices[0], "message")  # a whole chat completion
@@ -393,8 +408,30 @@ def _tool_calls(message: Any) -> list[_Call]:
                 )
             )
         return out
-    found = find_tool_calls(message) or []
+    legacy = _get(message, "function_call")  # the pre-tools OpenAI function call
+    if legacy is not None:
+        block = message.get("function_call") if isinstance(message, Mapping) else None
+        return [
+            _Call("openai-chat", None, _get(legacy, "name"), _get(legacy, "arguments"), block)
+        ]
+    found = find_tool_calls(message)
+    if found is None:
+        if isinstance(message, list) and not message:
+            return []  # an empty output list: no call was made
+        if not any(_get(message, key) is not None for key in ("role", "content")):
+            raise ConfigurationError(
+                "expected an assistant message or a model response (OpenAI, Anthropic, "
+                "Gemini, Bedrock) holding the tool calls; got a "
+                f"{type(message).__name__} in none of these shapes"
+            )
+        found = []  # a message that made no tool call: nothing to check
     return [_Call(c.shape, c.call_id, c.name, c.arguments, c.block) for c in found]
+
+
+def _is_chat_call(value: Any) -> bool:
+    """An OpenAI Chat tool call (``{"id", "type": "function", "function": {...}}``), as
+    a dict or the SDK's object."""
+    return _get(value, "function") is not None and not isinstance(value, (str, bytes))
 
 
 def _call_request(call: _Call) -> ApiRequest | Finding:
@@ -564,11 +601,15 @@ def check_tool_calls(
     object) or a whole chat completion, an OpenAI Responses ``output`` list or response,
     an Anthropic message or response (``tool_use`` blocks), a Gemini response or content
     (``functionCall`` parts) or a Bedrock Converse response or message (``toolUse``).
-    With several calls, each finding's location starts with ``tool_calls[i]``.
+    With several calls, each finding's location starts with ``tool_calls[i]``. A message
+    that makes no tool call has none to check (``[]``); anything that is no message at
+    all (``None``, text, a number) raises :class:`ConfigurationError`: model text is
+    :func:`~autofeedback.scan`'s to read.
 
-    ``history``: the chat so far (user turns, earlier assistant ``tool_calls`` and the
-    ``tool`` messages answering them). The calls are then checked as the last steps of
-    that sequence (:mod:`autofeedback.flow`): an identifier, key or credential must come
+    ``history``: the chat so far (user turns, earlier tool calls and the results
+    answering them, in any provider's shape: OpenAI Chat or Responses, Anthropic, Gemini,
+    Bedrock). The calls are then checked as the last steps of that sequence
+    (:mod:`autofeedback.flow`): an identifier, key or credential must come
     from the user or an earlier tool response (E5.3, naming the operation that produces
     it), and a tool an earlier response documented (a tool search) is no unknown API.
 
@@ -670,7 +711,8 @@ def tool_messages(
     Calls without errors get no reply (run them and answer with their result), or
     ``"ok"`` with ``include_ok=True``. The feedback speaks of tool calls in that shape,
     never of the ``<API>`` text format. ``history``: the chat so far, as for
-    :func:`check_tool_calls` (an id no earlier tool result returned is an error).
+    :func:`check_tool_calls` (an id no earlier tool result returned is an error). What
+    is no message at all raises :class:`ConfigurationError`, as there.
 
     The calls are answered as the model wrote them: a call with errors is never run
     here. With ``repair="sure"`` the feedback lists what is repaired already and, for a
@@ -833,10 +875,13 @@ def _written_block(call: _Call, request: ApiRequest) -> dict[str, Any]:
     block = dict(call.block)
     args = dict(request.arguments)
     if call.shape == "openai-chat":
-        function = dict(block.get("function") or {})
+        legacy = "function" not in block  # the pre-tools function_call: the block is it
+        function = dict(block if legacy else block.get("function") or {})
         function["name"] = request.name
         text = isinstance(function.get("arguments"), str)
         function["arguments"] = json.dumps(args, ensure_ascii=False) if text else args
+        if legacy:
+            return function
         block["function"] = function
     elif call.shape == "openai-responses":
         block["name"] = request.name

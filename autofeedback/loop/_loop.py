@@ -47,6 +47,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import time
@@ -309,6 +310,11 @@ class FeedbackLoop:
         dialogue, the APIs it already called look like better fits than the right one.
         """
         intent = instruction if intent is None else intent
+        found = self.scanner._dialogue_scanner(None, instruction, intent)
+        if found is not self.scanner:
+            # a tool search in the dialogue (an API-Bank `->` result, a ReAct Observation)
+            # documented tools: for this run they are documented APIs, checked and sent
+            return self._with_scanner(found).run(instruction, intent=intent, trace=trace)
         doc_ops = self._prompt_ops(intent)
         messages = initial_messages(instruction, doc_ops, json_calls=self.constrain)
         attempts: list[Attempt] = []
@@ -459,6 +465,19 @@ class FeedbackLoop:
         if trace is not None:
             self.write_trace(result, trace)
         return result
+
+    def _with_scanner(self, scanner: Scanner) -> FeedbackLoop:
+        """This loop over ``scanner``'s catalog (this one's plus tools a dialogue found),
+        for one run: the caller's loop is left as it is."""
+        clone = copy.copy(self)
+        clone.catalog = scanner.catalog
+        clone.scanner = scanner
+        clone._auth_names = auth_names(scanner.catalog)
+        if isinstance(self.requirement, DocumentedResponse) and (
+            self.requirement.catalog is self.catalog
+        ):
+            clone.requirement = DocumentedResponse(scanner.catalog, self.base_url)
+        return clone
 
     def _send(
         self,

@@ -45,11 +45,12 @@ from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, 
 from autofeedback.decide import request_key as _key
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._repairs import one_letter_off
-from autofeedback.flow._checks import SequenceChecker, _documented_tools, response_schemas
+from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
+from autofeedback.flow._tools import documented_tools, with_tools_in_text
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
 from autofeedback.loop._prompt import describe_operations
@@ -818,7 +819,9 @@ class ReactRunner(_Runner):
             {"role": "system", "content": REACT_SYSTEM.format(docs=docs)},
             {"role": "user", "content": instruction},
         ]
-        catalog = self.catalog
+        # tools a tool search in the request's own dialogue found are callable (the
+        # checker finds them in the instruction too)
+        catalog = with_tools_in_text(self.catalog, instruction)
         steps: list[Step] = []
         calls: list[tuple[ApiRequest, int | None, Any]] = []
         findings_made: list[Finding] = []
@@ -994,7 +997,7 @@ class ReactRunner(_Runner):
             )
             calls.append((request, response.status_code, body))
             findings_made += findings
-            found = _documented_tools(body)
+            found = documented_tools(body)
             if found is not None:  # a tool-search answer: its tools are callable now
                 catalog = ApiCatalog.merge(catalog, found)
             self._turn(_replace(turn, status=response.status_code, observation=observation), turns)
@@ -1282,7 +1285,7 @@ def _hint(f: Finding) -> str:
     name only listed among the documented ones ("documented APIs: A, B") is not offered."""
     said = f.message or ""
     listed = "documented APIs:" in said or "documented parameters:" in said
-    if not f.suggestion:
+    if not f.suggestion or f"did you mean {f.suggestion!r}" in said:
         return ""
     # offered as itself, not inside a longer name or path (``id`` in ``results[].id``)
     offered = re.search(rf"(?<![\w.\[\]]){re.escape(f.suggestion)}(?![\w.\[\]])", said)

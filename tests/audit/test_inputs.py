@@ -46,6 +46,9 @@ def cli(*argv: str, stdin: str = "") -> tuple[int, str, str]:
         ("x.jsonl", '\n\n{"body": {"messages": []}}', "openai"),
         ("x.jsonl", "not json at all", "jsonl"),
         ("-", "", "jsonl"),
+        # issue 30: a chat trace record is a record, not a chat-completion log line
+        ("x.jsonl", '{"id": "t", "tools": [], "messages": [{"role": "user"}]}', "jsonl"),
+        ("x.jsonl", '{"messages": [], "choices": []}', "openai"),
     ],
 )
 def test_sniff_format(name: str, head: str, expected: str) -> None:
@@ -185,7 +188,8 @@ def test_openai_audit_through_the_cli() -> None:
     assert rows[3]["findings"][0]["code"] == "E4.2"
     assert rows[5]["findings"][0]["code"] == "E1"
     forced = cli("audit", str(CHAT), "--input-format", "jsonl", "--spec", TOOLS, "--no-semantic")
-    assert "exactly one of" in forced[1]  # read as the record contract, each line fails
+    # read as the record contract, each line fails and says how to read it
+    assert "audit the log with --input-format openai" in forced[1]
 
 
 def test_har_reader_memory_is_bounded_by_an_entry_not_the_file(
@@ -220,3 +224,35 @@ def test_har_reader_memory_is_bounded_by_an_entry_not_the_file(
         tracemalloc.stop()
     assert count == 20_000
     assert peak < 1_000_000, f"peak {peak} bytes reading a {size}-byte HAR"
+
+
+def test_a_chat_trace_record_first_is_read_as_records(tmp_path: Path) -> None:
+    # issue 30: the README's chat record as the first line made auto-detection read the
+    # whole file as an OpenAI chat-completion log: every line "bad input", exit 2
+    chat = {
+        "id": "chat",
+        "messages": [
+            {"role": "user", "content": "Show me Dune"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "getBook", "arguments": '{"bookId": "<book_id>"}'},
+                    }
+                ],
+            },
+        ],
+    }
+    call = {"id": "call", "call": {"name": "searchBooks", "arguments": {"query": "Dune"}}}
+    log = tmp_path / "mixed.jsonl"
+    log.write_text(json.dumps(chat) + "\n" + json.dumps(call) + "\n")
+    spec = str(Path(__file__).parents[2] / "specs" / "examples" / "bookshop.yaml")
+    code, out, _ = cli("audit", str(log), "--spec", spec, "--no-semantic", "--format", "jsonl")
+    rows = [json.loads(x) for x in out.splitlines()]
+    assert [(r["id"], r.get("error")) for r in rows] == [("chat", None), ("call", None)]
+    assert [f["code"] for f in rows[0]["findings"]] == ["E5.3"] and code == 1
+    # forced the wrong way, each line says which format reads it
+    (unit,) = read_openai([json.dumps(chat)])
+    assert unit.error is not None and "--input-format jsonl" in unit.error

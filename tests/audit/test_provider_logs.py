@@ -101,3 +101,309 @@ def test_jsonl_output_may_be_a_provider_message() -> None:
     bad = next(r for r in rows if r["id"] == "bad")
     assert "'output' must be a string or a JSON message" in bad["error"]
     assert code == 2
+
+
+# -- issue 30: conversations in every provider's shape ----------------------------------
+
+ANTHROPIC_TOOLS = [
+    {
+        "name": "GetUserToken",
+        "description": "The user's token from their username and password",
+        "input_schema": {
+            "type": "object",
+            "properties": {"username": {"type": "string"}, "password": {"type": "string"}},
+            "required": ["username", "password"],
+        },
+    },
+    {
+        "name": "DeleteAccount",
+        "description": "Delete the user's account",
+        "input_schema": {
+            "type": "object",
+            "properties": {"token": {"type": "string"}},
+            "required": ["token"],
+        },
+    },
+]
+USER = "Delete my account; I am ann, password s3cret"
+
+
+def test_an_anthropic_conversation_record_is_checked() -> None:
+    # a misspelt tool and an unknown argument in a {"tools", "messages"} record with
+    # tool_use blocks and tools in Anthropic's input_schema form audited as ok: true
+    def record(rid: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": rid,
+            "tools": ANTHROPIC_TOOLS,
+            "messages": [
+                {"role": "user", "content": USER},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "text", "text": "Logging in first."},
+                        {"type": "tool_use", "id": "t1", "name": name, "input": arguments},
+                    ],
+                },
+            ],
+        }
+
+    lines = [
+        record("misspelt", "GetUserTokn", {"username": "ann", "password": "s3cret"}),
+        record("unknown", "GetUserToken", {"username": "ann", "password": "s3cret", "x": 1}),
+        record("ok", "GetUserToken", {"username": "ann", "password": "s3cret"}),
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    code, rows, _ = cli("audit", "-", "--no-semantic", "--format", "jsonl", stdin=stdin)
+    got = {r["id"]: [(f["code"], f["location"]) for f in r["findings"]] for r in rows}
+    assert got == {
+        "misspelt": [("E2", ["step[0]", "api"])],
+        "unknown": [("E3", ["step[0]", "argument", "x"])],
+        "ok": [],
+    }
+    assert code == 1
+
+
+def _histories(token: str) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """(request, response) of one agent step per provider: the token came back from
+    GetUserToken, and the response calls DeleteAccount with ``token``."""
+    login = {"username": "ann", "password": "s3cret"}
+    openai_tools = [
+        {"type": "function", "function": {**t, "parameters": t["input_schema"]}}
+        for t in ANTHROPIC_TOOLS
+    ]
+    for tool in openai_tools:
+        del tool["function"]["input_schema"]
+    return {
+        "openai-chat": (
+            {
+                "tools": openai_tools,
+                "messages": [
+                    {"role": "user", "content": USER},
+                    {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {
+                                    "name": "GetUserToken",
+                                    "arguments": json.dumps(login),
+                                },
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": '{"token": "tk-81a9f"}'},
+                ],
+            },
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "tool_calls": [
+                                {
+                                    "id": "c2",
+                                    "type": "function",
+                                    "function": {
+                                        "name": "DeleteAccount",
+                                        "arguments": json.dumps({"token": token}),
+                                    },
+                                }
+                            ],
+                        }
+                    }
+                ]
+            },
+        ),
+        "openai-responses": (
+            {
+                "tools": [
+                    {"type": "function", "name": t["name"], "parameters": t["input_schema"]}
+                    for t in ANTHROPIC_TOOLS
+                ],
+                "input": [
+                    {"role": "user", "content": USER},
+                    {
+                        "type": "function_call",
+                        "call_id": "c1",
+                        "name": "GetUserToken",
+                        "arguments": json.dumps(login),
+                    },
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c1",
+                        "output": '{"token": "tk-81a9f"}',
+                    },
+                ],
+            },
+            {
+                "object": "response",
+                "output": [
+                    {
+                        "type": "function_call",
+                        "call_id": "c2",
+                        "name": "DeleteAccount",
+                        "arguments": json.dumps({"token": token}),
+                    }
+                ],
+            },
+        ),
+        "anthropic": (
+            {
+                "tools": ANTHROPIC_TOOLS,
+                "messages": [
+                    {"role": "user", "content": USER},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "tool_use", "id": "t1", "name": "GetUserToken", "input": login}
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "t1",
+                                "content": [{"type": "text", "text": '{"token": "tk-81a9f"}'}],
+                            }
+                        ],
+                    },
+                ],
+            },
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t2",
+                        "name": "DeleteAccount",
+                        "input": {"token": token},
+                    }
+                ],
+            },
+        ),
+        "gemini": (
+            {
+                "tools": [
+                    {
+                        "functionDeclarations": [
+                            {"name": t["name"], "parameters": t["input_schema"]}
+                            for t in ANTHROPIC_TOOLS
+                        ]
+                    }
+                ],
+                "contents": [
+                    {"role": "user", "parts": [{"text": USER}]},
+                    {
+                        "role": "model",
+                        "parts": [{"functionCall": {"name": "GetUserToken", "args": login}}],
+                    },
+                    {
+                        "role": "user",
+                        "parts": [
+                            {
+                                "functionResponse": {
+                                    "name": "GetUserToken",
+                                    "response": {"token": "tk-81a9f"},
+                                }
+                            }
+                        ],
+                    },
+                ],
+            },
+            {
+                "candidates": [
+                    {
+                        "content": {
+                            "role": "model",
+                            "parts": [
+                                {
+                                    "functionCall": {
+                                        "name": "DeleteAccount",
+                                        "args": {"token": token},
+                                    }
+                                }
+                            ],
+                        }
+                    }
+                ]
+            },
+        ),
+        "bedrock": (
+            {
+                "toolConfig": {
+                    "tools": [
+                        {
+                            "toolSpec": {
+                                "name": t["name"],
+                                "inputSchema": {"json": t["input_schema"]},
+                            }
+                        }
+                        for t in ANTHROPIC_TOOLS
+                    ]
+                },
+                "messages": [
+                    {"role": "user", "content": [{"text": USER}]},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"toolUse": {"toolUseId": "u1", "name": "GetUserToken", "input": login}}
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "toolResult": {
+                                    "toolUseId": "u1",
+                                    "content": [{"json": {"token": "tk-81a9f"}}],
+                                    "status": "success",
+                                }
+                            }
+                        ],
+                    },
+                ],
+            },
+            {
+                "output": {
+                    "message": {
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "toolUse": {
+                                    "toolUseId": "u2",
+                                    "name": "DeleteAccount",
+                                    "input": {"token": token},
+                                }
+                            }
+                        ],
+                    }
+                }
+            },
+        ),
+    }
+
+
+def test_a_log_line_gets_the_data_flow_check_from_its_request() -> None:
+    # issue 30: the proxy and check_tool_calls(history=) flag a token no earlier tool
+    # result returned; the same conversation logged audited clean
+    made_up = _histories("tk-00000")
+    returned = _histories("tk-81a9f")
+    lines = [
+        {"id": f"{name}-made-up", "request": request, "response": response}
+        for name, (request, response) in made_up.items()
+    ] + [
+        {"id": f"{name}-returned", "request": request, "response": response}
+        for name, (request, response) in returned.items()
+    ]
+    stdin = "".join(json.dumps(line) + "\n" for line in lines)
+    code, rows, _ = cli("audit", "-", "--no-semantic", "--format", "jsonl", stdin=stdin)
+    got = {r["id"]: [f["code"] for f in r.get("findings", [r.get("error")])] for r in rows}
+    assert got == {
+        **{f"{name}-made-up": ["E5.3"] for name in made_up},
+        **{f"{name}-returned": [] for name in returned},
+    }
+    assert code == 1
+    assert "tk-00000" not in json.dumps(rows)  # a credential's value is masked

@@ -16,7 +16,11 @@ from autofeedback._scan import Scanner
 from autofeedback.audit._audit import _CatalogCache, audit_lines, audit_record
 from autofeedback.flow import FlowGraph
 from autofeedback.flow._checks import SequenceChecker
-from autofeedback.flow._sequence import sequence_from_chat, sequence_from_program
+from autofeedback.flow._sequence import (
+    sequence_from_chat,
+    sequence_from_program,
+    sequence_from_record,
+)
 
 INSTRUCTION = "Show me the book Dune"
 
@@ -340,3 +344,134 @@ def test_e5_2_a_reference_into_a_list_is_offered_a_list_field() -> None:
     (f,) = checker.check(sequence_from_program(program, instruction="Star Wars cast"))
     assert (f.code, f.suggestion) == ("E5.2", "parts[].id")
     assert _hint(f) == " (did you mean parts[].id?)"
+
+
+@pytest.mark.parametrize("value", [0, "0", 123, "123", 12345, "12345", "string"])
+def test_an_id_an_earlier_response_returned_is_grounded_even_if_it_looks_made_up(
+    value: object,
+) -> None:
+    # issue 30: `12345` or `0` as an id is a model's stand-in only when nothing gave it;
+    # the weak-placeholder rule used to run before grounding (E5.3 "not given by ... an
+    # earlier response" for the id the previous response had just returned)
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "find_order",
+                "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+                "outputSchema": {"type": "object", "properties": {"order_id": {}}},
+            },
+            {
+                "name": "cancel_order",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"order_id": {"type": ["string", "integer"]}},
+                },
+            },
+        ]
+    )
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    steps: list[dict[str, Any]] = [
+        {
+            "call": {"name": "find_order", "arguments": {"q": "my last order"}},
+            "response": {"status": 200, "body": {"order_id": value}},
+        },
+        {"call": {"name": "cancel_order", "arguments": {"order_id": value}}},
+    ]
+    seq = sequence_from_record({"instruction": "Cancel my last order", "steps": steps})
+    assert checker.check(seq) == []
+    # the same value that no response returned is still a stand-in
+    steps[0]["response"] = {"status": 200, "body": {"order_id": "A-981"}}
+    seq = sequence_from_record({"instruction": "Cancel my last order", "steps": steps})
+    assert [f.code for f in checker.check(seq)] == ["E5.3"]
+
+
+def test_a_grounded_id_keeps_its_value_error(checker: SequenceChecker) -> None:
+    # the value is the one the search returned, so it is no placeholder whose E4 an E5.3
+    # replaces: the documented minimum (1) still applies
+    trace = sequence_from_record(
+        {
+            "instruction": INSTRUCTION,
+            "steps": [
+                {
+                    "request": {"method": "GET", "url": "/books?query=Dune"},
+                    "response": {"status": 200, "body": {"books": [{"id": "0"}]}},
+                },
+                {"call": {"name": "getBook", "arguments": {"bookId": "0"}}},
+            ],
+        }
+    )
+    assert [f.code for f in checker.check(trace)] == ["E4.2"]
+
+
+@pytest.mark.parametrize(
+    "movies",
+    [
+        {"type": "array"},  # documented without `items`
+        {"type": "array", "items": True},
+        {"type": "array", "items": {"type": "object"}},  # elements without fields
+    ],
+)
+def test_an_open_response_schema_is_open(movies: dict[str, Any]) -> None:
+    # issue 30: `r.movies[0].id` where `movies: {type: array}` was E5.2 "documented
+    # response has no 'movies[]'"; what the docs leave open is undocumented, not absent
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "search_movies",
+                "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+                "outputSchema": {"type": "object", "properties": {"movies": movies}},
+            },
+            {
+                "name": "get_movie",
+                "parameters": {"type": "object", "properties": {"movie_id": {"type": "integer"}}},
+            },
+        ]
+    )
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    program = 'r = search_movies(query="Dune")\nget_movie(movie_id=r.movies[0].id)'
+    assert checker.check(sequence_from_program(program, instruction="Show me Dune")) == []
+    # a field the response does not document is still E5.2
+    program = 'r = search_movies(query="Dune")\nget_movie(movie_id=r.film[0].id)'
+    codes = [f.code for f in checker.check(sequence_from_program(program))]
+    assert codes == ["E5.2"]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "listReviews(bookId=b.books[0].id\u200b)",  # a zero-width space
+        "listReviews(bookId=b.books[0].id",  # cut off at the end
+    ],
+)
+def test_an_unreadable_line_is_e1_and_the_rest_is_still_checked(
+    bookshop: ApiCatalog, broken: str
+) -> None:
+    # issue 30: one unparsable line made the whole program unreadable as a program, so
+    # the E5.2 of the line before it was dropped and the record audited clean
+    program = f'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)\n{broken}'
+    expected = [("E1", ("line[3]",)), ("E5.2", ("step[1]", "path", "bookId"))]
+    found = Scanner(bookshop, retriever=None).iter_findings(program, instruction=INSTRUCTION)
+    assert [(f.code, f.location) for f in found] == expected
+    result = audit_record(
+        {"id": 1, "instruction": INSTRUCTION, "output": program}, 1, _CatalogCache(bookshop, None)
+    )
+    assert [(f.code, f.location) for f in result.findings] == expected and not result.ok
+    assert "cannot be parsed" in result.findings[0].message
+
+
+def test_text_around_a_program_is_not_a_call(checker: SequenceChecker) -> None:
+    program = (
+        'Here it is:\n```python\nb = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)\n```'
+    )
+    assert codes(checker, program) == ["E5.2"]
+    # a bracket never closed does not swallow the calls after it
+    program = (
+        'b = searchBooks(query="Dune"\nc = searchBooks(query="Dune")\ngetBook(bookId=c.books[0].id)'
+    )
+    seq = sequence_from_program(program, instruction=INSTRUCTION)
+    assert [s.name for s in seq.steps] == ["searchBooks", "getBook"]
+    assert [(f.code, f.location) for f in checker.check(seq)] == [("E1", ("line[1]",))]

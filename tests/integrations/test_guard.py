@@ -250,3 +250,28 @@ def test_tool_messages_answer_each_rejected_call(tools: list[dict[str, Any]]) ->
         ("c1", True),
         ("c2", False),
     ]
+
+
+@pytest.mark.parametrize("message", [None, "get_weather(city='Paris')", 42, {"foo": 1}, [1]])
+def test_what_is_no_message_is_misuse_not_a_clean_call(
+    tools: list[dict[str, Any]], message: Any
+) -> None:
+    # issue 30: these returned [] (clean), so a caller passing `message.content` or
+    # `message.tool_calls` (None) by mistake saw every call pass
+    for check in (check_tool_calls, tool_messages):
+        with pytest.raises(ConfigurationError, match="expected an assistant message"):
+            check(message, tools, retriever=None)
+        with pytest.raises(ConfigurationError, match="expected an assistant message"):
+            check(message, tools, retriever=None, history=[])
+
+
+def test_tool_calls_alone_and_the_legacy_function_call_are_read(
+    tools: list[dict[str, Any]],
+) -> None:
+    calls = _message(("c1", "get_weather", '{"City": "Paris"}'))["tool_calls"]
+    assert [f.code for f in check_tool_calls(calls, tools, retriever=None)] == ["E3.2", "E3.4"]
+    legacy = {
+        "role": "assistant",
+        "function_call": {"name": "get_weather", "arguments": '{"City": "Paris"}'},
+    }
+    assert [f.code for f in check_tool_calls(legacy, tools, retriever=None)] == ["E3.2", "E3.4"]
