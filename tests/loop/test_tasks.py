@@ -282,7 +282,9 @@ def test_react_tmdb_search_then_detail(shared_data_dir: Path, tmp_path: Path) ->
         "Final Answer: done",
     )
     with Sandbox(catalog, seed=3) as server:
-        runner = ReactRunner(llm, catalog, base_url=server.url, observation_chars=100_000)
+        runner = ReactRunner(
+            llm, catalog, base_url=server.url, observation_chars=100_000, repair="off"
+        )
         result = runner.run("Who is the lead actor of Titanic?")
     assert result.stop_reason == "answered", [t.as_dict() for t in result.turns]
     rejected = result.turns[1]
