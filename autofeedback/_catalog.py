@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+import re2  # type: ignore[import-untyped]
+
 from autofeedback._model import Operation
 
 __all__ = ["ApiCatalog"]
@@ -281,7 +283,7 @@ class _Node:
     def __init__(self) -> None:
         self.literal: dict[str, _Node] = {}
         self.variable: dict[str, _Node] = {}
-        self.patterns: list[tuple[re.Pattern[str], list[str], int, _Node]] = []
+        self.patterns: list[tuple[Any, list[str], int, _Node]] = []
         self.ops: list[Operation] = []
 
 
@@ -339,7 +341,10 @@ def _segments(path: str) -> list[str]:
     return path.split("/") if path else []
 
 
-def _compile_segment(segment: str) -> tuple[re.Pattern[str], list[str], int]:
+def _compile_segment(segment: str) -> tuple[Any, list[str], int]:
+    """A segment with variables as a regex on RE2, the linear-time engine: with Python's
+    backtracking ``re``, ``{a}-{b}-{c}.json`` against a 1.6 KB segment of dashes took 9 s
+    (cubic in its length). RE2 binds the groups as ``re`` would (leftmost, greedy)."""
     names: list[str] = []
     pattern = ""
     pos = 0
@@ -349,7 +354,7 @@ def _compile_segment(segment: str) -> tuple[re.Pattern[str], list[str], int]:
         pattern += "([^/]+)"
         pos = m.end()
     pattern += re.escape(segment[pos:])
-    return re.compile(pattern), names, len(_TEMPLATE_VAR.sub("", segment))
+    return re2.compile(pattern), names, len(_TEMPLATE_VAR.sub("", segment))
 
 
 #: JSON Schema's types, Swagger 2.0's ``file``; anything else checks nothing
