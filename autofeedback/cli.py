@@ -1360,12 +1360,52 @@ def _proxy_parser(sub: Any) -> None:
         "proxy", help="an OpenAI-compatible proxy that checks tool calls and asks again"
     )
     px.add_argument("--upstream", required=True, help="e.g. http://127.0.0.1:8080/v1")
-    px.add_argument("--host", default="127.0.0.1")
+    _host_arguments(px, "the proxy")
     px.add_argument("--port", type=int, default=8787)
     px.add_argument("--spec", help="an OpenAPI document that judges the tools it names")
     px.add_argument("--max-rounds", type=int, default=3, help="requests upstream per call")
     px.add_argument("--token-budget", type=int, help="stop asking again past this many tokens")
     px.add_argument("--semantic", action="store_true", help="also the semantic checks (E2.3, E3.3)")
+    px.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=32.0,
+        help="request bodies past this size get a 413 (default 32)",
+    )
+    px.add_argument(
+        "--max-connections",
+        type=int,
+        default=100,
+        help="connections to the upstream at once; a request that waits over 5 s for one "
+        "gets a 503 (default 100)",
+    )
+    _grace_argument(px)
+
+
+def _host_arguments(parser: Any, what: str) -> None:
+    """--host and --allow-remote: the one host rule of the three servers."""
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1); a non-loopback one needs --allow-remote",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help=f"let --host be a non-loopback address ({what} has no authentication: anyone "
+        "who can reach the port can use it; a warning is printed)",
+    )
+
+
+def _grace_argument(parser: Any) -> None:
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM or Ctrl-C, in-flight requests get this long to finish before they "
+        "are cancelled; a second signal stops at once (default 10)",
+    )
 
 
 def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -1384,6 +1424,10 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         max_rounds=args.max_rounds,
         token_budget=args.token_budget,
         semantic=args.semantic,
+        allow_remote=args.allow_remote,
+        max_body=max(1, int(args.max_body_mb * (1 << 20))),
+        max_connections=args.max_connections,
+        grace=args.shutdown_grace,
         stdout=out,
         stderr=err,
     )

@@ -21,23 +21,38 @@ responses and lifespan, nothing more) served by uvicorn, and one ``httpx.AsyncCl
 (connection pooling, streaming, timeouts) to the upstream. The client's
 ``Authorization`` is passed through and never logged; requests go only to the
 configured upstream origin; an unreachable upstream is a 502 with a JSON error.
+
+Under load (issue 29): a client that disconnects has its upstream calls cancelled; at
+most ``max_connections`` upstream connections, and a request that waits more than
+``pool_timeout`` for one is a 503 with a JSON error; bodies past ``max_body`` are a 413;
+checks of a request over :data:`INLINE_BYTES` run in worker threads (one lane for
+requests up to :data:`HEAVY_BYTES`, one thread for larger ones, at most
+:data:`HEAVY_WAITING` of those held at once), so one heavy client never stalls the
+others; scanners are cached by the size of their tools (``cache_bytes``); user info in
+``--upstream`` is never shown (start-up line, log, error bodies); SIGTERM lets in-flight
+requests finish for ``grace`` seconds, then cancels them, and a second SIGTERM ends the
+process at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
+import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.to_thread
 import httpx
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -46,7 +61,9 @@ from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
+from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import Scanner
+from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.integrations._guard import (
     _Call,
     _call_findings,
@@ -78,6 +95,20 @@ _DROP_RESPONSE = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 )
 _HEADER = "x-autofeedback"
+#: Codes the ``x-autofeedback`` header lists (the body's ``autofeedback`` has them all).
+_HEADER_CODES = 16
+
+#: Bodies up to this size are parsed and checked on the event loop: at most about a
+#: millisecond, less than the hop to a worker thread costs under load.
+INLINE_BYTES = 64 << 10
+#: Bodies over this size are "heavy": checked one at a time, in their own thread.
+HEAVY_BYTES = 1 << 20
+#: Heavy requests held at once (reading, waiting or being checked); past it, a 503.
+HEAVY_WAITING = 4
+#: Worker threads for requests between the two sizes.
+_LIGHT_THREADS = 4
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -98,28 +129,63 @@ class ProxyConfig:
     token_budget: int | None = None
     timeout: float = 300.0
     retriever: Any = None
-    _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
+    #: request bodies past this many bytes get a 413
+    max_body: int = 32 << 20
+    #: connections to the upstream at once, and how long a request waits for one
+    max_connections: int = 100
+    pool_timeout: float = 5.0
+    #: the scanner cache's bound, in characters of the tools lists it holds
+    cache_bytes: int = 32 << 20
+    _scanners: OrderedDict[str, tuple[Scanner, int]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    _cached: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigurationError(
                 f"--upstream must be an http(s) URL such as http://127.0.0.1:8080/v1, "
-                f"got {self.upstream!r}"
+                f"got {redact(self.upstream)!r}"
             )
         if self.max_rounds < 1:
             raise ConfigurationError("--max-rounds must be at least 1")
         if self.token_budget is not None and self.token_budget <= 0:
             raise ConfigurationError("--token-budget must be positive")
+        if self.max_body < 1 or self.max_connections < 1 or self.pool_timeout <= 0:
+            raise ConfigurationError(
+                "--max-body-mb, --max-connections and the pool timeout must be positive"
+            )
         self.upstream = self.upstream.rstrip("/")
 
+    @property
+    def shown_upstream(self) -> str:
+        """``upstream`` as the start-up line, the log and error bodies show it: user info
+        and credential query values masked.
+
+        >>> ProxyConfig("http://admin:hunter22@127.0.0.1:8080/v1").shown_upstream
+        'http://REDACTED@127.0.0.1:8080/v1'
+        """
+        return str(redact(self.upstream))
+
+    def scrub(self, text: str, *secrets: str | None) -> str:
+        """``text`` without the upstream's credentials nor ``secrets`` (a client's key)."""
+        found = [s for s in secrets if s] + url_secrets(self.upstream)
+        return str(redact(text, secrets=found))
+
     def scanner(self, tools: Any) -> Scanner:
-        """The scanner for one request's ``tools`` (cached: agents resend the same list)."""
-        key = json.dumps(tools, sort_keys=True, default=str)
-        cached = self._scanners.get(key)
-        if cached is not None:
-            self._scanners.move_to_end(key)
-            return cached
+        """The scanner for one request's ``tools`` (cached: agents resend the same list).
+
+        The cache holds at most :attr:`cache_bytes` characters of tools lists (and 32
+        lists); a list larger than that is checked without being kept. Thread-safe."""
+        text = json.dumps(tools, sort_keys=True, default=str)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        with self._lock:
+            cached = self._scanners.get(key)
+            if cached is not None:
+                self._scanners.move_to_end(key)
+                return cached[0]
         # built-in tools (web_search, file_search, mcp...) have no schema to check against
         functions = [
             t for t in tools if not isinstance(t, Mapping) or t.get("type") in (None, "function")
@@ -130,9 +196,15 @@ class ProxyConfig:
         if self.spec is not None:
             catalog = ApiCatalog.merge(self.spec, catalog)  # the documented API wins
         scanner = Scanner(catalog, retriever=self.retriever)
-        self._scanners[key] = scanner
-        if len(self._scanners) > 32:
-            self._scanners.popitem(last=False)
+        size = len(text)
+        with self._lock:
+            if key not in self._scanners and size <= self.cache_bytes:
+                self._scanners[key] = (scanner, size)
+                self._cached += size
+            # eight 30 MB tools lists took the proxy from 56 to 915 MB under a count bound
+            while self._scanners and (self._cached > self.cache_bytes or len(self._scanners) > 32):
+                _, (_, dropped) = self._scanners.popitem(last=False)
+                self._cached -= dropped
         return scanner
 
 
@@ -149,20 +221,70 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        limits = httpx.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=min(20, config.max_connections),
+        )
+        # a request that cannot get a connection within pool_timeout is a fast 503:
+        # waiting out the 300 s upstream timeout stalled every client, /v1/models included
+        timeout = httpx.Timeout(config.timeout, connect=10.0, pool=config.pool_timeout)
         async with httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=10.0), follow_redirects=False
+            timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
             app.state.client = client
+            app.state.lanes = _Lanes(config)
             yield
 
     async def endpoint(request: Request) -> Response:
-        return await _handle(config, request.app.state.client, request)
+        try:
+            return await _handle(config, request.app.state.client, request.app.state.lanes, request)
+        except ClientDisconnect:
+            return Response(status_code=499)  # nobody is there to read it
+        except Exception as exc:  # a bug of ours must not become a traceback
+            _log.error("proxy error: %s", config.scrub(f"{type(exc).__name__}: {exc}"))
+            return _error(500, "autofeedback proxy error", "proxy_error")
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     return Starlette(
         routes=[Route("/{path:path}", endpoint, methods=methods)],
         lifespan=lifespan,
     )
+
+
+class _Lanes:
+    """Where a request's CPU work runs: on the event loop when its body is small (it is
+    then microseconds to a millisecond), else in a worker thread: a lane of a few threads
+    up to :data:`HEAVY_BYTES`, one thread past it, so that heavy requests queue behind
+    each other and never in front of light ones. With a retriever, every check runs in
+    a thread: the model may load or embed for seconds."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.semantic = config.retriever is not None
+        self.light = anyio.CapacityLimiter(_LIGHT_THREADS)
+        self.heavy = anyio.CapacityLimiter(1)
+        self.held = 0  # heavy requests held now, reading or waiting included
+
+    async def run(self, size: int, fn: Callable[..., T], *args: Any) -> T:
+        if size <= INLINE_BYTES and not self.semantic:
+            return fn(*args)
+        limiter = self.heavy if size > HEAVY_BYTES else self.light
+        return await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
+
+    @contextlib.contextmanager
+    def admit(self, size: int) -> Iterator[bool]:
+        """Whether a request of ``size`` bytes may be held now (a heavy one counts
+        against :data:`HEAVY_WAITING` until it is answered)."""
+        if size <= HEAVY_BYTES:
+            yield True
+            return
+        if self.held >= HEAVY_WAITING:
+            yield False
+            return
+        self.held += 1
+        try:
+            yield True
+        finally:
+            self.held -= 1
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
@@ -181,8 +303,14 @@ def _target(config: ProxyConfig, request: Request) -> httpx.URL:
     return url
 
 
-def _forward_headers(request: Request) -> dict[str, str]:
-    return {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+def _forward_headers(request: Request, *drop: bytes) -> list[tuple[bytes, bytes]]:
+    """The client's headers as it sent them (bytes: a non-ASCII value is passed on, not
+    re-encoded), without the hop-by-hop ones and ``drop``."""
+    return [
+        (k, v)
+        for k, v in request.headers.raw
+        if k.decode("latin-1").lower() not in _DROP_REQUEST and k.lower() not in drop
+    ]
 
 
 def _secret_of(request: Request) -> str | None:
@@ -190,39 +318,102 @@ def _secret_of(request: Request) -> str | None:
     return auth.split(None, 1)[-1] if auth else None
 
 
-def _scrub(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+async def _unless_disconnected(request: Request, work: Callable[[], Awaitable[T]]) -> T | None:
+    """``work()``, cancelled when the client disconnects (then ``None``): a client that
+    gave up must not keep an upstream call, or a pooled connection, busy."""
+    result: list[T] = []
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while True:  # the body is read: the next message can only be the disconnect
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                scope.cancel()
+                return
+
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        try:
+            result.append(await work())
+        except Exception as exc:  # raised as itself, not inside the task group's group
+            failed.append(exc)
+        tg.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return result[0] if result else None
 
 
-async def _handle(config: ProxyConfig, client: httpx.AsyncClient, request: Request) -> Response:
+async def _read_body(config: ProxyConfig, request: Request) -> bytes | Response:
+    """The body, or the 413 for one past ``max_body``."""
+    declared = request.headers.get("content-length", "")
+    too_large = _error(
+        413, f"the request body exceeds the proxy's limit of {config.max_body} bytes", "too_large"
+    )
+    if declared.isdigit() and int(declared) > config.max_body:
+        return too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > config.max_body:
+            return too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _load(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
+        return None
+
+
+async def _handle(
+    config: ProxyConfig, client: httpx.AsyncClient, lanes: _Lanes, request: Request
+) -> Response:
     target = _target(config, request)
     path = request.url.path.rstrip("/")
     secret = _secret_of(request)
-    body = await request.body()
-    if request.method == "POST" and path.endswith(("/chat/completions", "/responses")):
-        try:
-            payload = json.loads(body) if body else None
-        except ValueError:
-            payload = None
-        if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
-            kind = "chat" if path.endswith("/chat/completions") else "responses"
-            if payload["tools"]:
-                try:
-                    scanner = config.scanner(payload["tools"])
-                except AutoFeedbackError as exc:
-                    # tools the spec loader cannot read: the agent still gets its answer
-                    reason = " ".join(str(exc).split())[:200]
-                    _log.warning("tools not checked: %s", _scrub(reason, secret))
-                    note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
-                    return await _forward(config, client, request, target, body, note)
-                try:
-                    return await _checked(client, request, target, payload, kind, scanner, config)
-                except httpx.HTTPError as exc:
-                    return _unreachable(config, exc, secret)
-                except Exception as exc:  # a bug of ours must not become a traceback
-                    _log.error("proxy error: %s", _scrub(f"{type(exc).__name__}: {exc}", secret))
-                    return _error(500, "autofeedback proxy error", "proxy_error")
-    return await _forward(config, client, request, target, body, None)
+    declared = request.headers.get("content-length", "")
+    size = int(declared) if declared.isdigit() else 0
+    with lanes.admit(size) as admitted:
+        if not admitted:
+            return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
+        body = await _read_body(config, request)
+        if isinstance(body, Response):
+            return body
+        if request.method == "POST" and path.endswith(("/chat/completions", "/responses")):
+            payload = await lanes.run(len(body), _load, body)
+            if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
+                kind = "chat" if path.endswith("/chat/completions") else "responses"
+                if payload["tools"]:
+                    try:
+                        scanner = await lanes.run(len(body), config.scanner, payload["tools"])
+                    except AutoFeedbackError as exc:
+                        # tools the spec loader cannot read: the agent still gets its answer
+                        reason = " ".join(str(exc).split())[:200]
+                        _log.warning("tools not checked: %s", config.scrub(reason, secret))
+                        note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
+                        return await _forward(config, client, request, target, body, note)
+                    try:
+                        answer = await _unless_disconnected(
+                            request,
+                            lambda: _checked(
+                                client,
+                                request,
+                                target,
+                                payload,
+                                kind,
+                                scanner,
+                                config,
+                                lanes,
+                                len(body),
+                            ),
+                        )
+                    except httpx.HTTPError as exc:
+                        return _unreachable(config, exc, secret)
+                    return answer if answer is not None else Response(status_code=499)
+        return await _forward(config, client, request, target, body, None)
 
 
 async def _forward(
@@ -234,17 +425,27 @@ async def _forward(
     note: str | None,
 ) -> Response:
     try:
-        return await _pass_through(client, request, target, body, note)
+        answer = await _unless_disconnected(
+            request, lambda: _pass_through(client, request, target, body, note)
+        )
     except httpx.HTTPError as exc:
         return _unreachable(config, exc, _secret_of(request))
+    return answer if answer is not None else Response(status_code=499)
 
 
 def _unreachable(config: ProxyConfig, exc: httpx.HTTPError, secret: str | None) -> JSONResponse:
-    reason = _scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
-    _log.warning("upstream %s failed: %s", config.upstream, reason)
-    return _error(
-        502, f"the upstream {config.upstream} could not be reached ({reason})", "upstream_error"
-    )
+    reason = config.scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
+    shown = config.shown_upstream
+    if isinstance(exc, httpx.PoolTimeout):
+        _log.warning("upstream %s: every connection busy (%s)", shown, reason)
+        return _error(
+            503,
+            f"the proxy's {config.max_connections} connections to the upstream are all "
+            f"busy; retry shortly",
+            "upstream_busy",
+        )
+    _log.warning("upstream %s failed: %s", shown, reason)
+    return _error(502, f"the upstream {shown} could not be reached ({reason})", "upstream_error")
 
 
 async def _pass_through(
@@ -261,18 +462,25 @@ async def _pass_through(
     _log.info(
         "%s %s -> %d (passed through)", request.method, request.url.path, response.status_code
     )
-    headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
-    if note is not None:
-        headers[_HEADER] = note
 
     async def body_iter() -> AsyncIterator[bytes]:
         try:
             async for chunk in response.aiter_raw():
                 yield chunk
         finally:
-            await response.aclose()
+            # shielded: a client that left cancels the stream, and an unclosed response
+            # would keep its pooled connection checked out for good
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
 
-    return StreamingResponse(body_iter(), status_code=response.status_code, headers=headers)
+    answer = StreamingResponse(body_iter(), status_code=response.status_code)
+    # the upstream's headers as bytes, as it sent them (a non-ASCII value included)
+    answer.raw_headers = [
+        (k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in _DROP_RESPONSE
+    ]
+    if note is not None:
+        answer.raw_headers.append((_HEADER.encode(), note.encode()))
+    return answer
 
 
 # ------------------------------------------------------------------ checked rounds
@@ -407,14 +615,18 @@ async def _checked(
     kind: str,
     scanner: Scanner,
     config: ProxyConfig,
+    lanes: _Lanes,
+    size: int,
 ) -> Response:
+    """The rounds of one checked request. ``size``: its body's, which picks the lane its
+    CPU work runs in (:class:`_Lanes`): serialising, parsing and checking."""
     started = time.perf_counter()
     stream = bool(payload.get("stream"))
-    include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
+    options = payload.get("stream_options")
+    include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
     body = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
-    headers = _forward_headers(request)
-    headers.pop("accept", None)
-    headers["content-type"] = "application/json"
+    headers = _forward_headers(request, b"accept", b"content-type")
+    headers.append((b"content-type", b"application/json"))
 
     if kind == "chat":
         history = list(body.get("messages") or [])
@@ -441,15 +653,13 @@ async def _checked(
             body["messages"] = history
         else:
             body["input"] = history
-        response = await client.post(target, json=body, headers=headers)
+        content = await lanes.run(size, _dumps, body)
+        response = await client.post(target, content=content, headers=headers)
         if response.status_code != 200:
             stop = f"upstream-{response.status_code}"
             break
-        try:
-            data = response.json()
-        except ValueError:
-            stop = "upstream-not-json"
-            break
+        size = max(size, len(response.content))
+        data = await lanes.run(size, _load, response.content)
         if not isinstance(data, dict):
             stop = "upstream-not-json"
             break
@@ -458,7 +668,7 @@ async def _checked(
             message, calls = _chat_calls(data)
         else:
             message, calls = None, _responses_calls(data)
-        findings = _round_findings(calls, scanner, asked, said)
+        findings = await lanes.run(size, _round_findings, calls, scanner, asked, said)
         current = _Round(data, calls, findings)
         rounds.append(current)
         codes.extend(f.code for fs in findings for f in fs if f.severity == "error")
@@ -477,7 +687,7 @@ async def _checked(
         if config.token_budget is not None and spent >= config.token_budget:
             stop = "token-budget"
             break
-        replies = [_feedback(c, fs, scanner) for c, fs in zip(calls, findings, strict=True)]
+        replies = await lanes.run(size, _replies, calls, findings, scanner)
         if kind == "chat":
             assert message is not None
             history = [*history, message] + [
@@ -508,9 +718,13 @@ async def _checked(
         stop,
         ",".join(codes) or "-",
     )
-    header = json.dumps(
-        {"rounds": summary["rounds"], "codes": codes, "stop": stop}, separators=(",", ":")
-    )
+    # the header holds the first codes (a header line is no place for 3,000 of them:
+    # 30 KB); the body's "autofeedback" field has every one
+    shown: dict[str, Any] = {"rounds": summary["rounds"], "codes": codes[:_HEADER_CODES]}
+    if len(codes) > _HEADER_CODES:
+        shown["more"] = len(codes) - _HEADER_CODES
+    shown["stop"] = stop
+    header = json.dumps(shown, separators=(",", ":"))
     assert response is not None
     if not rounds:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
@@ -522,12 +736,30 @@ async def _checked(
         final["usage"] = total
     final["autofeedback"] = summary
     if stream:
+        # every event built before the first is sent: an upstream answer of an odd shape
+        # is then a JSON error, never a stream cut halfway
+        events = await lanes.run(
+            size,
+            lambda: list(_sse(final, include_usage) if kind == "chat" else _responses_sse(final)),
+        )
         return StreamingResponse(
-            _sse(final, include_usage) if kind == "chat" else _responses_sse(final),
+            iter(events),
             media_type="text/event-stream",
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
-    return JSONResponse(final, headers={_HEADER: header})
+    rendered = await lanes.run(size, _dumps, final)
+    return Response(rendered, media_type="application/json", headers={_HEADER: header})
+
+
+def _dumps(value: Any) -> bytes:
+    # what httpx's json= and Starlette's JSONResponse wrote, here off the event loop
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8"
+    )
+
+
+def _replies(calls: list[_Call], findings: list[list[Finding]], scanner: Scanner) -> list[str]:
+    return [_feedback(c, fs, scanner) for c, fs in zip(calls, findings, strict=True)]
 
 
 def _has_tool_steps(messages: Sequence[Any]) -> bool:
@@ -648,12 +880,15 @@ def _sse(final: Mapping[str, Any], include_usage: bool) -> Iterator[bytes]:
             continue
         index = choice.get("index", 0)
         message = choice.get("message") or {}
+        if not isinstance(message, Mapping):  # an upstream that sent the text alone
+            message = {"content": message if isinstance(message, str) else None}
         delta: dict[str, Any] = {"role": message.get("role", "assistant")}
         if message.get("content") is not None:
             delta["content"] = message["content"]
         if message.get("refusal") is not None:
             delta["refusal"] = message["refusal"]
         calls = message.get("tool_calls") or []
+        calls = [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
         if calls:
             delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(calls)]
         yield event([{"index": index, "delta": delta, "finish_reason": None}])
@@ -678,6 +913,10 @@ def run_proxy(
     max_rounds: int = 3,
     token_budget: int | None = None,
     semantic: bool = False,
+    allow_remote: bool = False,
+    max_body: int = 32 << 20,
+    max_connections: int = 100,
+    grace: float = DEFAULT_GRACE,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
@@ -687,7 +926,7 @@ def run_proxy(
     2
     """
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:  # pragma: no cover - the proxy extra is missing
         stderr.write(
             "autofeedback: error: the proxy needs uvicorn, starlette and httpx: "
@@ -695,6 +934,7 @@ def run_proxy(
         )
         return 2
     try:
+        warning = check_host(host, allow_remote, "the proxy")
         catalog = ApiCatalog.from_file(spec) if spec else None
         config = ProxyConfig(
             upstream,
@@ -702,14 +942,20 @@ def run_proxy(
             max_rounds=max_rounds,
             token_budget=token_budget,
             retriever="auto" if semantic else None,
+            max_body=max_body,
+            max_connections=max_connections,
         )
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")
         return 2
+    if warning:
+        stderr.write(f"autofeedback: {warning}\n")
+        stderr.flush()
+    shown = f"[{host}]" if ":" in host else host
     stdout.write(
-        f"autofeedback proxy on http://{host}:{port}/v1 -> {config.upstream} "
+        f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.shown_upstream} "
         f"(max {config.max_rounds} rounds)\n"
     )
     stdout.flush()
-    uvicorn.run(create_proxy_app(config), host=host, port=port, log_level="warning")
+    uvicorn_server(create_proxy_app(config), host, port, grace=grace).run()
     return 0

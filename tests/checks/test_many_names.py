@@ -88,3 +88,22 @@ def test_renames_stay_in_place_and_holes_are_typed() -> None:
     assert _apply("big", args, errors, scanner) == ("big", True)
     assert list(args) == ["field_1", "field_0", "field_2"]
     assert repr(args["field_2"]) == "<string>"
+
+
+def test_a_schema_is_compiled_from_its_second_use_and_only_when_small() -> None:
+    """CPython compiles fastjsonschema's generated source holding the GIL: 2.5 s for a
+    5,000-property tool, during which no other thread of a server ran. A tool seen once
+    is validated by jsonschema; a big one always is."""
+    from autofeedback.checks._check_values import _MISSING, _Compiled, _stored, _strict, accepts
+
+    small = _scanner(3).catalog.get("big")
+    assert small is not None
+    assert accepts(small, {"field_0": "x"})
+    assert _stored(_strict, small) is _MISSING  # the first use compiles nothing
+    assert accepts(small, {"field_1": "y"})
+    assert isinstance(_stored(_strict, small), _Compiled)
+    large = _scanner(1_000).catalog.get("big")
+    assert large is not None
+    for _ in range(3):
+        assert accepts(large, {"field_0": "x"})
+    assert not isinstance(_stored(_strict, large), _Compiled)
