@@ -1303,7 +1303,8 @@ def _mcp_proxy_parser(sub: Any) -> None:
         default="stdio",
         help="how the proxy serves its client (default stdio)",
     )
-    m.add_argument("--port", type=int, default=8000, help="streamable-http port on 127.0.0.1")
+    _host_arguments(m, "the MCP proxy")
+    m.add_argument("--port", type=int, default=8000, help="streamable-http port (default 8000)")
     m.add_argument("--log", help="append a JSON line per decision (credentials redacted)")
     m.add_argument(
         "--repeat-limit",
@@ -1318,6 +1319,7 @@ def _mcp_proxy_parser(sub: Any) -> None:
         help="pass a terse server error back without the tool's documentation",
     )
     m.add_argument("--timeout", type=float, default=300.0, help="per upstream request, seconds")
+    _grace_argument(m)
 
 
 def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
@@ -1341,6 +1343,9 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
         upstream_headers=headers,
         upstream_url=args.upstream_url,
         transport=args.transport,
+        host=args.host,
+        allow_remote=args.allow_remote,
+        grace=args.shutdown_grace,
         port=args.port,
         log=Path(args.log) if args.log else None,
         repeat_limit=args.repeat_limit,
