@@ -213,11 +213,7 @@ examples:
     sb.add_argument(
         "--port", type=int, help="port (default: the spec's loopback server port, or 8080)"
     )
-    sb.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="loopback address to bind (127.0.0.1, ::1, localhost or another 127.x)",
-    )
+    _host_arguments(sb, "the sandbox")
     sb.add_argument(
         "--terse",
         action="store_true",
@@ -229,6 +225,7 @@ examples:
         default=0,
         help="varies generated bodies and created ids; same seed, same answers (default 0)",
     )
+    _grace_argument(sb)
 
     ix = sub.add_parser("index", help="the RAG index over a spec's documentation")
     ix_sub = ix.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
@@ -562,6 +559,8 @@ def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
                 port=args.port,
                 terse=args.terse,
                 seed=args.seed,
+                allow_remote=args.allow_remote,
+                grace=args.shutdown_grace,
                 stdout=out,
                 stderr=err,
             )
