@@ -69,11 +69,14 @@ def die_on_second_signal(sig: int) -> None:
     signal.raise_signal(sig)
 
 
-def uvicorn_server(app: Any, host: str, port: int, *, grace: float = DEFAULT_GRACE) -> Any:
+def uvicorn_server(
+    app: Any, host: str, port: int, *, grace: float = DEFAULT_GRACE, uds: str | None = None
+) -> Any:
     """A ``uvicorn.Server`` for ``app`` that stops within ``grace`` seconds of the first
     SIGTERM or Ctrl-C (in-flight requests are then cancelled) and at once on a second.
     uvicorn itself waits for in-flight requests without a bound and treats a second
-    SIGTERM as the first (the proxy survived two with slow upstream calls in flight)."""
+    SIGTERM as the first (the proxy survived two with slow upstream calls in flight).
+    ``uds``: serve on that Unix socket instead of ``host:port``."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -86,6 +89,7 @@ def uvicorn_server(app: Any, host: str, port: int, *, grace: float = DEFAULT_GRA
         app,
         host=host,
         port=port,
+        uds=uds,
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=max(0, math.ceil(grace)),  # whole seconds, as uvicorn takes

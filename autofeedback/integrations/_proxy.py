@@ -27,11 +27,12 @@ most ``max_connections`` upstream connections, and a request that waits more tha
 ``pool_timeout`` for one is a 503 with a JSON error; bodies past ``max_body`` are a 413;
 checks of a request over :data:`INLINE_BYTES` run in worker threads (one lane for
 requests up to :data:`HEAVY_BYTES`, one thread for larger ones, at most
-:data:`HEAVY_WAITING` of those held at once), so one heavy client never stalls the
-others; scanners are cached by the size of their tools (``cache_bytes``); user info in
-``--upstream`` is never shown (start-up line, log, error bodies); SIGTERM lets in-flight
-requests finish for ``grace`` seconds, then cancels them, and a second SIGTERM ends the
-process at once.
+:data:`HEAVY_WAITING` of those held at once), or, under ``autofeedback proxy``, in a
+worker process at a lower CPU priority (:data:`RELAYED` at once): threads keep the
+event loop turning but hold its GIL, a process does not. Scanners are cached by the
+size of their tools (``cache_bytes``); user info in ``--upstream`` is never shown
+(start-up line, log, error bodies); SIGTERM lets in-flight requests finish for
+``grace`` seconds, then cancels them, and a second SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -107,6 +110,9 @@ HEAVY_BYTES = 1 << 20
 HEAVY_WAITING = 4
 #: Worker threads for requests between the two sizes.
 _LIGHT_THREADS = 4
+#: With a worker process (:func:`run_proxy` starts one), every checked request over
+#: INLINE_BYTES goes to it instead, at most this many at once (past it, a 503).
+RELAYED = 32
 
 T = TypeVar("T")
 
@@ -136,6 +142,9 @@ class ProxyConfig:
     pool_timeout: float = 5.0
     #: the scanner cache's bound, in characters of the tools lists it holds
     cache_bytes: int = 32 << 20
+    #: a Unix socket where a worker process answers the heavy checked requests (set by
+    #: :func:`run_proxy`; ``None``: they are checked in this process's worker threads)
+    heavy_socket: str | None = None
     _scanners: OrderedDict[str, tuple[Scanner, int]] = field(
         default_factory=OrderedDict, repr=False
     )
@@ -232,8 +241,16 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
             timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
             app.state.client = client
-            app.state.lanes = _Lanes(config)
-            yield
+            app.state.lanes = lanes = _Lanes(config)
+            if config.heavy_socket is None:
+                yield
+                return
+            # the worker bounds its own upstream calls; this bounds a worker that hangs
+            relay = httpx.Timeout(config.timeout * (config.max_rounds + 1), connect=5.0)
+            transport = httpx.AsyncHTTPTransport(uds=config.heavy_socket)
+            async with httpx.AsyncClient(transport=transport, timeout=relay) as worker:
+                lanes.worker = worker
+                yield
 
     async def endpoint(request: Request) -> Response:
         try:
@@ -263,6 +280,9 @@ class _Lanes:
         self.light = anyio.CapacityLimiter(_LIGHT_THREADS)
         self.heavy = anyio.CapacityLimiter(1)
         self.held = 0  # heavy requests held now, reading or waiting included
+        #: the client of the heavy-request worker process, when there is one
+        self.worker: httpx.AsyncClient | None = None
+        self.relayed = 0  # requests with the worker now
 
     async def run(self, size: int, fn: Callable[..., T], *args: Any) -> T:
         if size <= INLINE_BYTES and not self.semantic:
@@ -382,7 +402,18 @@ async def _handle(
         body = await _read_body(config, request)
         if isinstance(body, Response):
             return body
-        if request.method == "POST" and path.endswith(("/chat/completions", "/responses")):
+        checked = request.method == "POST" and path.endswith(("/chat/completions", "/responses"))
+        if checked and lanes.worker is not None and len(body) > INLINE_BYTES:
+            if lanes.relayed >= RELAYED:
+                return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
+            lanes.relayed += 1
+            try:
+                relayed = await _to_worker(lanes.worker, request, body)
+            finally:
+                lanes.relayed -= 1
+            if relayed is not None:
+                return relayed
+        if checked:
             payload = await lanes.run(len(body), _load, body)
             if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
                 kind = "chat" if path.endswith("/chat/completions") else "responses"
@@ -430,6 +461,25 @@ async def _forward(
         )
     except httpx.HTTPError as exc:
         return _unreachable(config, exc, _secret_of(request))
+    return answer if answer is not None else Response(status_code=499)
+
+
+async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -> Response | None:
+    """A heavy request, answered by the worker process (``None``: it cannot be reached,
+    and this process checks the request itself). CPU work in a thread still holds this
+    process's GIL: a 3,000-step chat checked beside light clients made their p99 five
+    times longer (benchmarks/serve_load.py); another process, at a lower priority, does
+    not. A client that leaves closes the relayed connection, which cancels the worker's
+    rounds as it would cancel this process's."""
+    query = request.url.query
+    target = httpx.URL(f"http://heavy-worker{request.url.path}" + (f"?{query}" if query else ""))
+    try:
+        answer = await _unless_disconnected(
+            request, lambda: _pass_through(worker, request, target, body)
+        )
+    except httpx.TransportError as exc:
+        _log.warning("heavy-request worker not reachable (%s): checked here", type(exc).__name__)
+        return None
     return answer if answer is not None else Response(status_code=499)
 
 
@@ -951,11 +1001,94 @@ def run_proxy(
     if warning:
         stderr.write(f"autofeedback: {warning}\n")
         stderr.flush()
-    shown = f"[{host}]" if ":" in host else host
-    stdout.write(
-        f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.shown_upstream} "
-        f"(max {config.max_rounds} rounds)\n"
-    )
-    stdout.flush()
-    uvicorn_server(create_proxy_app(config), host, port, grace=grace).run()
+    settings = {
+        "upstream": upstream,
+        "spec": spec,
+        "max_rounds": max_rounds,
+        "token_budget": token_budget,
+        "semantic": semantic,
+        "max_body": max_body,
+        "grace": grace,
+    }
+    with _heavy_worker(settings, stderr) as socket_path:
+        config.heavy_socket = socket_path
+        shown = f"[{host}]" if ":" in host else host
+        stdout.write(
+            f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.shown_upstream} "
+            f"(max {config.max_rounds} rounds)\n"
+        )
+        stdout.flush()
+        uvicorn_server(create_proxy_app(config), host, port, grace=grace).run()
     return 0
+
+
+@contextlib.contextmanager
+def _heavy_worker(settings: dict[str, Any], stderr: IO[str]) -> Iterator[str | None]:
+    """Start the heavy-request worker (:func:`_worker_main`) on a Unix socket in a private
+    folder; yields the socket's path, or ``None`` when it did not start (the heavy
+    requests are then checked in this process). The worker reads its settings from its
+    stdin (the upstream URL may hold credentials: never on a command line) and ends when
+    that pipe closes, so it never outlives this process, even one killed by a signal."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="autofeedback-proxy-")  # 0700: only its owner
+    path = os.path.join(folder, "heavy.sock")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from autofeedback.integrations._proxy import _worker_main; "
+         "_worker_main()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps({**settings, "socket": path, "folder": folder}) + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not os.path.exists(path):
+            stderr.write("autofeedback: the heavy-request worker did not start; checking here\n")
+            yield None
+        else:
+            yield path
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # the worker's signal to stop
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _worker_main() -> None:
+    """The heavy-request worker: the proxy app on the Unix socket its parent names, at a
+    lower CPU priority, ending when its parent closes (or loses) the settings pipe."""
+    import shutil
+
+    settings = json.loads(sys.stdin.readline())
+
+    def parent_watch() -> None:
+        sys.stdin.read()  # returns at EOF: the parent stopped or died
+        shutil.rmtree(settings["folder"], ignore_errors=True)
+        os._exit(0)
+
+    threading.Thread(target=parent_watch, daemon=True).start()
+    with contextlib.suppress(OSError):
+        os.nice(10)  # light requests, in the parent, come first
+    config = ProxyConfig(
+        settings["upstream"],
+        spec=ApiCatalog.from_file(settings["spec"]) if settings["spec"] else None,
+        max_rounds=settings["max_rounds"],
+        token_budget=settings["token_budget"],
+        retriever="auto" if settings["semantic"] else None,
+        max_body=settings["max_body"],
+    )
+    server = uvicorn_server(
+        create_proxy_app(config), "127.0.0.1", 0, grace=settings["grace"], uds=settings["socket"]
+    )
+    server.run()

@@ -489,3 +489,49 @@ def test_a_second_sigterm_ends_the_process_at_once(upstream: Upstream) -> None:
         _stop(proc)
         for t in threads:
             t.join(60)
+
+
+def test_the_cli_checks_heavy_requests_in_a_worker_process_that_dies_with_it(
+    upstream: Upstream,
+) -> None:
+    """Under ``autofeedback proxy`` a heavy request is checked by a worker process (a
+    thread holds the GIL light requests need: their p99 was 5x beside one); its answer
+    is the same; a client that leaves cancels it there too; and the worker never
+    outlives the proxy, even one killed outright."""
+    upstream.answer = completion({"town": "Paris"})  # wrong: the proxy asks again
+    proc, port, _ = _start(upstream.url)
+    try:
+        worker = _children(proc.pid)
+        assert len(worker) == 1  # the worker, started with the proxy
+        heavy = {"model": "m", "messages": _history(300), "tools": [TOOL]}
+        answer = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=60)
+        assert answer.status_code == 200
+        assert json.loads(answer.headers["x-autofeedback"])["stop"] == "repeated"
+        assert answer.json()["autofeedback"]["codes"][0].startswith("E3")
+        started = upstream.started
+        upstream.delay = 2.0
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=0.5)
+        time.sleep(4.0)
+        assert upstream.started == started + 1  # not asked again after the client left
+        proc.kill()  # no shutdown at all: the worker notices its pipe close
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{worker[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{worker[0]}").exists()
+    finally:
+        _stop(proc)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc to find the worker process")
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:  # the field after the state is the parent's pid
+                out.append(int(stat.parent.name))
+    return out
