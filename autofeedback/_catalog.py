@@ -327,9 +327,9 @@ class _Router:
             if child is not None:
                 walk(child, i + 1, size + len(segment), params)
             for regex, names, literal_len, child in node.patterns:
-                m = regex.fullmatch(segment)
-                if m is not None:
-                    bound = {name: m.group(k + 1) for k, name in enumerate(names)}
+                groups = _fullmatch(regex, segment)
+                if groups is not None:
+                    bound = dict(zip(names, groups, strict=True))
                     walk(child, i + 1, size + literal_len, {**params, **bound})
 
         walk(self.root, 0, 0, {})
@@ -340,6 +340,20 @@ class _Router:
 def _segments(path: str) -> list[str]:
     path = path.strip("/")
     return path.split("/") if path else []
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _fullmatch(regex: Any, text: str) -> tuple[str, ...] | None:
+    """The groups of an RE2 ``regex`` matching all of ``text``, as slices of ``text``.
+    RE2 reads UTF-8, which a lone surrogate (a model's URL may hold one) is not: it is
+    matched as U+FFFD, one character for one, so the positions still slice ``text``."""
+    safe = text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+    m = regex.fullmatch(safe)
+    if m is None:
+        return None
+    return tuple(text[m.start(k) : m.end(k)] for k in range(1, regex.groups + 1))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -87,7 +87,7 @@ from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
 from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from autofeedback._catalog import ApiCatalog
+from autofeedback._catalog import ApiCatalog, _fullmatch
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sanitize_schema
@@ -785,11 +785,10 @@ def _match(route: _Route, segments: Sequence[str]) -> dict[str, str] | None:
         return None
     out: dict[str, str] = {}
     for text, regex, names in zip(segments, route.segments, route.names, strict=True):
-        m = regex.fullmatch(text)
-        if m is None:
+        groups = _fullmatch(regex, text)
+        if groups is None:
             return None
-        for i, name in enumerate(names):
-            out[name] = m.group(f"v{i}")
+        out.update(zip(names, groups, strict=True))
     return out
 
 

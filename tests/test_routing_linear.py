@@ -78,3 +78,10 @@ def test_a_long_url_against_many_variables_returns_at_once() -> None:
         pytest.fail("a long URL stalled path matching for over 60 s")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok"
+
+
+def test_a_lone_surrogate_in_a_url_is_matched_and_kept() -> None:
+    """RE2 reads UTF-8, which a lone surrogate is not (a model's URL may hold one): it
+    is matched as U+FFFD and the path parameter keeps the text as sent."""
+    hit = _catalog().match_http("GET", "http://127.0.0.1:9/v/a\udfff-b-c-d.json")
+    assert hit is not None and hit[1]["a"] == "a\udfff"
