@@ -61,7 +61,7 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from pydantic import ValidationError
 
 from autofeedback._exceptions import ConfigurationError
-from autofeedback._redact import redact
+from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import one_line
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.integrations._mcp_gate import ToolGate
@@ -682,6 +682,9 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
             if isinstance(exc, (MCPError, OSError, TimeoutError))
             else type(exc).__name__
         )
-        options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {one_line(exc)}\n")
+        # an --upstream-url with user info must not reach the terminal or a log
+        secrets = url_secrets(options.upstream_url) if options.upstream_url else []
+        reason = redact(one_line(exc), secrets=secrets)
+        options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {reason}\n")
         return 2
     return 0
