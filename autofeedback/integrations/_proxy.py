@@ -1030,9 +1030,13 @@ def _heavy_worker(settings: dict[str, Any], stderr: IO[str]) -> Iterator[str | N
     stdin (the upstream URL may hold credentials: never on a command line) and ends when
     that pipe closes, so it never outlives this process, even one killed by a signal."""
     import shutil
+    import socket
     import subprocess
     import tempfile
 
+    if not hasattr(socket, "AF_UNIX"):  # no Unix sockets here: threads only
+        yield None
+        return
     folder = tempfile.mkdtemp(prefix="autofeedback-proxy-")  # 0700: only its owner
     path = os.path.join(folder, "heavy.sock")
     proc = subprocess.Popen(
@@ -1078,8 +1082,9 @@ def _worker_main() -> None:
         os._exit(0)
 
     threading.Thread(target=parent_watch, daemon=True).start()
-    with contextlib.suppress(OSError):
-        os.nice(10)  # light requests, in the parent, come first
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(10)  # light requests, in the parent, come first
     config = ProxyConfig(
         settings["upstream"],
         spec=ApiCatalog.from_file(settings["spec"]) if settings["spec"] else None,
