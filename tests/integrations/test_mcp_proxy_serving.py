@@ -140,7 +140,7 @@ def test_a_light_check_never_waits_for_a_heavy_one() -> None:
         {"name": "big", "inputSchema": {"type": "object", "properties": props}},
         {"name": "small", "inputSchema": small},
     ])  # fmt: skip
-    heavy_args = {f"q{i}": "x" for i in range(50_000)}
+    heavy_args = {f"q{i}": "x" for i in range(150_000)}
     took: list[float] = []
 
     def heavy() -> None:
@@ -159,8 +159,8 @@ def test_a_light_check_never_waits_for_a_heavy_one() -> None:
         slowest = max(slowest, time.monotonic() - started)
         time.sleep(0.01)
     worker.join()
-    assert took[0] > 1.0
-    assert slowest < took[0] / 3, (slowest, took)
+    assert took[0] > 0.5  # the heavy check did take a while...
+    assert slowest < took[0] / 3, (slowest, took)  # ...and no light one waited for it
 
 
 def test_the_log_is_private_and_keeps_a_bounded_part_of_each_call(tmp_path: Path) -> None:

@@ -268,7 +268,7 @@ def test_a_heavy_check_does_not_stall_other_clients(upstream: Upstream) -> None:
                 slowest = max(slowest, time.monotonic() - started)
                 time.sleep(0.05)
         worker.join(300)
-        assert done[0] > 1.5  # the heavy request did take seconds...
+        assert done[0] > 0.75  # the heavy request did take a while...
         assert slowest < done[0] / 3, (slowest, done)  # ...and nobody else waited for it
     finally:
         proxy.close()
