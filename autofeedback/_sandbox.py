@@ -37,22 +37,25 @@ issued gets the operation's documented 404 (its example, its schema with the mes
 filled in, or its documented code), else the ``not_found`` row above.
 ``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session.
 
-The server binds to a loopback address only and logs only method, path and status.
+The server binds to a loopback address (another one needs ``allow_remote``, see
+:mod:`autofeedback._serve`) and logs only method, path and status.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import heapq
 import json
 import re
 import signal
 import socket
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from ipaddress import ip_address
 from os import PathLike
 from pathlib import Path
 from random import Random
@@ -60,6 +63,7 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import re2  # type: ignore[import-untyped]
 from jsonschema.validators import extend
 from openapi_core import Config, OpenAPI
 from openapi_core.casting.schemas.exceptions import CastError
@@ -83,7 +87,7 @@ from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
 from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from autofeedback._catalog import ApiCatalog
+from autofeedback._catalog import ApiCatalog, _fullmatch
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback._listen import cannot_listen
 from autofeedback._model import Operation, Response
@@ -91,6 +95,7 @@ from autofeedback._openapi import _export, sanitize_schema
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._redact import auth_names, redact
 from autofeedback._sandbox_state import NotFound, SessionState, generate
+from autofeedback._serve import DEFAULT_GRACE, check_host, die_on_second_signal, is_loopback
 
 __all__ = ["DEFAULT_ERROR_CODES", "RESET_PATH", "Sandbox", "SeenRequest", "run_sandbox"]
 
@@ -110,6 +115,9 @@ DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
 
 MAX_BODY_BYTES = 1 << 20
 _MAX_SEEN = 100_000
+#: Characters of a path or query string that ``requests_seen`` and the log keep (whole
+#: 60 KB query strings were 6 GB at the 100,000-entry cap).
+_MAX_SHOWN = 1024
 # Bodies up to this size are read and dropped so the client sees the 413, larger ones
 # get the connection closed on them.
 _DRAIN_LIMIT = 16 << 20
@@ -204,7 +212,9 @@ class _Route:
     template: str
     method: str
     operation: Operation
-    segments: tuple[re.Pattern[str], ...]
+    #: one RE2 regex per segment (linear time: a backtracking ``re`` took 45 s on one
+    #: 3.2 KB URL against ``{a}-{b}-{c}.json``, every other client waiting on the GIL)
+    segments: tuple[Any, ...]
     names: tuple[tuple[str, ...], ...]
     literal_len: int
     query_names: frozenset[str] = field(default_factory=frozenset)
@@ -222,8 +232,11 @@ class Sandbox:
     last 100,000 answers.
 
     Bounded: bodies over :data:`MAX_BODY_BYTES` get 413, a client silent for
-    ``client_timeout`` seconds is disconnected, and at most ``max_connections`` are
-    served at once (the rest wait in a 4096-deep listen backlog).
+    ``client_timeout`` seconds is disconnected, so is one whose request (line, headers
+    and body) has not all arrived ``request_timeout`` seconds after it began (a slow
+    client sending a header line every few seconds held its slot for good), and at most
+    ``max_connections`` are served at once (the rest wait in a 4096-deep listen backlog).
+    ``host`` must be a loopback address unless ``allow_remote``.
 
     >>> catalog = ApiCatalog([Operation("ping")])
     >>> with Sandbox(catalog) as sandbox:  # doctest: +SKIP
@@ -242,21 +255,24 @@ class Sandbox:
         seed: int = 0,
         log: IO[str] | None = None,
         client_timeout: float = 15.0,
+        request_timeout: float = 10.0,
         max_connections: int = 256,
         max_resources: int = 10_000,
+        allow_remote: bool = False,
     ) -> None:
-        if client_timeout <= 0 or max_connections < 1 or max_resources < 1:
+        if client_timeout <= 0 or request_timeout <= 0 or max_connections < 1 or max_resources < 1:
             raise ConfigurationError(
-                "client_timeout must be > 0, max_connections and max_resources >= 1"
+                "client_timeout and request_timeout must be > 0, max_connections and "
+                "max_resources >= 1"
             )
-        if not _is_loopback(host):
-            raise ConfigurationError(f"the sandbox binds to loopback only, not {host!r}")
+        self.warning = check_host(host, allow_remote, "the sandbox")
         self.catalog = catalog
         self.host = host
         self.port = port
         self.terse = terse
         self.seed = seed
         self.client_timeout = client_timeout
+        self.request_timeout = request_timeout
         self.max_connections = max_connections
         # bounded: a sandbox left running must not grow with every request it answers
         self.requests_seen: deque[SeenRequest] = deque(maxlen=_MAX_SEEN)
@@ -305,7 +321,7 @@ class Sandbox:
             {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
         )
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------
@@ -316,7 +332,7 @@ class Sandbox:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
 
-    def _bind(self) -> ThreadingHTTPServer:
+    def _bind(self) -> _Server:
         if self._server is None:
             handler = type(
                 "_BoundHandler", (_Handler,), {"sandbox": self, "timeout": self.client_timeout}
@@ -324,6 +340,7 @@ class Sandbox:
             server_cls = _IPv6Server if ":" in self.host else _Server
             self._server = server_cls((self.host, self.port), handler)
             self._server.slots = threading.BoundedSemaphore(self.max_connections)
+            self._server.reaper = _Reaper()
             self.port = int(self._server.server_address[1])
         return self._server
 
@@ -341,12 +358,16 @@ class Sandbox:
         """Bind and serve in this thread until :meth:`stop` or KeyboardInterrupt."""
         self._bind().serve_forever()
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 0.0) -> None:
+        """Stop serving; requests being answered get ``grace`` seconds to finish."""
         if self._server is not None:
             if self._thread is not None:
                 self._server.shutdown()
                 self._thread.join()
             self._server.server_close()
+            self._server.reaper.close_waiting()
+            self._server.drain(grace)
+            self._server.reaper.stop()
         self._server = None
         self._thread = None
 
@@ -384,8 +405,10 @@ class Sandbox:
         status, extra, payload, seen = self._handle(method, target, headers, body, oversize)
         query = urlsplit(target).query
         if query:
-            shown = str(redact("?" + query, names=self._auth))[1:]
-            seen = dataclasses.replace(seen, query=shown)
+            shown = str(redact("?" + query[:_MAX_SHOWN], names=self._auth))[1:]
+            seen = dataclasses.replace(seen, query=_cut(shown, len(query)))
+        if len(seen.path) > _MAX_SHOWN:
+            seen = dataclasses.replace(seen, path=_cut(seen.path[:_MAX_SHOWN], len(seen.path)))
         return status, extra, payload, seen
 
     def _handle(
@@ -587,6 +610,65 @@ class _Slot:
                 self._slots.release()
 
 
+def _cut(text: str, size: int) -> str:
+    """``text`` (the start of something ``size`` characters long), marked when cut."""
+    return text if size <= _MAX_SHOWN else f"{text[:_MAX_SHOWN]}...({size} characters)"
+
+
+class _Reaper:
+    """One thread that shuts down connections whose request is late: a handler watches
+    its connection until the request has arrived, the reaper closes it at the deadline
+    (a socket timeout bounds each read, not the whole request)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._due: list[tuple[float, int, Any]] = []
+        self._watched: dict[int, float] = {}
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="sandbox-reaper", daemon=True)
+        self._thread.start()
+
+    def watch(self, conn: Any, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            self._watched[id(conn)] = deadline
+            heapq.heappush(self._due, (deadline, id(conn), conn))
+            self._lock.notify()
+
+    def unwatch(self, conn: Any) -> None:
+        with self._lock:
+            self._watched.pop(id(conn), None)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._lock.notify()
+
+    def close_waiting(self) -> None:
+        """Shut down every connection still waiting for (the rest of) a request: an idle
+        keep-alive one included. Those being answered are left to finish."""
+        with self._lock:
+            due = [(key, conn) for _, key, conn in self._due if key in self._watched]
+            self._watched.clear()
+            self._due.clear()
+        for _, conn in due:
+            with contextlib.suppress(OSError):  # already closed
+                conn.shutdown(socket.SHUT_RDWR)
+
+    def _run(self) -> None:
+        with self._lock:
+            while not self._stopped:
+                now = time.monotonic()
+                while self._due and self._due[0][0] <= now:
+                    deadline, key, conn = heapq.heappop(self._due)
+                    if self._watched.get(key) == deadline:  # still reading that request
+                        del self._watched[key]
+                        with contextlib.suppress(OSError):  # already closed
+                            conn.shutdown(socket.SHUT_RDWR)
+                wait = self._due[0][0] - now if self._due else None
+                self._lock.wait(wait)
+
+
 class _Server(ThreadingHTTPServer):
     """One thread per connection, at most ``slots`` at once: past that, connections wait
     in the listen backlog (long enough for a burst of thousands) instead of each
@@ -595,6 +677,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 4096
     slots: threading.BoundedSemaphore
+    reaper: _Reaper
+
+    def drain(self, grace: float) -> None:
+        """Wait up to ``grace`` seconds for the connections being served to end."""
+        deadline = time.monotonic() + grace
+        while self._held and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._held: dict[Any, _Slot] = {}
@@ -657,22 +746,13 @@ def _fill_error(payload: dict[str, Any], message: str) -> None:
         _fill_error(payload["error"], message)  # Spotify's {"error": {"status", "message"}}
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 # -- routing -----------------------------------------------------------------------
 
 _VAR = re.compile(r"\{([^{}/]+)\}")
 
 
 def _compile_route(template: str, method: str, op: Operation) -> _Route:
-    segments: list[re.Pattern[str]] = []
+    segments: list[Any] = []
     names: list[tuple[str, ...]] = []
     literal = 0
     for raw in template.strip("/").split("/") if template.strip("/") else []:
@@ -688,7 +768,7 @@ def _compile_route(template: str, method: str, op: Operation) -> _Route:
         text = unquote(raw[pos:])
         pattern += re.escape(text)
         literal += len(text) + 1
-        segments.append(re.compile(pattern, re.DOTALL))
+        segments.append(re2.compile("(?s)" + pattern))
         names.append(tuple(seg_names))
     query = frozenset(p.name for p in op.parameters if p.location == "query")
     if op.is_http and op.path is not None:
@@ -706,11 +786,10 @@ def _match(route: _Route, segments: Sequence[str]) -> dict[str, str] | None:
         return None
     out: dict[str, str] = {}
     for text, regex, names in zip(segments, route.segments, route.names, strict=True):
-        m = regex.fullmatch(text)
-        if m is None:
+        groups = _fullmatch(regex, text)
+        if groups is None:
             return None
-        for i, name in enumerate(names):
-            out[name] = m.group(f"v{i}")
+        out.update(zip(names, groups, strict=True))
     return out
 
 
@@ -880,6 +959,17 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the sandbox logs method, path and status itself; never headers or bodies
 
+    def handle_one_request(self) -> None:
+        # the request line, headers and body must all arrive within request_timeout
+        reaper = getattr(self.server, "reaper", None)
+        if reaper is not None:
+            reaper.watch(self.connection, self.sandbox.request_timeout)
+        try:
+            super().handle_one_request()
+        finally:
+            if reaper is not None:
+                reaper.unwatch(self.connection)
+
     def _serve(self) -> None:
         method = self.command.upper()
         body: bytes | None = None
@@ -911,6 +1001,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif length > 0:
             body = self.rfile.read(length)
+        reaper = getattr(self.server, "reaper", None)
+        if reaper is not None:
+            reaper.unwatch(self.connection)  # the request is in: answering is not late
         try:
             status, extra, payload, seen = self.sandbox.handle(
                 method, self.path, headers, body, oversize=length > MAX_BODY_BYTES
@@ -948,6 +1041,8 @@ def run_sandbox(
     terse: bool = False,
     host: str = "127.0.0.1",
     seed: int = 0,
+    allow_remote: bool = False,
+    grace: float = DEFAULT_GRACE,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
@@ -955,7 +1050,10 @@ def run_sandbox(
 
     ``port=None`` takes the port of a loopback server the spec declares, else 8080.
     ``seed`` makes generated bodies and created ids repeatable (see :class:`Sandbox`).
-    Returns 0 after Ctrl-C, 2 on a bad spec or a port that cannot be bound.
+    ``host`` other than loopback needs ``allow_remote`` (a warning is printed). After
+    Ctrl-C or SIGTERM, requests being answered get ``grace`` seconds; a second signal
+    ends the process at once. Returns 0 after Ctrl-C, 2 on a bad spec or a port that
+    cannot be bound.
 
     >>> run_sandbox("specs/examples/bookshop.yaml", stdout=sys.stdout,
     ...             stderr=sys.stderr)  # doctest: +SKIP
@@ -964,7 +1062,15 @@ def run_sandbox(
         catalog = ApiCatalog.from_file(Path(spec))
         if port is None:
             port = _default_port(catalog)
-        sandbox = Sandbox(catalog, host=host, port=port, terse=terse, seed=seed, log=stdout)
+        sandbox = Sandbox(
+            catalog,
+            host=host,
+            port=port,
+            terse=terse,
+            seed=seed,
+            log=stdout,
+            allow_remote=allow_remote,
+        )
         sandbox._bind()
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")
@@ -972,34 +1078,48 @@ def run_sandbox(
     except OSError as exc:
         stderr.write(f"autofeedback: error: {cannot_listen(host, port or 0, exc)}\n")
         return 2
+    if sandbox.warning:
+        stderr.write(f"autofeedback: {sandbox.warning}\n")
+        stderr.flush()
     mode = "terse" if terse else "verbose"
     stdout.write(
         f"Serving {len(catalog)} operations of {spec} at {sandbox.url} ({mode} errors); "
         "Ctrl-C to stop\n"
     )
     stdout.flush()
-    previous: Any = None
+    previous: dict[int, Any] = {}
     if threading.current_thread() is threading.main_thread():
-        # `kill` (SIGTERM) stops the server as cleanly as Ctrl-C does
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        # `kill` (SIGTERM) stops the server as cleanly as Ctrl-C does; a second signal
+        # while the answers in flight finish ends the process at once
+        stopping = _Stopping()
+        previous = {sig: signal.signal(sig, stopping) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         sandbox.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        sandbox.stop()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        sandbox.stop(grace)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class _Stopping:
+    """The signal handler: the first signal interrupts serving, the next one kills."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        if self.seen:
+            die_on_second_signal(signum)
+        self.seen = True
+        raise KeyboardInterrupt
 
 
 def _default_port(catalog: ApiCatalog) -> int:
     for server in catalog.servers:
         parts = urlsplit(server)
-        if parts.hostname and _is_loopback(parts.hostname) and parts.port:
+        if parts.hostname and is_loopback(parts.hostname) and parts.port:
             return parts.port
     return 8080

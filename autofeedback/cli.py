@@ -273,11 +273,7 @@ examples:
     sb.add_argument(
         "--port", type=int, help="port (default: the spec's loopback server port, or 8080)"
     )
-    sb.add_argument(
-        "--host",
-        default="127.0.0.1",
-        help="loopback address to bind (127.0.0.1, ::1, localhost or another 127.x)",
-    )
+    _host_arguments(sb, "the sandbox")
     sb.add_argument(
         "--terse",
         action="store_true",
@@ -289,6 +285,7 @@ examples:
         default=0,
         help="varies generated bodies and created ids; same seed, same answers (default 0)",
     )
+    _grace_argument(sb)
 
     ix = sub.add_parser("index", help="the RAG index over a spec's documentation")
     ix_sub = ix.add_subparsers(dest="index_command", required=True, parser_class=_Parser)
@@ -645,6 +642,8 @@ def _run(argv: list[str], out: IO[str], err: IO[str], inp: IO[str]) -> int:
                 port=args.port,
                 terse=args.terse,
                 seed=args.seed,
+                allow_remote=args.allow_remote,
+                grace=args.shutdown_grace,
                 stdout=out,
                 stderr=err,
             )
@@ -1431,7 +1430,8 @@ def _mcp_proxy_parser(sub: Any) -> argparse.ArgumentParser:
         default="stdio",
         help="how the proxy serves its client (default stdio)",
     )
-    m.add_argument("--port", type=int, default=8000, help="streamable-http port on 127.0.0.1")
+    _host_arguments(m, "the MCP proxy")
+    m.add_argument("--port", type=int, default=8000, help="streamable-http port (default 8000)")
     m.add_argument("--log", help="append a JSON line per decision (credentials redacted)")
     m.add_argument(
         "--repeat-limit",
@@ -1446,6 +1446,7 @@ def _mcp_proxy_parser(sub: Any) -> argparse.ArgumentParser:
         help="pass a terse server error back without the tool's documentation",
     )
     m.add_argument("--timeout", type=float, default=300.0, help="per upstream request, seconds")
+    _grace_argument(m)
     _repair_flag(m)
     return m  # type: ignore[no-any-return]
 
@@ -1471,6 +1472,9 @@ def _mcp_proxy(args: argparse.Namespace, err: IO[str]) -> int:
         upstream_headers=headers,
         upstream_url=args.upstream_url,
         transport=args.transport,
+        host=args.host,
+        allow_remote=args.allow_remote,
+        grace=args.shutdown_grace,
         port=args.port,
         log=Path(args.log) if args.log else None,
         repeat_limit=args.repeat_limit,
@@ -1511,9 +1515,7 @@ examples:
         metavar="URL",
         help="the OpenAI-compatible base URL to forward to, e.g. http://127.0.0.1:8080/v1",
     )
-    px.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (loopback unless you mean it)"
-    )
+    _host_arguments(px, "the proxy")
     px.add_argument("--port", type=int, default=8787, help="port to listen on")
     px.add_argument("--spec", help="an OpenAPI document that judges the tools it names")
     px.add_argument(
@@ -1541,7 +1543,47 @@ examples:
         "HTTP 422 JSON error that the client library raises (default); pass, the completion "
         "as the model wrote it, marked in the x-autofeedback header",
     )
+    px.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=32.0,
+        help="request bodies past this size get a 413 (default 32)",
+    )
+    px.add_argument(
+        "--max-connections",
+        type=int,
+        default=100,
+        help="connections to the upstream at once; a request that waits over 5 s for one "
+        "gets a 503 (default 100)",
+    )
+    _grace_argument(px)
     return px  # type: ignore[no-any-return]
+
+
+def _host_arguments(parser: Any, what: str) -> None:
+    """--host and --allow-remote: the one host rule of the three servers."""
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1); a non-loopback one needs --allow-remote",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help=f"let --host be a non-loopback address ({what} has no authentication: anyone "
+        "who can reach the port can use it; a warning is printed)",
+    )
+
+
+def _grace_argument(parser: Any) -> None:
+    parser.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="on SIGTERM or Ctrl-C, in-flight requests get this long to finish before they "
+        "are cancelled; a second signal stops at once (default 10)",
+    )
 
 
 def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
@@ -1563,6 +1605,10 @@ def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         log=args.log,
         repair=args.repair,
         give_up=args.on_give_up,
+        allow_remote=args.allow_remote,
+        max_body=max(1, int(args.max_body_mb * (1 << 20))),
+        max_connections=args.max_connections,
+        grace=args.shutdown_grace,
         stdout=out,
         stderr=err,
     )

@@ -24,9 +24,9 @@ from autofeedback._resolve import Arg
 from autofeedback.checks._names import (
     NameMatcher,
     Scored,
-    closest_literal,
     closest_spelling,
     id_entity,
+    literal_key,
     other_entities,
 )
 
@@ -78,6 +78,7 @@ def check_parameters(
     auth = {(p.location, p.name.lower()) for p in op.auth_parameters}
     used: set[str] = set()
     body_open = _body_allows_extra(op)
+    lookup = _Lookup(params)
 
     # findings in argument order; an unknown name is judged once every known one is
     # matched, so that its suggestion can be a parameter the request does not send yet
@@ -85,7 +86,7 @@ def check_parameters(
     for arg in args:
         if (arg.location, arg.name.lower()) in auth:
             continue
-        param = _lookup(params, arg)
+        param = lookup.find(arg)
         if param is not None:
             used.add(param.name)
             if arg.location not in ("argument", param.location):
@@ -107,7 +108,7 @@ def check_parameters(
             continue
         if arg.location == "header" or (arg.location in ("body", "argument") and body_open):
             continue  # clients add headers freely; open bodies take extra fields
-        carrier = _object_query(params, arg)
+        carrier = lookup.object_query(arg)
         if carrier is not None:
             used.add(carrier.name)  # a property of an object sent in the query string
             continue
@@ -118,6 +119,8 @@ def check_parameters(
         owner = _Owner(catalog, op, args, instruction, ranker)
         free = [p for p in params if p.name not in used]
         missing = [p for p in free if p.required]
+        known = _Known(params, free)
+        judged = 0
         for item in ordered:
             if isinstance(item, Finding):
                 findings.append(item)
@@ -125,7 +128,26 @@ def check_parameters(
             # one unknown name and one missing required parameter: it is the one meant
             # (a renamed parameter); else the closest among those not sent yet
             sole = missing[0] if len(unknown) == 1 and len(missing) == 1 else None
-            finding = _unknown(op, item, params, free, catalog, matcher, threshold, owner, sole)
+            if judged >= MAX_REPORTED:
+                if judged == MAX_REPORTED:  # the rest as one finding, at the first of them
+                    findings.append(_more_unknown(op, item, len(unknown) - judged, known))
+                judged += 1
+                continue
+            # the closest-name searches cost a pass over every parameter (and with a
+            # matcher, the model): only the first MAX_SEARCHED unknown names get them
+            search = judged < MAX_SEARCHED
+            judged += 1
+            finding = _unknown(
+                op,
+                item,
+                known,
+                catalog,
+                matcher if search else None,
+                threshold,
+                owner,
+                sole,
+                search=search,
+            )
             findings.append(finding)
     else:
         findings.extend(f for f in ordered if isinstance(f, Finding))
@@ -184,42 +206,88 @@ _OWNED_MARGIN = 0.1
 _DEEP = re.compile(r"([^\[\]]+)\[[^\[\]]*\].*")
 
 
-def _object_query(params: list[Parameter], arg: Arg) -> Parameter | None:
-    """The object-valued query parameter ``arg`` is a piece of: ``filter[status]=x``
-    (``deepObject`` style, or PHP/Rails brackets) or ``gt=1`` for an object serialised
-    ``style: form, explode: true``, whose properties become query keys."""
-    if arg.location != "query":
-        return None
-    m = _DEEP.fullmatch(arg.name)
-    if m is not None:
-        base = m.group(1)
-        return next((p for p in params if p.location == "query" and p.name == base), None)
-    for p in params:
-        if p.location != "query" or p.explode is False or (p.style or "form") != "form":
-            continue
-        schema = p.schema if isinstance(p.schema, Mapping) else {}
-        props = schema.get("properties")
-        if isinstance(props, Mapping) and arg.name in props:
-            return p
-    return None
-
-
 def _where(p: Parameter) -> str:
     return "" if p.location == "argument" else f"{p.location} "
 
 
-def _lookup(params: list[Parameter], arg: Arg) -> Parameter | None:
-    same_place = [p for p in params if p.name == arg.name and p.location == arg.location]
-    if same_place:
-        return same_place[0]
-    if arg.location == "header":
+class _Lookup:
+    """The documented parameter an argument names, in constant time: the same name in the
+    same place, a header in any case, else the same name anywhere (the first documented)."""
+
+    def __init__(self, params: list[Parameter]) -> None:
+        self.params = params
+        self.placed: dict[tuple[str, str], Parameter] = {}
+        self.named: dict[str, Parameter] = {}
+        self.headers: dict[str, Parameter] = {}
         for p in params:
-            if p.location == "header" and p.name.lower() == arg.name.lower():
-                return p
-    for p in params:
-        if p.name == arg.name:
-            return p
-    return None
+            self.placed.setdefault((p.name, p.location), p)
+            self.named.setdefault(p.name, p)
+            if p.location == "header":
+                self.headers.setdefault(p.name.lower(), p)
+        self._objects: dict[str, Parameter] | None = None
+
+    def find(self, arg: Arg) -> Parameter | None:
+        hit = self.placed.get((arg.name, arg.location))
+        if hit is None and arg.location == "header":
+            hit = self.headers.get(arg.name.lower())
+        return hit if hit is not None else self.named.get(arg.name)
+
+    def object_query(self, arg: Arg) -> Parameter | None:
+        """The object-valued query parameter ``arg`` is a piece of: ``filter[status]=x``
+        (``deepObject`` style, or PHP/Rails brackets) or ``gt=1`` for an object serialised
+        ``style: form, explode: true``, whose properties become query keys."""
+        if arg.location != "query":
+            return None
+        m = _DEEP.fullmatch(arg.name)
+        if m is not None:
+            return self.placed.get((m.group(1), "query"))
+        if self._objects is None:
+            self._objects = {}
+            for p in self.params:
+                if p.location != "query" or p.explode is False or (p.style or "form") != "form":
+                    continue
+                schema = p.schema if isinstance(p.schema, Mapping) else {}
+                props = schema.get("properties")
+                if isinstance(props, Mapping):
+                    for key in props:
+                        self._objects.setdefault(str(key), p)
+        return self._objects.get(arg.name)
+
+
+#: Unknown names per call that are searched for the closest documented one (spelling,
+#: meaning); past them, only the literal-variant look-up, which is a dict hit. A model
+#: that sends 2,000 wrong names learns nothing from 2,000 suggestions.
+MAX_SEARCHED = 32
+#: Unknown names per call reported one by one; the rest are one finding that counts them.
+MAX_REPORTED = 100
+#: Documented names a finding lists (its ``expected`` and message).
+MAX_LISTED = 40
+
+
+class _Known:
+    """The documented names, computed once per call: in order, as literal keys (for
+    E3.2, in constant time), and those not sent yet (the suggestions)."""
+
+    def __init__(self, params: list[Parameter], free: list[Parameter]) -> None:
+        self.params = params
+        self.names = [p.name for p in params]
+        self.candidates = [p.name for p in free] or self.names
+        self.by_name = {p.name: p for p in reversed(params)}  # the first one documented
+        self.literal: dict[str, list[str]] = {}
+        for name in self.names:
+            key = literal_key(name)
+            if key:
+                found = self.literal.setdefault(key, [])
+                if len(found) < 2 and name not in found:
+                    found.append(name)
+        listed = self.names[:MAX_LISTED]
+        more = len(self.names) - len(listed)
+        self.shown = ", ".join(listed) + (f" and {more} more" if more else "") or "none"
+        self.listed: list[str] = listed
+
+    def closest_literal(self, name: str) -> str | None:
+        """:func:`closest_literal` over every documented name, in constant time."""
+        return next((c for c in self.literal.get(literal_key(name), ()) if c != name), None)
 
 
 def _body_allows_extra(op: Operation) -> bool:
@@ -265,12 +333,14 @@ class _Owner:
         self.sent = {a.name for a in args}
         self.instruction = instruction
         self.ranker = ranker
+        self._order: dict[str, int] | None = None
 
     def best(self, owners: Sequence[Operation]) -> Operation:
         if self.instruction and self.ranker is not None and len(owners) > 1:
-            order = {
-                r.name: i for i, r in enumerate(self.ranker.rank(self.instruction, self.catalog))
-            }
+            if self._order is None:  # once per call, not once per unknown name
+                ranked = self.ranker.rank(self.instruction, self.catalog)
+                self._order = {r.name: i for i, r in enumerate(ranked)}
+            order = self._order
             return min(owners, key=lambda o: order.get(o.name, len(order)))
         return max(owners, key=lambda o: len(self.sent & {p.name for p in o.parameters}))
 
@@ -278,27 +348,27 @@ class _Owner:
 def _unknown(
     op: Operation,
     arg: Arg,
-    params: list[Parameter],
-    free: list[Parameter],
+    known: _Known,
     catalog: ApiCatalog,
     matcher: NameMatcher | None,
     threshold: float,
     owner: _Owner,
     sole: Parameter | None = None,
+    *,
+    search: bool = True,
 ) -> Finding:
     """The E3 finding for an unknown name. Spelling and semantic variants are looked for
-    among all ``params``; the suggestion is one of the ``free`` ones (those the request
-    does not send yet: a sent parameter is not what another name meant), ``sole`` when
-    exactly one required parameter is missing."""
+    among all documented names; the suggestion is one of the ``free`` ones (those the
+    request does not send yet: a sent parameter is not what another name meant), ``sole``
+    when exactly one required parameter is missing. ``search``: false past the first
+    :data:`MAX_SEARCHED` unknown names of a call (no spelling or semantic search)."""
     where = (arg.location, arg.name)
-    names = [p.name for p in params]
-    candidates = [p.name for p in free] or names
+    names = known.names
+    candidates = known.candidates
     place = "" if arg.location == "argument" else f"{arg.location} "
-    literal = closest_literal(arg.name, names)
+    literal = known.closest_literal(arg.name)
     if literal is not None:
-        return _variant(
-            "E3.2", op, arg, params, literal, f"it is a spelling variant of {literal!r}"
-        )
+        return _variant("E3.2", op, arg, known, literal, f"it is a spelling variant of {literal!r}")
     owners = [o for o in catalog.parameter_owners.get(arg.name, ()) if o.name != op.name]
     if matcher is not None and names:
         # a name other operations document is evidence of E3.1: a variant here must be
@@ -326,11 +396,14 @@ def _unknown(
                 "E3.3",
                 op,
                 arg,
-                params,
+                known,
                 best,
                 f"the closest documented one is {best!r} (similarity {scores.get(best, 0.0):.2f})",
             )
-    spelling = sole.name if sole is not None else closest_spelling(arg.name, candidates)
+    if sole is not None:
+        spelling: str | None = sole.name
+    else:
+        spelling = closest_spelling(arg.name, candidates) if search else None
     if spelling is not None and other_entities(arg.name, spelling):
         spelling = None  # a movie's id is never what a person_id wanted
     if owners:
@@ -340,12 +413,11 @@ def _unknown(
             "E3.1",
             where,
             arg.name,
-            expected=names,
+            expected=known.listed,
             suggestion=spelling,
             operation=op.name,
             message=f"parameter {arg.name!r} belongs to {belongs}, not to {op.name}{hint}",
         )
-    shown = ", ".join(names) if names else "none"
     # say which one it probably is, as E3.1 does (and E2 for an API name): a typo such as
     # `titel` or `stauts` is read at once, a list of every documented name is not
     hint = f"did you mean {spelling!r}? " if spelling else ""
@@ -353,10 +425,26 @@ def _unknown(
         "E3",
         where,
         arg.name,
-        expected=names,
+        expected=known.listed,
         suggestion=spelling,
         operation=op.name,
-        message=f"unknown {place}parameter {arg.name!r}; {hint}{op.name} takes: {shown}",
+        message=f"unknown {place}parameter {arg.name!r}; {hint}{op.name} takes: {known.shown}",
+    )
+
+
+def _more_unknown(op: Operation, arg: Arg, count: int, known: _Known) -> Finding:
+    """One E3 finding for the ``count`` unknown names past :data:`MAX_REPORTED`, located at
+    the first of them (``arg``)."""
+    place = "" if arg.location == "argument" else f"{arg.location} "
+    return Finding(
+        "E3",
+        (arg.location, arg.name),
+        arg.name,
+        expected=known.listed,
+        operation=op.name,
+        message=f"unknown {place}parameter {arg.name!r} and {count - 1} more unknown names "
+        f"after it (the first {MAX_REPORTED} are reported one by one); "
+        f"{op.name} takes: {known.shown}",
     )
 
 
@@ -381,12 +469,10 @@ def _without_other_entities(
     return kept
 
 
-def _variant(
-    code: str, op: Operation, arg: Arg, params: list[Parameter], meant: str, why: str
-) -> Finding:
+def _variant(code: str, op: Operation, arg: Arg, known: _Known, meant: str, why: str) -> Finding:
     """E3.2 / E3.3: ``arg`` is a variant of the documented parameter ``meant``."""
     place = "" if arg.location == "argument" else f"{arg.location} "
-    p = next(p for p in params if p.name == meant)
+    p = known.by_name[meant]
     return Finding(
         code,
         (arg.location, arg.name),

@@ -423,6 +423,16 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
 
 
 _strict: dict[int, tuple[Any, Any]] = {}
+#: the jsonschema validator of an operation's first use (see :func:`accepts`)
+_first: dict[int, tuple[Any, Any]] = {}
+_MISSING = object()
+
+
+def _stored(store: dict[int, tuple[Any, Any]], obj: Any) -> Any:
+    """What :func:`_per_object` keeps for ``obj``, or ``_MISSING`` (nothing is built)."""
+    with _lock:
+        hit = store.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else _MISSING
 
 
 def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
@@ -434,7 +444,16 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
     This is what makes a steady-state audit of well-formed tool calls as fast as a bare
     JSON-Schema validator: most calls in a log are right.
     """
-    validator = _per_object(_strict, op, _strict_validator)
+    validator = _stored(_strict, op)
+    if validator is _MISSING:
+        # compiled from the second use on: a schema checked once (a tools list a client
+        # sends once) never pays the compile, which holds the GIL (CPython's compile()
+        # of the generated source, about 0.6 ms per property) and so stalls a server's
+        # event loop whatever thread it runs in
+        if _stored(_first, op) is _MISSING:
+            validator = _per_object(_first, op, _plain_strict_validator)
+        else:
+            validator = _per_object(_strict, op, _strict_validator)
     if validator is None:
         return False
     try:
@@ -512,9 +531,11 @@ def _compilable(schema: Any, depth: int = 0) -> bool:
 
 #: The most values (objects, lists, scalars) a schema may hold to be compiled. Compiling
 #: generates Python source that spells out every value: a 100,000-value enum from one
-#: hostile log record cost 987 MB. Real tool schemas hold tens of values, big request
-#: bodies a few thousand; past this, jsonschema (no compiled copy) validates.
-_MAX_COMPILED_VALUES = 20_000
+#: hostile log record cost 987 MB, and CPython compiles that source holding the GIL (a
+#: 5,000-property tool: 2.5 s during which no other thread of a server ran). Real tool
+#: schemas hold tens of values; past this (about 250 properties, 0.15 s to compile),
+#: jsonschema (no compiled copy) validates.
+_MAX_COMPILED_VALUES = 500
 
 
 def _small(schema: Any) -> bool:
@@ -539,16 +560,32 @@ def _format(name: str) -> Callable[[Any], bool]:
     return lambda value: _FORMATS.conforms(value, name)
 
 
-def _strict_validator(op: Operation) -> Any:
+def _strict_schema(op: Operation) -> dict[str, Any] | None:
     names = [p.name for p in op.parameters]
     if len(set(names)) != len(names) or composed_body(op) or op.auth_parameters:
         return None  # the detailed checks only: names alone do not say where a value goes
-    schema = {
+    return {
         "type": "object",
         "properties": {p.name: dict(p.schema) for p in op.parameters},
         "required": [p.name for p in op.parameters if p.required],
         "additionalProperties": False,
     }
+
+
+def _plain_strict_validator(op: Operation) -> Any:
+    schema = _strict_schema(op)
+    if schema is None:
+        return None
+    try:
+        return _Validator(schema, format_checker=_FORMATS)
+    except _SPEC_FAULTS:
+        return None
+
+
+def _strict_validator(op: Operation) -> Any:
+    schema = _strict_schema(op)
+    if schema is None:
+        return None
     if _compilable(schema) and _small(schema):
         import fastjsonschema
 

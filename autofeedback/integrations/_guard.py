@@ -411,9 +411,7 @@ def _tool_calls(message: Any) -> list[_Call]:
     legacy = _get(message, "function_call")  # the pre-tools OpenAI function call
     if legacy is not None:
         block = message.get("function_call") if isinstance(message, Mapping) else None
-        return [
-            _Call("openai-chat", None, _get(legacy, "name"), _get(legacy, "arguments"), block)
-        ]
+        return [_Call("openai-chat", None, _get(legacy, "name"), _get(legacy, "arguments"), block)]
     found = find_tool_calls(message)
     if found is None:
         if isinstance(message, list) and not message:

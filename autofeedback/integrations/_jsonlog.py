@@ -1,4 +1,5 @@
-"""The proxies' decision logs: JSON lines, one per decision, credentials masked.
+"""The proxies' decision logs: JSON lines, one per decision, credentials masked, in a
+file created readable by its owner only (0600).
 
 ``autofeedback proxy --log FILE`` and ``autofeedback mcp-proxy --log FILE`` append to the
 same kind of file: each line a JSON object with ``ts`` (Unix time), ``event`` and the
@@ -8,6 +9,7 @@ decision's fields, every value passed through :func:`~autofeedback._redact.redac
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import IO, Any
@@ -32,7 +34,11 @@ class JsonLog:
     """
 
     def __init__(self, path: Path | None) -> None:
-        self.handle: IO[str] | None = path.open("a", encoding="utf-8") if path is not None else None
+        self.handle: IO[str] | None = None
+        if path is not None:
+            # created readable by its owner only: it records what clients sent
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self.handle = os.fdopen(fd, "a", encoding="utf-8")
 
     def write(self, event: str, **fields: Any) -> None:
         if self.handle is None:

@@ -32,6 +32,9 @@ from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 __all__ = ["Action", "Decision", "ToolGate"]
 
 Action = Literal["forward", "unknown_tool", "invalid_arguments", "repeated"]
+#: A call of more values than this (or to a tool of more parameters) is checked in a
+#: worker thread, not on the proxy's event loop.
+_LIGHT_VALUES = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,8 +130,10 @@ class ToolGate:
         self._scanner: Scanner | None = None
         self._decider: Decider | None = None
         self._names: frozenset[str] = frozenset()
-        # the proxy checks calls in worker threads; one at a time keeps the lazily loaded
-        # model and the repeat counts consistent (the scan holds the GIL anyway)
+        # the proxy checks calls on its event loop and in worker threads at once: the
+        # lock guards a reload and the repeat counts, never a scan (an inline check
+        # waiting on a heavy one's lock stalled the event loop; the retriever locks its
+        # own lazy load)
         self._lock = threading.Lock()
 
     def load(self, tools: Sequence[Mapping[str, Any]]) -> list[SchemaIssue]:
@@ -161,15 +166,14 @@ class ToolGate:
                         repaired["name"], "inputSchema", str(exc), "calls forwarded unchecked"
                     )
                 )
+        catalog = ApiCatalog.merge(*catalogs) if catalogs else None
+        scanner = Scanner(catalog, retriever=self.retriever) if catalog is not None else None
+        decider = Decider(scanner, repair=self.repair) if scanner is not None else None
+        # everything built first, then swapped in together: a check running meanwhile
+        # sees the old listing or the new one
         self.tools, self.issues, self.unchecked = fixed, issues, frozenset(unchecked)
         self._names = frozenset(t["name"] for t in fixed)
-        self.catalog = ApiCatalog.merge(*catalogs) if catalogs else None
-        self._scanner = (
-            Scanner(self.catalog, retriever=self.retriever) if self.catalog is not None else None
-        )
-        self._decider = (
-            Decider(self._scanner, repair=self.repair) if self._scanner is not None else None
-        )
+        self.catalog, self._scanner, self._decider = catalog, scanner, decider
         return issues
 
     def __contains__(self, name: object) -> bool:
@@ -188,8 +192,30 @@ class ToolGate:
         op = self.catalog.get(name) if self.catalog is not None else None
         if op is None:
             return True
-        documented = {p.name for p in op.parameters}
-        return any(key not in documented for key in arguments or {})
+        return any(op.parameter(str(key)) is None for key in arguments or {})
+
+    def is_heavy(self, name: str, arguments: Mapping[str, Any] | None) -> bool:
+        """Whether checking this call costs more than a hop to a worker thread: a tool
+        of many parameters, or arguments of many values (counted up to the bound).
+
+        >>> ToolGate(retriever=None).is_heavy("anything", {"a": 1})
+        False
+        """
+        op = self.catalog.get(name) if self.catalog is not None else None
+        if op is not None and len(op.parameters) > _LIGHT_VALUES:
+            return True
+        budget = _LIGHT_VALUES
+        stack: list[Any] = [arguments]
+        while stack:
+            value = stack.pop()
+            budget -= 1 + (len(value) // 256 if isinstance(value, str) else 0)
+            if budget < 0:
+                return True
+            if isinstance(value, Mapping):
+                stack.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                stack.extend(value)
+        return False
 
     def redact(self, value: Any) -> Any:
         """``value`` with credentials masked, the listed tools' credential names included."""
@@ -199,9 +225,9 @@ class ToolGate:
     def check(
         self, name: str, arguments: Mapping[str, Any] | None, *, conversation: Hashable = None
     ) -> Decision:
-        """The decision for one ``tools/call`` of ``conversation`` (a client session)."""
-        with self._lock:
-            return self._check(name, arguments, conversation)
+        """The decision for one ``tools/call`` of ``conversation`` (a client session).
+        Thread-safe: calls are checked concurrently, the repeat counts under a lock."""
+        return self._check(name, arguments, conversation)
 
     def _check(
         self, name: str, arguments: Mapping[str, Any] | None, conversation: Hashable
@@ -246,8 +272,9 @@ class ToolGate:
             render_feedback(ordered, tool_call=True, repairs=decided.repairs) if ordered else ""
         )
         key = (conversation, name, _canonical(args))
-        judged = self._session.judge(decided, key=key)
-        repeats = self._session.rejections(key) + (judged.action == "stop")
+        with self._lock:  # the repeat counts of every conversation, in one session
+            judged = self._session.judge(decided, key=key)
+            repeats = self._session.rejections(key) + (judged.action == "stop")
         if judged.action == "stop" or (self.repeat_limit == 1):
             stop = (
                 f"Stop repeating this call: {name} with these exact arguments has been "

@@ -17,7 +17,15 @@ and ``tools/call`` results and errors) over an upstream :class:`mcp.ClientSessio
   the server;
 * the same rejected call, repeated ``repeat_limit`` times, gets a firm "stop repeating";
 * a valid call is forwarded and its result passed back unchanged;
-* every decision is one JSON line in ``log`` (credentials redacted).
+* every decision is one JSON line in ``log`` (credentials redacted, the arguments of a
+  call cut at 4 KB, the file created readable by its owner only).
+
+Under load (issue 29): a check that may be slow (an unknown name with the model, a big
+tool or big arguments) runs in a worker thread; an unknown tool name makes the proxy
+look at ``tools/list`` again at most one at a time, every 2 s, waiting 5 s at most and
+backing off 30 s after a failure; a server that exits ends the proxy (exit status 2)
+within seconds; the streamable-HTTP side follows the host rule and the bounded SIGTERM
+of :mod:`autofeedback._serve`.
 
 :func:`run_mcp_proxy` is what the CLI calls; :class:`McpProxy` is the part tests and
 embedders can drive in-process.
@@ -26,12 +34,13 @@ embedders can drive in-process.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -54,7 +63,9 @@ from pydantic import ValidationError
 
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._listen import listen
+from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import one_line
+from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.decide import RepairMode
 from autofeedback.integrations._jsonlog import JsonLog
 from autofeedback.integrations._mcp_gate import ToolGate
@@ -65,8 +76,17 @@ __all__ = ["McpProxy", "McpProxyOptions", "run_mcp_proxy"]
 _TERSE = 160
 #: Client connections remembered for passing on ``notifications/tools/list_changed``.
 _SESSIONS = 1024
-#: Seconds between two re-listings triggered by an unknown tool name.
+#: Seconds between two re-listings triggered by an unknown tool name; the most one may
+#: make a call wait; and the pause after one that failed or timed out.
 _RELIST_EVERY = 2.0
+_RELIST_TIMEOUT = 5.0
+_RELIST_BACKOFF = 30.0
+#: Seconds between two pings that tell whether the server is still there.
+_PING_EVERY = 2.0
+#: The characters of a call's arguments a log line keeps (a rejected 9 MB call made a
+#: 9 MB line); findings per line likewise.
+_LOGGED_ARGUMENTS = 4096
+_LOGGED_FINDINGS = 20
 
 
 @dataclass
@@ -75,7 +95,8 @@ class McpProxyOptions:
 
     Exactly one of ``command`` (launch the server as a stdio subprocess) and
     ``upstream_url`` (a streamable-HTTP server). ``transport`` is how the proxy itself
-    is served: ``stdio`` or ``streamable-http`` on ``host:port`` (loopback only).
+    is served: ``stdio`` or ``streamable-http`` on ``host:port`` (loopback, unless
+    ``allow_remote``); ``grace``: seconds in-flight requests get after SIGTERM.
     """
 
     command: Sequence[str] = ()
@@ -90,6 +111,8 @@ class McpProxyOptions:
     timeout: float = 300.0
     upstream_headers: Sequence[tuple[str, str]] = ()
     stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    allow_remote: bool = False
+    grace: float = DEFAULT_GRACE
     #: ``"sure"``: a call whose every error has a certain repair is forwarded repaired
     #: (logged with its repairs); ``"off"``: it is answered with feedback
     repair: RepairMode = "sure"
@@ -111,8 +134,7 @@ class McpProxyOptions:
             )
         if self.transport not in ("stdio", "streamable-http"):
             raise ConfigurationError(f"unknown transport {self.transport!r}")
-        if self.host not in ("127.0.0.1", "localhost", "::1"):
-            raise ConfigurationError("the proxy serves on the loopback interface only")
+        check_host(self.host, self.allow_remote, "the MCP proxy")
         if self.log is not None and not self.log.parent.is_dir():
             raise ConfigurationError(f"--log: no such folder: {self.log.parent}")
         if self.upstream_headers and not self.upstream_url:
@@ -173,6 +195,10 @@ class McpProxy:
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
         self._changed = anyio.Event()
         self._listed_at = 0.0
+        self._relist_after = 0.0  # no re-listing for an unknown name before this time
+        self._relisting: anyio.Event | None = None
+        self._gone = anyio.Event()  # the server's connection closed
+        self._limiter = anyio.CapacityLimiter(4)  # worker threads for the slow checks
         self._tools: list[types.Tool] = []
         init = upstream.initialize_result
         info = init.server_info if init is not None else None
@@ -329,21 +355,18 @@ class McpProxy:
         conversation = self._remember(ctx)
         started = time.perf_counter()
         name, arguments = params.name, params.arguments or {}
-        if name not in self.gate and time.monotonic() - self._listed_at > _RELIST_EVERY:
-            # a server may add tools without notifying: look again before rejecting
-            with contextlib.suppress(Exception):
-                await self.refresh()
-        if self.gate.needs_model(name, arguments):
-            # loading or running the embedding model must not stall the other requests
+        if name not in self.gate:
+            await self._look_again()  # a server may add tools without notifying
+        if self.gate.needs_model(name, arguments) or self.gate.is_heavy(name, arguments):
+            # the embedding model, a big tool or big arguments must not stall the others
             decision = await anyio.to_thread.run_sync(
-                lambda: self.gate.check(name, arguments, conversation=conversation)
+                lambda: self.gate.check(name, arguments, conversation=conversation),
+                limiter=self._limiter,
             )
         else:  # microseconds: cheaper than the hop to a worker thread
             decision = self.gate.check(name, arguments, conversation=conversation)
-        logged = {
-            "arguments": self.gate.redact(arguments),
-            **decision.as_log(),
-        }
+        logged = {"arguments": self._logged_arguments(arguments), **decision.as_log()}
+        logged["findings"] = logged["findings"][:_LOGGED_FINDINGS]
         if decision.action == "forward":
             forwarded = _hop(params)
             if decision.call_name is not None:
@@ -361,6 +384,8 @@ class McpProxy:
                 self.log.write(
                     "tools/call", **logged, upstream_error=exc.error.model_dump(), ms=_ms(started)
                 )
+                if exc.error.code == types.CONNECTION_CLOSED:
+                    self._gone.set()
                 raise
             except ValidationError as exc:
                 self.log.write(
@@ -395,6 +420,68 @@ class McpProxy:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=decision.feedback)], is_error=True
         )
+
+    def _logged_arguments(self, arguments: Any) -> Any:
+        """The arguments as a log line shows them: redacted, and cut past
+        :data:`_LOGGED_ARGUMENTS` characters (then their start, redacted as text)."""
+        try:
+            text = json.dumps(arguments, default=repr)
+        except (ValueError, RecursionError):
+            text = repr(arguments)
+        if len(text) <= _LOGGED_ARGUMENTS:
+            return self.gate.redact(arguments)
+        start = self.gate.redact(text[: _LOGGED_ARGUMENTS // 4])
+        return {"truncated": True, "chars": len(text), "start": start}
+
+    async def _look_again(self) -> None:
+        """``tools/list`` again before an unknown name is rejected: at most one listing at
+        a time (the others wait for it), at most every :data:`_RELIST_EVERY` seconds, none
+        for :data:`_RELIST_BACKOFF` after one that failed, and a call waits at most
+        :data:`_RELIST_TIMEOUT` (a server that did not answer made every misspelt call
+        wait the whole ``--timeout``)."""
+        if self._relisting is not None:
+            with anyio.move_on_after(_RELIST_TIMEOUT):
+                await self._relisting.wait()
+            return
+        now = time.monotonic()
+        if now - self._listed_at <= _RELIST_EVERY or now < self._relist_after:
+            return
+        self._relisting = done = anyio.Event()
+        ok = False
+        try:
+            with anyio.move_on_after(_RELIST_TIMEOUT):
+                await self.refresh()
+                ok = True
+        except Exception as exc:  # the old listing stays
+            self.log.warn(f"tools/list refresh failed: {one_line(exc)}")
+        finally:
+            self._relisting = None
+            done.set()
+        if not ok:
+            self._relist_after = time.monotonic() + _RELIST_BACKOFF
+
+    async def _watch_upstream(self) -> None:
+        """Return once the server has gone (its connection closed, or its process
+        exited): a ping every :data:`_PING_EVERY` seconds, or a forwarded call, finds out."""
+        failures = 0
+        while True:
+            with anyio.move_on_after(_PING_EVERY):
+                await self._gone.wait()
+                return
+            try:
+                with anyio.fail_after(max(_PING_EVERY, min(self.options.timeout, 30.0))):
+                    await self.upstream.send_ping()
+                failures = 0
+            except MCPError as exc:
+                if exc.error.code == types.CONNECTION_CLOSED:
+                    return
+                failures = 0  # an error answer is an answer: the server is there
+            except TimeoutError:
+                failures = 0  # busy, not gone
+            except Exception:
+                failures += 1  # a transport error (the HTTP server is down)
+                if failures >= 3:
+                    return
 
     def _progress_relay(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -490,12 +577,32 @@ class McpProxy:
 
     # -- serving ----------------------------------------------------------------------
 
-    async def serve(self, sock: socket.socket | None = None) -> None:
+    async def serve(
+        self,
+        sock: socket.socket | None = None,
+        *,
+        on_gone: Callable[[], None] | None = None,
+    ) -> None:
         """Serve the client until it disconnects (stdio) or the task is cancelled (HTTP).
         ``sock``: for streamable HTTP, a socket already bound to the options' host and port
-        (:func:`~autofeedback._listen.listen`); bound here when not given."""
+        (:func:`~autofeedback._listen.listen`); bound here when not given. Raises
+        :class:`MCPError` (``CONNECTION_CLOSED``) once the server has gone: a proxy in
+        front of nothing must not keep answering from a dead server's list. ``on_gone`` is
+        called instead, when given: the stdio transport reads its client in a thread that
+        no cancellation interrupts, so only the process can end it."""
+        gone = False
+
+        async def watch(scope: anyio.CancelScope) -> None:
+            nonlocal gone
+            await self._watch_upstream()
+            if on_gone is not None:
+                on_gone()
+            gone = True
+            scope.cancel()
+
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._watch_list_changed)
+            tg.start_soon(watch, tg.cancel_scope)
             options = self.server.create_initialization_options()
             if self.options.transport == "stdio":
                 async with stdio_server() as (read, write):
@@ -503,18 +610,16 @@ class McpProxy:
             else:
                 await self._serve_http(sock)
             tg.cancel_scope.cancel()
+        if gone:
+            raise MCPError(types.CONNECTION_CLOSED, "the server exited or closed its connection")
 
     async def _serve_http(self, sock: socket.socket | None) -> None:
-        import uvicorn
-
         if sock is None:
             sock = listen(self.options.host, self.options.port)
         app = self.server.streamable_http_app(host=self.options.host)
-        config = uvicorn.Config(
-            app, host=self.options.host, port=self.options.port, log_level="warning", lifespan="on"
-        )
-        server = uvicorn.Server(config)
-        self.log.warn(f"serving on http://{self.options.host}:{self.options.port}/mcp")
+        server = uvicorn_server(app, self.options.host, self.options.port, grace=self.options.grace)
+        host = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
+        self.log.warn(f"serving on http://{host}:{self.options.port}/mcp")
         await server.serve(sockets=[sock])
 
 
@@ -560,13 +665,25 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
 
     >>> run_mcp_proxy(McpProxyOptions(command=["python", "weather.py"]))  # doctest: +SKIP
     """
-    options.check()
+    options.check()  # the host rule included: a ConfigurationError for the CLI
+    warning = check_host(options.host, options.allow_remote, "the MCP proxy")
+    if warning and options.transport != "stdio":
+        options.stderr.write(f"autofeedback: {warning}\n")
     # bound before the server is launched: a port in use is one clear error (exit 2)
     sock = listen(options.host, options.port) if options.transport != "stdio" else None
 
+    def gone() -> None:
+        # the client's stdin is read in a thread nothing interrupts: end the process
+        with contextlib.suppress(Exception):
+            options.stderr.write(
+                "autofeedback: error: mcp-proxy: the server exited or closed its connection\n"
+            )
+            options.stderr.flush()
+        os._exit(2)
+
     async def main() -> None:
         async with McpProxy.connect(options) as proxy:
-            await proxy.serve(sock)
+            await proxy.serve(sock, on_gone=gone if options.transport == "stdio" else None)
 
     try:
         anyio.run(main)
@@ -581,7 +698,10 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
             if isinstance(exc, (MCPError, OSError, TimeoutError))
             else type(exc).__name__
         )
-        options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {one_line(exc)}\n")
+        # an --upstream-url with user info must not reach the terminal or a log
+        secrets = url_secrets(options.upstream_url) if options.upstream_url else []
+        reason = redact(one_line(exc), secrets=secrets)
+        options.stderr.write(f"autofeedback: error: mcp-proxy: {what}: {reason}\n")
         return 2
     finally:
         if sock is not None:

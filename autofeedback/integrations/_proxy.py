@@ -21,24 +21,43 @@ responses and lifespan, nothing more) served by uvicorn, and one ``httpx.AsyncCl
 (connection pooling, streaming, timeouts) to the upstream. The client's
 ``Authorization`` is passed through and never logged; requests go only to the
 configured upstream origin; an unreachable upstream is a 502 with a JSON error.
+
+Under load (issue 29): a client that disconnects has its upstream calls cancelled; at
+most ``max_connections`` upstream connections, and a request that waits more than
+``pool_timeout`` for one is a 503 with a JSON error; bodies past ``max_body`` are a 413;
+checks of a request over :data:`INLINE_BYTES` run in worker threads (one lane for
+requests up to :data:`HEAVY_BYTES`, one thread for larger ones, at most
+:data:`HEAVY_WAITING` of those held at once), or, under ``autofeedback proxy``, in a
+worker process at a lower CPU priority (:data:`RELAYED` at once): threads keep the
+event loop turning but hold its GIL, a process does not. Scanners are cached by the
+size of their tools (``cache_bytes``); user info in ``--upstream`` is never shown
+(start-up line, log, error bodies); SIGTERM lets in-flight requests finish for
+``grace`` seconds, then cancels them, and a second SIGTERM ends the process at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import logging
+import os
+import sys
+import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 from urllib.parse import urlsplit
 
+import anyio
+import anyio.to_thread
 import httpx
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -46,17 +65,19 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._install import install_hint
 from autofeedback._listen import listen
-from autofeedback._redact import redact
+from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import Scanner
+from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
 from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
 from autofeedback.integrations._jsonlog import JsonLog
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
+
 _log = logging.getLogger("autofeedback.proxy")
 
-#: Request headers never forwarded: hop-by-hop, or set again by httpx for the upstream.
+
 _DROP_REQUEST = frozenset(
     {
         "host",
@@ -71,15 +92,41 @@ _DROP_REQUEST = frozenset(
         "accept-encoding",
     }
 )
-#: Response headers never copied back: httpx already decoded and de-chunked the body.
+
+
 _DROP_RESPONSE = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 )
+
+
 _HEADER = "x-autofeedback"
-#: what the agent gets when its model's calls are still wrong after the last round
+
+
+_HEADER_CODES = 16
+
+
 GIVE_UP = ("error", "pass")
-#: the repairs listed in the header (the body's ``autofeedback`` field has them all)
+
+
 _HEADER_REPAIRS = 5
+
+
+INLINE_BYTES = 64 << 10
+
+
+HEAVY_BYTES = 1 << 20
+
+
+HEAVY_WAITING = 4
+
+
+_LIGHT_THREADS = 4
+
+
+RELAYED = 32
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -110,14 +157,28 @@ class ProxyConfig:
     log: Path | None = None
     repair: RepairMode = "sure"
     give_up: str = "error"
-    _scanners: OrderedDict[str, Scanner] = field(default_factory=OrderedDict, repr=False)
+    #: request bodies past this many bytes get a 413
+    max_body: int = 32 << 20
+    #: connections to the upstream at once, and how long a request waits for one
+    max_connections: int = 100
+    pool_timeout: float = 5.0
+    #: the scanner cache's bound, in characters of the tools lists it holds
+    cache_bytes: int = 32 << 20
+    #: a Unix socket where a worker process answers the heavy checked requests (set by
+    #: :func:`run_proxy`; ``None``: they are checked in this process's worker threads)
+    heavy_socket: str | None = None
+    _scanners: OrderedDict[str, tuple[Scanner, int]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    _cached: int = field(default=0, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigurationError(
                 f"--upstream must be an http(s) URL such as http://127.0.0.1:8080/v1, "
-                f"got {self.upstream!r}"
+                f"got {redact(self.upstream)!r}"
             )
         if self.max_rounds < 1:
             raise ConfigurationError("--max-rounds must be at least 1")
@@ -132,15 +193,39 @@ class ProxyConfig:
             raise ConfigurationError(
                 f"--on-give-up must be one of {', '.join(GIVE_UP)}, not {self.give_up!r}"
             )
+        if self.max_body < 1 or self.max_connections < 1 or self.pool_timeout <= 0:
+            raise ConfigurationError(
+                "--max-body-mb, --max-connections and the pool timeout must be positive"
+            )
         self.upstream = self.upstream.rstrip("/")
 
+    @property
+    def shown_upstream(self) -> str:
+        """``upstream`` as the start-up line, the log and error bodies show it: user info
+        and credential query values masked.
+
+        >>> ProxyConfig("http://admin:hunter22@127.0.0.1:8080/v1").shown_upstream
+        'http://REDACTED@127.0.0.1:8080/v1'
+        """
+        return str(redact(self.upstream))
+
+    def scrub(self, text: str, *secrets: str | None) -> str:
+        """``text`` without the upstream's credentials nor ``secrets`` (a client's key)."""
+        found = [s for s in secrets if s] + url_secrets(self.upstream)
+        return str(redact(text, secrets=found))
+
     def scanner(self, tools: Any) -> Scanner:
-        """The scanner for one request's ``tools`` (cached: agents resend the same list)."""
-        key = json.dumps(tools, sort_keys=True, default=str)
-        cached = self._scanners.get(key)
-        if cached is not None:
-            self._scanners.move_to_end(key)
-            return cached
+        """The scanner for one request's ``tools`` (cached: agents resend the same list).
+
+        The cache holds at most :attr:`cache_bytes` characters of tools lists (and 32
+        lists); a list larger than that is checked without being kept. Thread-safe."""
+        text = json.dumps(tools, sort_keys=True, default=str)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        with self._lock:
+            cached = self._scanners.get(key)
+            if cached is not None:
+                self._scanners.move_to_end(key)
+                return cached[0]
         # built-in tools (web_search, file_search, mcp...) have no schema to check against
         functions = [
             t for t in tools if not isinstance(t, Mapping) or t.get("type") in (None, "function")
@@ -151,13 +236,16 @@ class ProxyConfig:
         if self.spec is not None:
             catalog = ApiCatalog.merge(self.spec, catalog)  # the documented API wins
         scanner = Scanner(catalog, retriever=self.retriever)
-        self._scanners[key] = scanner
-        if len(self._scanners) > 32:
-            self._scanners.popitem(last=False)
+        size = len(text)
+        with self._lock:
+            if key not in self._scanners and size <= self.cache_bytes:
+                self._scanners[key] = (scanner, size)
+                self._cached += size
+            # eight 30 MB tools lists took the proxy from 56 to 915 MB under a count bound
+            while self._scanners and (self._cached > self.cache_bytes or len(self._scanners) > 32):
+                _, (_, dropped) = self._scanners.popitem(last=False)
+                self._cached -= dropped
         return scanner
-
-
-# ------------------------------------------------------------------ the ASGI app
 
 
 def create_proxy_app(config: ProxyConfig) -> Starlette:
@@ -170,24 +258,85 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        limits = httpx.Limits(
+            max_connections=config.max_connections,
+            max_keepalive_connections=min(20, config.max_connections),
+        )
+        # a request that cannot get a connection within pool_timeout is a fast 503:
+        # waiting out the 300 s upstream timeout stalled every client, /v1/models included
+        timeout = httpx.Timeout(config.timeout, connect=10.0, pool=config.pool_timeout)
         async with httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=10.0), follow_redirects=False
+            timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
             app.state.client = client
+            app.state.lanes = lanes = _Lanes(config)
             app.state.log = JsonLog(config.log)
             try:
-                yield
+                if config.heavy_socket is None:
+                    yield
+                    return
+                # the worker bounds its own upstream calls; this bounds a worker that hangs
+                relay = httpx.Timeout(config.timeout * (config.max_rounds + 1), connect=5.0)
+                transport = httpx.AsyncHTTPTransport(uds=config.heavy_socket)
+                async with httpx.AsyncClient(transport=transport, timeout=relay) as worker:
+                    lanes.worker = worker
+                    yield
             finally:
                 app.state.log.close()
 
     async def endpoint(request: Request) -> Response:
-        return await _handle(config, request.app.state.client, request)
+        try:
+            return await _handle(config, request.app.state.client, request.app.state.lanes, request)
+        except ClientDisconnect:
+            return Response(status_code=499)  # nobody is there to read it
+        except Exception as exc:  # a bug of ours must not become a traceback
+            _log.error("proxy error: %s", config.scrub(f"{type(exc).__name__}: {exc}"))
+            return _error(500, "autofeedback proxy error", "proxy_error")
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     return Starlette(
         routes=[Route("/{path:path}", endpoint, methods=methods)],
         lifespan=lifespan,
     )
+
+
+class _Lanes:
+    """Where a request's CPU work runs: on the event loop when its body is small (it is
+    then microseconds to a millisecond), else in a worker thread: a lane of a few threads
+    up to :data:`HEAVY_BYTES`, one thread past it, so that heavy requests queue behind
+    each other and never in front of light ones. With a retriever, every check runs in
+    a thread: the model may load or embed for seconds."""
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.semantic = config.retriever is not None
+        self.light = anyio.CapacityLimiter(_LIGHT_THREADS)
+        self.heavy = anyio.CapacityLimiter(1)
+        self.held = 0  # heavy requests held now, reading or waiting included
+        #: the client of the heavy-request worker process, when there is one
+        self.worker: httpx.AsyncClient | None = None
+        self.relayed = 0  # requests with the worker now
+
+    async def run(self, size: int, fn: Callable[..., T], *args: Any) -> T:
+        if size <= INLINE_BYTES and not self.semantic:
+            return fn(*args)
+        limiter = self.heavy if size > HEAVY_BYTES else self.light
+        return await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
+
+    @contextlib.contextmanager
+    def admit(self, size: int) -> Iterator[bool]:
+        """Whether a request of ``size`` bytes may be held now (a heavy one counts
+        against :data:`HEAVY_WAITING` until it is answered)."""
+        if size <= HEAVY_BYTES:
+            yield True
+            return
+        if self.held >= HEAVY_WAITING:
+            yield False
+            return
+        self.held += 1
+        try:
+            yield True
+        finally:
+            self.held -= 1
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
@@ -206,8 +355,14 @@ def _target(config: ProxyConfig, request: Request) -> httpx.URL:
     return url
 
 
-def _forward_headers(request: Request) -> dict[str, str]:
-    return {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+def _forward_headers(request: Request, *drop: bytes) -> list[tuple[bytes, bytes]]:
+    """The client's headers as it sent them (bytes: a non-ASCII value is passed on, not
+    re-encoded), without the hop-by-hop ones and ``drop``."""
+    return [
+        (k, v)
+        for k, v in request.headers.raw
+        if k.decode("latin-1").lower() not in _DROP_REQUEST and k.lower() not in drop
+    ]
 
 
 def _secret_of(request: Request) -> str | None:
@@ -215,39 +370,113 @@ def _secret_of(request: Request) -> str | None:
     return auth.split(None, 1)[-1] if auth else None
 
 
-def _scrub(text: str, secret: str | None) -> str:
-    return text.replace(secret, "***") if secret else text
+async def _unless_disconnected(request: Request, work: Callable[[], Awaitable[T]]) -> T | None:
+    """``work()``, cancelled when the client disconnects (then ``None``): a client that
+    gave up must not keep an upstream call, or a pooled connection, busy."""
+    result: list[T] = []
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        while True:  # the body is read: the next message can only be the disconnect
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                scope.cancel()
+                return
+
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch, tg.cancel_scope)
+        try:
+            result.append(await work())
+        except Exception as exc:  # raised as itself, not inside the task group's group
+            failed.append(exc)
+        tg.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return result[0] if result else None
 
 
-async def _handle(config: ProxyConfig, client: httpx.AsyncClient, request: Request) -> Response:
+async def _read_body(config: ProxyConfig, request: Request) -> bytes | Response:
+    """The body, or the 413 for one past ``max_body``."""
+    declared = request.headers.get("content-length", "")
+    too_large = _error(
+        413, f"the request body exceeds the proxy's limit of {config.max_body} bytes", "too_large"
+    )
+    if declared.isdigit() and int(declared) > config.max_body:
+        return too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > config.max_body:
+            return too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _load(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else None
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python reads
+        return None
+
+
+async def _handle(
+    config: ProxyConfig, client: httpx.AsyncClient, lanes: _Lanes, request: Request
+) -> Response:
     target = _target(config, request)
     path = request.url.path.rstrip("/")
     secret = _secret_of(request)
-    body = await request.body()
-    if request.method == "POST" and path.endswith(("/chat/completions", "/responses")):
-        try:
-            payload = json.loads(body) if body else None
-        except ValueError:
-            payload = None
-        if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
-            kind = "chat" if path.endswith("/chat/completions") else "responses"
-            if payload["tools"]:
-                try:
-                    scanner = config.scanner(payload["tools"])
-                except AutoFeedbackError as exc:
-                    # tools the spec loader cannot read: the agent still gets its answer
-                    reason = " ".join(str(exc).split())[:200]
-                    _log.warning("tools not checked: %s", _scrub(reason, secret))
-                    note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
-                    return await _forward(config, client, request, target, body, note)
-                try:
-                    return await _checked(client, request, target, payload, kind, scanner, config)
-                except httpx.HTTPError as exc:
-                    return _unreachable(config, exc, secret)
-                except Exception as exc:  # a bug of ours must not become a traceback
-                    _log.error("proxy error: %s", _scrub(f"{type(exc).__name__}: {exc}", secret))
-                    return _error(500, "autofeedback proxy error", "proxy_error")
-    return await _forward(config, client, request, target, body, None)
+    declared = request.headers.get("content-length", "")
+    size = int(declared) if declared.isdigit() else 0
+    with lanes.admit(size) as admitted:
+        if not admitted:
+            return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
+        body = await _read_body(config, request)
+        if isinstance(body, Response):
+            return body
+        checked = request.method == "POST" and path.endswith(("/chat/completions", "/responses"))
+        if checked and lanes.worker is not None and len(body) > INLINE_BYTES:
+            if lanes.relayed >= RELAYED:
+                return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
+            lanes.relayed += 1
+            try:
+                relayed = await _to_worker(lanes.worker, request, body)
+            finally:
+                lanes.relayed -= 1
+            if relayed is not None:
+                return relayed
+        if checked:
+            payload = await lanes.run(len(body), _load, body)
+            if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
+                kind = "chat" if path.endswith("/chat/completions") else "responses"
+                if payload["tools"]:
+                    try:
+                        scanner = await lanes.run(len(body), config.scanner, payload["tools"])
+                    except AutoFeedbackError as exc:
+                        # tools the spec loader cannot read: the agent still gets its answer
+                        reason = " ".join(str(exc).split())[:200]
+                        _log.warning("tools not checked: %s", config.scrub(reason, secret))
+                        note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
+                        return await _forward(config, client, request, target, body, note)
+                    try:
+                        answer = await _unless_disconnected(
+                            request,
+                            lambda: _checked(
+                                client,
+                                request,
+                                target,
+                                payload,
+                                kind,
+                                scanner,
+                                config,
+                                lanes,
+                                len(body),
+                            ),
+                        )
+                    except httpx.HTTPError as exc:
+                        return _unreachable(config, exc, secret)
+                    return answer if answer is not None else Response(status_code=499)
+        return await _forward(config, client, request, target, body, None)
 
 
 async def _forward(
@@ -259,17 +488,46 @@ async def _forward(
     note: str | None,
 ) -> Response:
     try:
-        return await _pass_through(client, request, target, body, note)
+        answer = await _unless_disconnected(
+            request, lambda: _pass_through(client, request, target, body, note)
+        )
     except httpx.HTTPError as exc:
         return _unreachable(config, exc, _secret_of(request))
+    return answer if answer is not None else Response(status_code=499)
+
+
+async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -> Response | None:
+    """A heavy request, answered by the worker process (``None``: it cannot be reached,
+    and this process checks the request itself). CPU work in a thread still holds this
+    process's GIL: a 3,000-step chat checked beside light clients made their p99 five
+    times longer (benchmarks/serve_load.py); another process, at a lower priority, does
+    not. A client that leaves closes the relayed connection, which cancels the worker's
+    rounds as it would cancel this process's."""
+    query = request.url.query
+    target = httpx.URL(f"http://heavy-worker{request.url.path}" + (f"?{query}" if query else ""))
+    try:
+        answer = await _unless_disconnected(
+            request, lambda: _pass_through(worker, request, target, body)
+        )
+    except httpx.TransportError as exc:
+        _log.warning("heavy-request worker not reachable (%s): checked here", type(exc).__name__)
+        return None
+    return answer if answer is not None else Response(status_code=499)
 
 
 def _unreachable(config: ProxyConfig, exc: httpx.HTTPError, secret: str | None) -> JSONResponse:
-    reason = _scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
-    _log.warning("upstream %s failed: %s", config.upstream, reason)
-    return _error(
-        502, f"the upstream {config.upstream} could not be reached ({reason})", "upstream_error"
-    )
+    reason = config.scrub(f"{type(exc).__name__}: {exc}".rstrip(": "), secret)
+    shown = config.shown_upstream
+    if isinstance(exc, httpx.PoolTimeout):
+        _log.warning("upstream %s: every connection busy (%s)", shown, reason)
+        return _error(
+            503,
+            f"the proxy's {config.max_connections} connections to the upstream are all "
+            f"busy; retry shortly",
+            "upstream_busy",
+        )
+    _log.warning("upstream %s failed: %s", shown, reason)
+    return _error(502, f"the upstream {shown} could not be reached ({reason})", "upstream_error")
 
 
 async def _pass_through(
@@ -286,18 +544,25 @@ async def _pass_through(
     _log.info(
         "%s %s -> %d (passed through)", request.method, request.url.path, response.status_code
     )
-    headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
-    if note is not None:
-        headers[_HEADER] = note
 
     async def body_iter() -> AsyncIterator[bytes]:
         try:
             async for chunk in response.aiter_raw():
                 yield chunk
         finally:
-            await response.aclose()
+            # shielded: a client that left cancels the stream, and an unclosed response
+            # would keep its pooled connection checked out for good
+            with anyio.CancelScope(shield=True):
+                await response.aclose()
 
-    return StreamingResponse(body_iter(), status_code=response.status_code, headers=headers)
+    answer = StreamingResponse(body_iter(), status_code=response.status_code)
+    # the upstream's headers as bytes, as it sent them (a non-ASCII value included)
+    answer.raw_headers = [
+        (k, v) for k, v in response.headers.raw if k.decode("latin-1").lower() not in _DROP_RESPONSE
+    ]
+    if note is not None:
+        answer.raw_headers.append((_HEADER.encode(), note.encode()))
+    return answer
 
 
 # ------------------------------------------------------------------ checked rounds
@@ -415,14 +680,20 @@ async def _checked(
     kind: str,
     scanner: Scanner,
     config: ProxyConfig,
+    lanes: _Lanes,
+    size: int,
 ) -> Response:
+    """The rounds of one checked request, each round's calls decided by the one decision
+    (:func:`~autofeedback.integrations._guard.decide_calls`). ``size``: its body's, which
+    picks the lane its CPU work runs in (:class:`_Lanes`): serialising, parsing,
+    deciding."""
     started = time.perf_counter()
     stream = bool(payload.get("stream"))
-    include_usage = bool((payload.get("stream_options") or {}).get("include_usage"))
+    options = payload.get("stream_options")
+    include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
     body = {k: v for k, v in payload.items() if k not in ("stream", "stream_options")}
-    headers = _forward_headers(request)
-    headers.pop("accept", None)
-    headers["content-type"] = "application/json"
+    headers = _forward_headers(request, b"accept", b"content-type")
+    headers.append((b"content-type", b"application/json"))
 
     if kind == "chat":
         history = list(body.get("messages") or [])
@@ -463,15 +734,13 @@ async def _checked(
             body["messages"] = history
         else:
             body["input"] = history
-        response = await client.post(target, json=body, headers=headers)
+        content = await lanes.run(size, _dumps, body)
+        response = await client.post(target, content=content, headers=headers)
         if response.status_code != 200:
             stop = f"upstream-{response.status_code}"
             break
-        try:
-            data = response.json()
-        except ValueError:
-            stop = "upstream-not-json"
-            break
+        size = max(size, len(response.content))
+        data = await lanes.run(size, _load, response.content)
         if not isinstance(data, dict):
             stop = "upstream-not-json"
             break
@@ -483,13 +752,17 @@ async def _checked(
             final = data
             stop = "clean" if rounds == 1 else "answered"  # text, not a call, after feedback
             break
-        decided = decide_calls(
-            message if kind == "chat" else data,
-            decider,
-            history=asked,
-            instruction=said[0],
-            context=said[1],
-            graph=scanner._graph if asked is not None else None,
+        decided = await lanes.run(
+            size,
+            functools.partial(
+                decide_calls,
+                message if kind == "chat" else data,
+                decider,
+                history=asked,
+                instruction=said[0],
+                context=said[1],
+                graph=scanner._graph if asked is not None else None,
+            ),
         )
         codes.extend(
             f.code for c in decided.calls for f in c.decision.findings if f.severity == "error"
@@ -512,7 +785,7 @@ async def _checked(
             stop = stops.get(judged.reason, "max-rounds")
             remaining = [f.as_dict() for c in decided.calls for f in c.decision.errors]
             break
-        corrected = _corrected(decided, decider)
+        corrected = await lanes.run(size, _corrected, decided, decider)
         replies = [
             c.reply
             if c.reply is not None and i not in corrected
@@ -545,7 +818,12 @@ async def _checked(
         ",".join(codes) or "-",
         len(repairs),
     )
-    shown_header: dict[str, Any] = {"rounds": rounds, "codes": codes, "stop": stop}
+    # the header holds the first codes and repairs (a header line is no place for 3,000
+    # of them: 30 KB); the body's "autofeedback" field has every one
+    shown_header: dict[str, Any] = {"rounds": rounds, "codes": codes[:_HEADER_CODES]}
+    if len(codes) > _HEADER_CODES:
+        shown_header["more"] = len(codes) - _HEADER_CODES
+    shown_header["stop"] = stop
     if repairs:
         shown_header["repairs"] = [str(r) for r in repairs[:_HEADER_REPAIRS]]
         if len(repairs) > _HEADER_REPAIRS:
@@ -579,12 +857,19 @@ async def _checked(
         final["usage"] = total
     final["autofeedback"] = summary
     if stream:
+        # every event built before the first is sent: an upstream answer of an odd shape
+        # is then a JSON error, never a stream cut halfway
+        events = await lanes.run(
+            size,
+            lambda: list(_sse(final, include_usage) if kind == "chat" else _responses_sse(final)),
+        )
         return StreamingResponse(
-            _sse(final, include_usage) if kind == "chat" else _responses_sse(final),
+            iter(events),
             media_type="text/event-stream",
             headers={_HEADER: header, "cache-control": "no-cache"},
         )
-    return JSONResponse(final, headers={_HEADER: header})
+    rendered = await lanes.run(size, _dumps, final)
+    return Response(rendered, media_type="application/json", headers={_HEADER: header})
 
 
 def _round_record(
@@ -649,6 +934,13 @@ def _reply_text(call: _Call, decided: Any, corrected: str | None) -> dict[str, A
             False,
         )
     return _reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
+
+
+def _dumps(value: Any) -> bytes:
+    # what httpx's json= and Starlette's JSONResponse wrote, here off the event loop
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
+        "utf-8"
+    )
 
 
 def _user_texts(history: Sequence[Any]) -> list[str]:
@@ -745,12 +1037,15 @@ def _sse(final: Mapping[str, Any], include_usage: bool) -> Iterator[bytes]:
             continue
         index = choice.get("index", 0)
         message = choice.get("message") or {}
+        if not isinstance(message, Mapping):  # an upstream that sent the text alone
+            message = {"content": message if isinstance(message, str) else None}
         delta: dict[str, Any] = {"role": message.get("role", "assistant")}
         if message.get("content") is not None:
             delta["content"] = message["content"]
         if message.get("refusal") is not None:
             delta["refusal"] = message["refusal"]
         calls = message.get("tool_calls") or []
+        calls = [c for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
         if calls:
             delta["tool_calls"] = [{"index": i, **call} for i, call in enumerate(calls)]
         yield event([{"index": index, "delta": delta, "finish_reason": None}])
@@ -778,6 +1073,10 @@ def run_proxy(
     log: str | Path | None = None,
     repair: RepairMode = "sure",
     give_up: str = "error",
+    allow_remote: bool = False,
+    max_body: int = 32 << 20,
+    max_connections: int = 100,
+    grace: float = DEFAULT_GRACE,
     stdout: IO[str],
     stderr: IO[str],
 ) -> int:
@@ -788,7 +1087,7 @@ def run_proxy(
     2
     """
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:  # pragma: no cover - the proxy extra is missing
         stderr.write(
             "autofeedback: error: the proxy needs uvicorn, starlette and httpx: "
@@ -796,6 +1095,7 @@ def run_proxy(
         )
         return 2
     try:
+        warning = check_host(host, allow_remote, "the proxy")
         catalog = ApiCatalog.from_file(spec) if spec else None
         config = ProxyConfig(
             upstream,
@@ -806,25 +1106,119 @@ def run_proxy(
             log=Path(log) if log is not None else None,
             repair=repair,
             give_up=give_up,
+            max_body=max_body,
+            max_connections=max_connections,
         )
         # bound before saying where it serves: a port in use is one error line, exit 2
         sock = listen(host, port)
     except AutoFeedbackError as exc:
         stderr.write(f"autofeedback: error: {exc}\n")
         return 2
-    shown = f"[{host}]" if ":" in host else host
-    stdout.write(
-        f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.upstream} "
-        f"(max {config.max_rounds} rounds)\n"
-    )
-    stdout.flush()
-    server = uvicorn.Server(
-        uvicorn.Config(create_proxy_app(config), host=host, port=port, log_level="warning")
-    )
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:  # pragma: no cover - uvicorn handles SIGINT itself
-        pass
-    finally:
-        sock.close()
+    if warning:
+        stderr.write(f"autofeedback: {warning}\n")
+        stderr.flush()
+    settings = {
+        "upstream": upstream,
+        "spec": spec,
+        "max_rounds": max_rounds,
+        "token_budget": token_budget,
+        "semantic": semantic,
+        "log": str(log) if log is not None else None,
+        "repair": repair,
+        "give_up": give_up,
+        "max_body": max_body,
+        "grace": grace,
+    }
+    with _heavy_worker(settings, stderr) as socket_path:
+        config.heavy_socket = socket_path
+        shown = f"[{host}]" if ":" in host else host
+        stdout.write(
+            f"autofeedback proxy on http://{shown}:{port}/v1 -> {config.shown_upstream} "
+            f"(max {config.max_rounds} rounds)\n"
+        )
+        stdout.flush()
+        try:
+            uvicorn_server(create_proxy_app(config), host, port, grace=grace).run(sockets=[sock])
+        finally:
+            sock.close()
     return 0
+
+
+@contextlib.contextmanager
+def _heavy_worker(settings: dict[str, Any], stderr: IO[str]) -> Iterator[str | None]:
+    """Start the heavy-request worker (:func:`_worker_main`) on a Unix socket in a private
+    folder; yields the socket's path, or ``None`` when it did not start (the heavy
+    requests are then checked in this process). The worker reads its settings from its
+    stdin (the upstream URL may hold credentials: never on a command line) and ends when
+    that pipe closes, so it never outlives this process, even one killed by a signal."""
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    if not hasattr(socket, "AF_UNIX"):  # no Unix sockets here: threads only
+        yield None
+        return
+    folder = tempfile.mkdtemp(prefix="autofeedback-proxy-")  # 0700: only its owner
+    path = os.path.join(folder, "heavy.sock")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from autofeedback.integrations._proxy import _worker_main; "
+         "_worker_main()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps({**settings, "socket": path, "folder": folder}) + "\n")
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not os.path.exists(path):
+            stderr.write("autofeedback: the heavy-request worker did not start; checking here\n")
+            yield None
+        else:
+            yield path
+    finally:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()  # the worker's signal to stop
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _worker_main() -> None:
+    """The heavy-request worker: the proxy app on the Unix socket its parent names, at a
+    lower CPU priority, ending when its parent closes (or loses) the settings pipe."""
+    import shutil
+
+    settings = json.loads(sys.stdin.readline())
+
+    def parent_watch() -> None:
+        sys.stdin.read()  # returns at EOF: the parent stopped or died
+        shutil.rmtree(settings["folder"], ignore_errors=True)
+        os._exit(0)
+
+    threading.Thread(target=parent_watch, daemon=True).start()
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(10)  # light requests, in the parent, come first
+    config = ProxyConfig(
+        settings["upstream"],
+        spec=ApiCatalog.from_file(settings["spec"]) if settings["spec"] else None,
+        max_rounds=settings["max_rounds"],
+        token_budget=settings["token_budget"],
+        retriever="auto" if settings["semantic"] else None,
+        log=Path(settings["log"]) if settings["log"] else None,
+        repair=settings["repair"],
+        give_up=settings["give_up"],
+        max_body=settings["max_body"],
+    )
+    server = uvicorn_server(
+        create_proxy_app(config), "127.0.0.1", 0, grace=settings["grace"], uds=settings["socket"]
+    )
+    server.run()

@@ -37,6 +37,11 @@ _STAND_IN: dict[str, Any] = {
 }
 
 
+#: A call with more arguments gets no corrected copy: it would be longer than what a
+#: model can use, and re-checking it each round costs seconds (300,000 keys: 15 s).
+MAX_ARGUMENTS = 256
+
+
 class Hole:
     """A value only the user's request can supply, shown as ``<type>``."""
 
@@ -50,14 +55,13 @@ class Hole:
 
 
 def _type_of(op: Operation | None, param: str) -> str:
-    if op is not None:
-        for p in op.parameters:
-            if p.name == param:
-                t = p.schema.get("type")
-                if isinstance(t, list):
-                    t = next((x for x in t if x != "null"), None)
-                if isinstance(t, str):
-                    return t
+    p = op.parameter(param) if op is not None else None
+    if p is not None:
+        t = p.schema.get("type")
+        if isinstance(t, list):
+            t = next((x for x in t if x != "null"), None)
+        if isinstance(t, str):
+            return t
     return "value"
 
 
@@ -80,6 +84,16 @@ def _apply(
 ) -> tuple[str, bool] | None:
     """Apply what ``errors`` say to ``args`` in place; the (possibly new) API name and
     whether anything changed, or ``None`` when a finding names no fix."""
+    # Each argument is a [name, value] cell, found by name, renamed or dropped in place
+    # and written back once: rebuilding the whole dict per renamed key made a call with
+    # 4,000 unknown keys quadratic (8 s; 300,000 froze the proxy for minutes).
+    cells = [[k, v] for k, v in args.items()]
+    where: dict[str, list[Any]] = {k: cell for k, cell in zip(args, cells, strict=True)}
+
+    def done() -> None:
+        args.clear()
+        args.update((k, v) for k, v in cells if k is not None)
+
     changed = False
     for f in errors:
         family = f.code.split(".")[0]
@@ -89,6 +103,7 @@ def _apply(
             if not f.suggestion or scanner.catalog.get(f.suggestion) is None:
                 return None
             # the new API's own parameters are checked on the next round
+            done()
             return f.suggestion, True
         op = scanner.catalog.get(name)
         param = _param(f)
@@ -96,19 +111,23 @@ def _apply(
             continue
         if f.code == "E3.4":
             wanted = f.suggestion or param
-            if wanted not in args:
-                args[wanted] = Hole(_type_of(op, wanted))
+            if wanted not in where:
+                cell = [wanted, Hole(_type_of(op, wanted))]
+                cells.append(cell)
+                where[wanted] = cell
                 changed = True
-        elif family == "E3" and param in args:
-            new = f.suggestion if f.suggestion and f.suggestion not in args else None
+        elif family == "E3" and param in where:
+            new = f.suggestion if f.suggestion and f.suggestion not in where else None
             # renamed where it stood, so the model sees its own call, corrected
-            items = [((new, v) if k == param else (k, v)) for k, v in args.items()]
-            args.clear()
-            args.update((k, v) for k, v in items if k is not None)
+            cell = where.pop(param)
+            cell[0] = new
+            if new is not None:
+                where[new] = cell
             changed = True
-        elif family == "E4" and param in args and not isinstance(args[param], Hole):
-            args[param] = Hole(_type_of(op, param))
+        elif family == "E4" and param in where and not isinstance(where[param][1], Hole):
+            where[param][1] = Hole(_type_of(op, param))
             changed = True
+    done()
     return name, changed
 
 
@@ -137,6 +156,8 @@ def corrected_call(
     if start is None:
         return None
     name, args = start
+    if len(args) > MAX_ARGUMENTS:
+        return None
     errors = [f for f in findings if f.severity == "error"]
     touched = False
     for _ in range(rounds):

@@ -6,14 +6,17 @@ streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``searc
 (nested object and array arguments), ``tag_items`` (a schema providers reject),
 ``enable_beta`` (adds a tool and sends ``notifications/tools/list_changed``),
 ``lookup_order`` (fails with a terse error), ``account`` (needs the header
-``Authorization: Bearer test-token`` over HTTP), ``count`` (reports progress) and
-``echo`` (for the latency benchmark); one prompt (``trip``) and one resource
-(``data://cities``), which the proxy passes through.
+``Authorization: Bearer test-token`` over HTTP), ``count`` (reports progress),
+``echo`` (for the latency benchmark), ``slow`` (answers after ``seconds``) and
+``crash`` (the server exits at once); one prompt (``trip``) and one resource
+(``data://cities``), which the proxy passes through. With ``WEATHER_HANG_RELIST=1`` in
+its environment the server answers ``tools/list`` once and never again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -91,13 +94,23 @@ TOOLS: list[dict[str, Any]] = [
         "description": "Return the arguments as given.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
     },
+    {
+        "name": "slow",
+        "description": "Answer after some seconds.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+    },
+    {
+        "name": "crash",
+        "description": "Exit the server process at once.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
 ]
 BETA = {
     "name": "beta_forecast",
     "description": "Ten-day forecast (beta).",
     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
 }
-state = {"beta": False}
+state = {"beta": False, "listed": 0}
 
 
 def tools() -> list[types.Tool]:
@@ -106,6 +119,9 @@ def tools() -> list[types.Tool]:
 
 
 async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+    state["listed"] += 1
+    if state["listed"] > 1 and os.environ.get("WEATHER_HANG_RELIST") == "1":
+        await anyio.sleep_forever()  # a server that stops answering tools/list
     return types.ListToolsResult(tools=tools())
 
 
@@ -130,6 +146,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
                     token, i, 3, f"step {i}", related_request_id=str(ctx.request_id)
                 )
         return types.CallToolResult(content=[types.TextContent(type="text", text="3")])
+    if params.name == "slow":
+        await anyio.sleep(float(args.get("seconds", 1)))
+        return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+    if params.name == "crash":
+        os._exit(3)
     if params.name == "lookup_order":
         return types.CallToolResult(
             content=[types.TextContent(type="text", text="bad id")], is_error=True

@@ -1,0 +1,271 @@
+"""``autofeedback mcp-proxy`` under real traffic (issue 29): a server that stops answering
+``tools/list``, a server that crashes, huge tools and arguments, the decision log, the
+host rule and SIGTERM. Real processes: the test server (``mcp_servers/weather_server.py``)
+behind the real proxy, the SDK's ``ClientSession`` as the client."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
+
+import mcp.types as types  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared.exceptions import MCPError  # noqa: E402
+
+from autofeedback.cli import run  # noqa: E402
+from autofeedback.integrations._mcp_gate import ToolGate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVER = Path(__file__).parent / "mcp_servers" / "weather_server.py"
+PROXY = ["-c", "from autofeedback.cli import main; main()", "mcp-proxy"]
+LIMIT = 60
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_server_that_stops_listing_costs_an_unknown_name_seconds_not_the_timeout(
+    tmp_path: Path,
+) -> None:
+    """Each misspelt tool name listed the server again, and a server that did not answer
+    made the client wait the whole --timeout (300 s) every time."""
+    args = [*PROXY, "--no-semantic", "--log", str(tmp_path / "log.jsonl"), "--", sys.executable,
+            str(SERVER)]  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=args, env=_env(WEATHER_HANG_RELIST="1")
+    )
+
+    async def scenario() -> list[float]:
+        waits = []
+        with anyio.fail_after(LIMIT):
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                await anyio.sleep(2.5)  # past the minimum interval between listings
+                for name in ("get_wether", "get_weathr", "weather"):
+                    started = time.monotonic()
+                    with pytest.raises(MCPError) as unknown:
+                        await client.call_tool(name, {"city": "Oslo"})
+                    assert unknown.value.error.code == types.INVALID_PARAMS
+                    waits.append(time.monotonic() - started)
+                ok = await client.call_tool("get_weather", {"city": "Oslo"})
+                assert not ok.is_error
+        return waits
+
+    first, *later = anyio.run(scenario)
+    assert first < 15  # one listing, given up after 5 s
+    assert all(w < 2 for w in later), later  # then no listing for a while
+
+
+def test_a_server_that_crashes_ends_the_proxy() -> None:
+    """The proxy stayed up answering from the dead server's list, and exited 0."""
+    proc = subprocess.Popen(
+        [sys.executable, *PROXY, "--no-semantic", "--", sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+
+        def send(message: dict[str, Any]) -> None:
+            assert proc.stdin is not None
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}})  # fmt: skip
+        assert b'"id":1' in proc.stdout.readline().replace(b" ", b"")
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "crash", "arguments": {}}})  # fmt: skip
+        started = time.monotonic()
+        proc.wait(timeout=30)
+        assert time.monotonic() - started < 15
+        assert proc.returncode == 2
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        assert "the server exited or closed its connection" in err
+        assert "Traceback" not in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def test_one_wrong_argument_on_a_huge_tool_gets_short_feedback() -> None:
+    """100,000 parameters and one wrong argument gave 790 KB of feedback."""
+    props = {f"p{i}": {"type": "string"} for i in range(20_000)}
+    gate = ToolGate(retriever=None)
+    gate.load([{"name": "big", "inputSchema": {"type": "object", "properties": props}}])
+    decision = gate.check("big", {"p1": "x", "zzz": 1})
+    assert decision.action == "invalid_arguments"
+    assert len(decision.feedback) < 4_000, len(decision.feedback)
+    assert gate.is_heavy("big", {"p1": "x"})  # checked in a worker thread by the proxy
+
+
+def test_a_light_check_never_waits_for_a_heavy_one() -> None:
+    """The gate's lock was held for a whole check: a light call checked on the event loop
+    waited for a heavy one running in a worker thread, stalling the loop."""
+    props = {f"p{i}": {"type": "string"} for i in range(5_000)}
+    gate = ToolGate(retriever=None)
+    small = {"type": "object", "properties": {"a": {"type": "string"}}}
+    gate.load([
+        {"name": "big", "inputSchema": {"type": "object", "properties": props}},
+        {"name": "small", "inputSchema": small},
+    ])  # fmt: skip
+    heavy_args = {f"q{i}": "x" for i in range(150_000)}
+    took: list[float] = []
+
+    def heavy() -> None:
+        started = time.monotonic()
+        gate.check("big", heavy_args, conversation="h")
+        took.append(time.monotonic() - started)
+
+    worker = threading.Thread(target=heavy)
+    worker.start()
+    time.sleep(0.2)
+    slowest, n = 0.0, 0
+    while worker.is_alive():
+        started = time.monotonic()
+        n += 1
+        assert gate.check("small", {"b": n}, conversation="l").action == "invalid_arguments"
+        slowest = max(slowest, time.monotonic() - started)
+        time.sleep(0.01)
+    worker.join()
+    assert took[0] > 0.5  # the heavy check did take a while...
+    assert slowest < took[0] / 3, (slowest, took)  # ...and no light one waited for it
+
+
+def test_the_log_is_private_and_keeps_a_bounded_part_of_each_call(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    args = [*PROXY, "--no-semantic", "--log", str(log), "--", sys.executable, str(SERVER)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=_env())
+    huge = "x" * 2_000_000
+
+    async def scenario() -> None:
+        with anyio.fail_after(LIMIT):
+            async with (
+                stdio_client(params) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                for _ in range(3):
+                    bad = await client.call_tool("get_weather", {"city": "Oslo", "note": huge})
+                    assert bad.is_error
+
+    anyio.run(scenario)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    lines = log.read_text().splitlines()
+    calls = [json.loads(line) for line in lines if '"tools/call"' in line]
+    assert len(calls) == 3
+    assert all(len(line) < 8_000 for line in lines)
+    assert calls[0]["arguments"]["truncated"] is True
+    assert calls[0]["arguments"]["chars"] > 2_000_000
+
+
+def test_a_non_loopback_host_needs_allow_remote() -> None:
+    err = StringIO()
+    args = ["mcp-proxy", "--transport", "streamable-http", "--host", "0.0.0.0", "--",
+            sys.executable, str(SERVER)]  # fmt: skip
+    assert run(args, stdout=StringIO(), stderr=err) == 2
+    assert "--allow-remote" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def _serve_http(*options: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, *PROXY, "--no-semantic", "--transport", "streamable-http",
+         "--port", str(port), *options, "--", sys.executable, str(SERVER)],
+        stderr=subprocess.PIPE, env=_env(),
+    )  # fmt: skip
+    deadline = time.monotonic() + LIMIT
+    while True:
+        assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, port
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def _client_in_flight(port: int, seconds: float) -> threading.Thread:
+    """A client session over streamable HTTP with a slow call in flight."""
+
+    async def scenario() -> None:
+        async with (
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+            ClientSession(read, write) as client,
+        ):
+            await client.initialize()
+            await client.call_tool("slow", {"seconds": seconds})
+
+    def target() -> None:
+        try:
+            anyio.run(scenario)
+        except BaseException:  # cut off by the proxy's shutdown: what the test expects
+            return
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_sigterm_with_a_session_and_a_slow_call_stops_within_the_grace() -> None:
+    proc, port = _serve_http("--shutdown-grace", "2")
+    try:
+        _client_in_flight(port, 60)
+        time.sleep(3)  # connected, the call forwarded
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+        assert time.monotonic() - started < 2 + 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def test_a_second_sigterm_ends_the_mcp_proxy_at_once() -> None:
+    proc, port = _serve_http("--shutdown-grace", "60", "--host", "localhost")
+    try:
+        _client_in_flight(port, 60)
+        time.sleep(3)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(1.0)
+        assert proc.poll() is None  # waiting for the call in flight
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+        assert time.monotonic() - started < 5
+        assert proc.returncode == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)

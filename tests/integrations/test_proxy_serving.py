@@ -1,0 +1,537 @@
+"""``autofeedback proxy`` under real traffic (issue 29): clients that leave, a full
+upstream pool, heavy requests beside light ones, hostile bodies and headers, credentials
+in ``--upstream``, the host rule and SIGTERM. The proxy runs under uvicorn on 127.0.0.1
+(in a thread, or as the real ``autofeedback proxy`` process); the upstream is a scripted
+OpenAI-compatible server on 127.0.0.1, the test double for the LLM."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, httpx) is missing")
+
+import httpx
+import uvicorn
+
+from autofeedback._serve import check_host
+from autofeedback.cli import run as cli_run
+from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "hunter2-upstream-Pa55"
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+USER = [{"role": "user", "content": "Weather in Paris?"}]
+
+
+def completion(arguments: dict[str, Any] | None, n: int = 1) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    if arguments is not None:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps(arguments)},
+            }
+        ]
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "scripted",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    }
+
+
+class Upstream:
+    """A scripted upstream: ``answer`` is what every completion gets, after ``delay``
+    seconds; ``started`` counts the completions asked for; ``/v1/models`` is instant;
+    ``/v1/echo`` answers with the headers it got, as bytes."""
+
+    def __init__(self) -> None:
+        self.answer: Any = completion({"city": "Paris"})
+        self.delay = 0.0
+        self.started = 0
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _send(self, status: int, body: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # the proxy went away (cancelled): nothing to answer
+
+            def do_GET(self) -> None:
+                if self.path == "/v1/echo":
+                    raw = [
+                        [k, v.encode("latin-1").decode("utf-8", "replace")]
+                        for k, v in self.headers.items()
+                    ]
+                    self._send(200, json.dumps(raw).encode())
+                    return
+                self._send(200, b'{"object": "list", "data": []}')
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                try:
+                    json.loads(raw)
+                except (ValueError, RecursionError):
+                    self._send(400, b'{"error": {"message": "bad json"}}')
+                    return
+                with upstream.lock:
+                    upstream.started += 1
+                time.sleep(upstream.delay)
+                self._send(200, json.dumps(upstream.answer).encode())
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    server = Upstream()
+    yield server
+    server.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Proxy:
+    def __init__(self, config: ProxyConfig) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                create_proxy_app(config), host="127.0.0.1", port=self.port, log_level="warning"
+            )
+        )
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            assert time.monotonic() < deadline and self.thread.is_alive(), "no proxy"
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def _chat(tools: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"model": "m", "messages": USER, "tools": tools, **extra}
+
+
+# -- 1. clients that leave, a pool that is full -------------------------------------------
+
+
+def test_a_client_that_leaves_costs_no_more_upstream_calls(upstream: Upstream) -> None:
+    """The model's call is wrong, so the proxy would ask twice more: after the client
+    gave up, it used to, each time waiting for the slow upstream."""
+    upstream.answer, upstream.delay = completion({"town": "Paris"}), 1.5
+    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=3))
+    try:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=0.5)
+        time.sleep(4.0)  # two more rounds would have started by now
+        assert upstream.started == 1
+    finally:
+        proxy.close()
+
+
+def test_connections_of_clients_that_left_are_released(upstream: Upstream) -> None:
+    """Two pooled connections, two clients that leave a slow upstream: the next client,
+    a pass-through /v1/models, is answered at once, not after the slow calls."""
+    upstream.delay = 8.0
+    proxy = Proxy(ProxyConfig(upstream.url, max_connections=2, pool_timeout=30.0))
+    try:
+        for _ in range(2):
+            with pytest.raises(httpx.ReadTimeout):
+                httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=0.3)
+        started = time.monotonic()
+        answer = httpx.get(proxy.url + "/models", timeout=30)
+        assert answer.status_code == 200
+        assert time.monotonic() - started < 4.0  # the slow calls end at 8 s
+    finally:
+        proxy.close()
+
+
+def test_a_full_pool_is_a_fast_json_503(upstream: Upstream) -> None:
+    upstream.delay = 6.0
+    proxy = Proxy(ProxyConfig(upstream.url, max_connections=1, pool_timeout=0.5))
+    holder = threading.Thread(
+        target=lambda: httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
+    )
+    try:
+        holder.start()
+        deadline = time.monotonic() + 5
+        while upstream.started == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = time.monotonic()
+        answer = httpx.get(proxy.url + "/models", timeout=30)
+        assert time.monotonic() - started < 3.0
+        assert answer.status_code == 503
+        assert answer.json()["error"]["type"] == "upstream_busy"
+    finally:
+        holder.join(30)
+        proxy.close()
+
+
+# -- 2. heavy checks beside light clients ---------------------------------------------------
+
+
+def _history(steps: int) -> list[dict[str, Any]]:
+    """A chat with ``steps`` earlier tool calls and their results."""
+    out: list[dict[str, Any]] = list(USER)
+    for i in range(steps):
+        call = {"name": "get_weather", "arguments": json.dumps({"city": f"city{i}"})}
+        out.append(
+            {"role": "assistant", "content": None,
+             "tool_calls": [{"id": f"c{i}", "type": "function", "function": call}]}
+        )  # fmt: skip
+        out.append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"t": i})})
+    return out
+
+
+def test_a_heavy_check_does_not_stall_other_clients(upstream: Upstream) -> None:
+    """A history of 3,000 tool steps is checked as one sequence: seconds of CPU (10,000
+    steps stalled every other client for 5 s a round). Other clients are answered
+    meanwhile."""
+    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=1))
+    done: list[float] = []
+    heavy = {"model": "m", "messages": _history(3_000), "tools": [TOOL]}
+
+    def call_heavy() -> None:
+        started = time.monotonic()
+        httpx.post(proxy.url + "/chat/completions", json=heavy, timeout=300)
+        done.append(time.monotonic() - started)
+
+    worker = threading.Thread(target=call_heavy)
+    try:
+        with httpx.Client(timeout=60) as light:
+            assert light.get(proxy.url + "/models").status_code == 200
+            worker.start()
+            time.sleep(0.3)
+            slowest = 0.0
+            while not done:
+                started = time.monotonic()
+                assert light.get(proxy.url + "/models").status_code == 200
+                slowest = max(slowest, time.monotonic() - started)
+                time.sleep(0.05)
+        worker.join(300)
+        assert done[0] > 0.75  # the heavy request did take a while...
+        assert slowest < done[0] / 3, (slowest, done)  # ...and nobody else waited for it
+    finally:
+        proxy.close()
+
+
+def test_the_header_lists_a_bounded_number_of_codes(upstream: Upstream) -> None:
+    """One code per finding per round made the header grow without bound (30 KB for
+    3,000 findings); the body keeps every code."""
+    upstream.answer = completion({f"x{i}": 1 for i in range(40)} | {"city": "Paris"})
+    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=2))
+    try:
+        answer = httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
+    finally:
+        proxy.close()
+    header = json.loads(answer.headers["x-autofeedback"])
+    assert len(header["codes"]) == 16 and header["more"] == 80 - 16
+    assert len(answer.json()["autofeedback"]["codes"]) == 80
+
+
+# -- 3. credentials in --upstream -------------------------------------------------------------
+
+
+def test_credentials_in_the_upstream_url_are_never_shown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    dead = _free_port()
+    proxy = Proxy(ProxyConfig(f"http://admin:{PASSWORD}@127.0.0.1:{dead}/v1"))
+    try:
+        with caplog.at_level(logging.DEBUG, logger="autofeedback.proxy"):
+            models = httpx.get(proxy.url + "/models", timeout=30)
+            chat = httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
+    finally:
+        proxy.close()
+    for answer in (models, chat):
+        assert answer.status_code == 502
+        assert PASSWORD not in answer.text and "admin" not in answer.text
+        assert "REDACTED@127.0.0.1" in answer.json()["error"]["message"]
+    assert PASSWORD not in caplog.text
+
+
+# -- 6. bodies, headers and answers of odd shapes ------------------------------------------------
+
+
+def test_a_body_past_the_limit_is_a_413(upstream: Upstream) -> None:
+    proxy = Proxy(ProxyConfig(upstream.url, max_body=50_000))
+    try:
+        big = _chat([TOOL], padding="x" * 60_000)
+        answer = httpx.post(proxy.url + "/chat/completions", json=big, timeout=30)
+        # a chunked body, no Content-Length: counted as it arrives
+        chunks = (b"x" * 10_000 for _ in range(8))
+        streamed = httpx.post(proxy.url + "/chat/completions", content=chunks, timeout=30)
+    finally:
+        proxy.close()
+    for got in (answer, streamed):
+        assert got.status_code == 413
+        assert got.json()["error"]["type"] == "too_large"
+    assert upstream.started == 0
+
+
+def test_a_deeply_nested_body_gets_an_answer_not_a_traceback(upstream: Upstream) -> None:
+    """200 KB of nesting: a RecursionError in json.loads was a text/plain 500."""
+    nested = '{"model": "m", "tools": [], "messages": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    proxy = Proxy(ProxyConfig(upstream.url))
+    try:
+        answer = httpx.post(
+            proxy.url + "/chat/completions",
+            content=nested.encode(),
+            headers={"content-type": "application/json"},
+            timeout=30,
+        )
+    finally:
+        proxy.close()
+    # not a request the proxy can read, so not one it checks: passed on as it came
+    assert answer.status_code == 400
+    assert answer.json() == {"error": {"message": "bad json"}}
+
+
+def test_a_non_ascii_header_is_passed_through(upstream: Upstream) -> None:
+    proxy = Proxy(ProxyConfig(upstream.url))
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=30)
+        conn.putrequest("GET", "/v1/echo")
+        conn.putheader("X-Name", "café".encode())
+        conn.endheaders()
+        answer = conn.getresponse()
+        status, body = answer.status, answer.read()
+        conn.close()
+    finally:
+        proxy.close()
+    assert status == 200, body
+    assert ["x-name", "café"] in [[k.lower(), v] for k, v in json.loads(body)]
+
+
+def test_a_string_message_under_stream_true_is_streamed_whole(upstream: Upstream) -> None:
+    upstream.answer = {"id": "c", "choices": [{"index": 0, "message": "hello there"}]}
+    proxy = Proxy(ProxyConfig(upstream.url))
+    try:
+        answer = httpx.post(
+            proxy.url + "/chat/completions", json=_chat([TOOL], stream=True), timeout=30
+        )
+    finally:
+        proxy.close()
+    assert answer.status_code == 200
+    events = [line[6:] for line in answer.text.splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    assert json.loads(events[0])["choices"][0]["delta"]["content"] == "hello there"
+
+
+def test_the_scanner_cache_is_bounded_by_size_and_keeps_no_tools_text() -> None:
+    config = ProxyConfig("http://127.0.0.1:9/v1", cache_bytes=30_000)
+    for n in range(6):
+        props = {f"p{n}_{i}": {"type": "string"} for i in range(300)}  # about 10 KB each
+        config.scanner([{"name": f"t{n}", "parameters": {"type": "object", "properties": props}}])
+    assert config._cached <= 30_000
+    assert 1 <= len(config._scanners) <= 3
+    assert all(len(key) == 32 for key in config._scanners)  # a digest, not the tools text
+    huge = {f"q{i}": {"type": "string"} for i in range(2_000)}
+    config.scanner([{"name": "huge", "parameters": {"type": "object", "properties": huge}}])
+    assert config._cached <= 30_000  # checked, not kept
+
+
+# -- the host rule, the start-up line, SIGTERM (the real process) -------------------------
+
+
+def test_a_non_loopback_host_needs_allow_remote() -> None:
+    err = StringIO()
+    args = ["proxy", "--upstream", "http://127.0.0.1:9/v1", "--host", "0.0.0.0"]
+    assert cli_run(args, StringIO(), err) == 2
+    assert "--allow-remote" in err.getvalue() and "Traceback" not in err.getvalue()
+    assert check_host("::1", False, "the proxy") is None
+    warning = check_host("0.0.0.0", True, "the proxy")
+    assert warning is not None and "no authentication" in warning
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _start(upstream_url: str, *options: str) -> tuple[subprocess.Popen[str], int, str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy",
+         "--upstream", upstream_url, "--port", str(port), *options],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    deadline = time.monotonic() + 30
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, port, line
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+        time.sleep(0.05)
+
+
+def _in_flight(port: int, n: int) -> list[threading.Thread]:
+    def call() -> None:
+        with contextlib.suppress(httpx.HTTPError):  # cut off by the shutdown, as expected
+            httpx.post(
+                f"http://127.0.0.1:{port}/v1/chat/completions", json=_chat([TOOL]), timeout=60
+            )
+
+    threads = [threading.Thread(target=call) for _ in range(n)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.communicate(timeout=30)
+
+
+def test_sigterm_with_slow_calls_in_flight_stops_within_the_grace(upstream: Upstream) -> None:
+    upstream.delay = 30.0
+    url = upstream.url.replace("http://", f"http://admin:{PASSWORD}@")
+    proc, port, line = _start(url, "--shutdown-grace", "2")
+    threads: list[threading.Thread] = []
+    try:
+        assert PASSWORD not in line and "REDACTED@127.0.0.1" in line  # the start-up line
+        threads = _in_flight(port, 3)
+        deadline = time.monotonic() + 10
+        while upstream.started < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert upstream.started == 3
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+        assert time.monotonic() - started < 2 + 4  # the grace, and the margin to stop
+    finally:
+        _stop(proc)
+        for t in threads:
+            t.join(60)
+
+
+def test_a_second_sigterm_ends_the_process_at_once(upstream: Upstream) -> None:
+    upstream.delay = 30.0
+    proc, port, _ = _start(upstream.url, "--shutdown-grace", "60")
+    threads: list[threading.Thread] = []
+    try:
+        threads = _in_flight(port, 2)
+        deadline = time.monotonic() + 10
+        while upstream.started < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(1.0)
+        assert proc.poll() is None  # the first one waits for the calls in flight...
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)  # ...the second does not
+        assert time.monotonic() - started < 5
+        assert proc.returncode == -signal.SIGTERM
+    finally:
+        _stop(proc)
+        for t in threads:
+            t.join(60)
+
+
+def test_the_cli_checks_heavy_requests_in_a_worker_process_that_dies_with_it(
+    upstream: Upstream,
+) -> None:
+    """Under ``autofeedback proxy`` a heavy request is checked by a worker process (a
+    thread holds the GIL light requests need: their p99 was 5x beside one); its answer
+    is the same; a client that leaves cancels it there too; and the worker never
+    outlives the proxy, even one killed outright."""
+    upstream.answer = completion({"town": "Paris"})  # wrong: the proxy asks again
+    proc, port, _ = _start(upstream.url)
+    try:
+        worker = _children(proc.pid)
+        assert len(worker) == 1  # the worker, started with the proxy
+        heavy = {"model": "m", "messages": _history(300), "tools": [TOOL]}
+        answer = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=60)
+        assert answer.status_code == 200
+        assert json.loads(answer.headers["x-autofeedback"])["stop"] == "repeated"
+        assert answer.json()["autofeedback"]["codes"][0].startswith("E3")
+        started = upstream.started
+        upstream.delay = 2.0
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=0.5)
+        time.sleep(4.0)
+        assert upstream.started == started + 1  # not asked again after the client left
+        proc.kill()  # no shutdown at all: the worker notices its pipe close
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{worker[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{worker[0]}").exists()
+    finally:
+        _stop(proc)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc to find the worker process")
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:  # the field after the state is the parent's pid
+                out.append(int(stat.parent.name))
+    return out
