@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import reprlib
+import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
@@ -109,9 +110,7 @@ class Scanner:
     @property
     def retriever(self) -> _Retriever | None:
         if self._retriever == "auto":
-            from retriever import ApiRetriever
-
-            self._retriever = ApiRetriever()
+            self._retriever = default_retriever()
         return self._retriever  # type: ignore[no-any-return]
 
     @property
@@ -444,6 +443,28 @@ def _excerpt(value: Any, limit: int = 200) -> str:
 
 
 _default: weakref.WeakKeyDictionary[ApiCatalog, Scanner] = weakref.WeakKeyDictionary()
+_retrievers: dict[str, Any] = {}
+_retrievers_lock = threading.Lock()
+
+
+def default_retriever() -> Any:
+    """The process's :class:`retriever.ApiRetriever` for ``retriever="auto"``, one per
+    cache folder: every scanner shares its name vectors, so a log of many tool lists
+    embeds a name it repeats once (each scanner made its own before, and re-embedded).
+
+    >>> default_retriever() is default_retriever()  # doctest: +SKIP
+    True
+    """
+    from autofeedback._cache import default_cache_dir
+
+    key = str(default_cache_dir())
+    with _retrievers_lock:
+        found = _retrievers.get(key)
+        if found is None:
+            from retriever import ApiRetriever
+
+            found = _retrievers[key] = ApiRetriever()
+        return found
 
 
 def _scanner(catalog: ApiCatalog, retriever: Any) -> Scanner:

@@ -38,6 +38,11 @@ Vectors = npt.NDArray[np.float32]
 _TEXT_VERSION = 1
 _NAME_CACHE_SIZE = 4096
 _QUERY_CACHE_SIZE = 256
+#: bounds of what one retriever keeps for the catalogs it served: the names of their
+#: operations and parameters (about 1.5 KB a vector) and their operation matrices. A
+#: process-wide retriever serves every tool list of a log; past a bound it starts over.
+_PINNED_MAX = 50_000
+_MATRICES_MAX = 64
 #: texts per embedding call while a progress bar is shown, and the fewest that show one
 _CHUNK = 256
 _PROGRESS_MIN = 512
@@ -160,6 +165,7 @@ class ApiRetriever:
         self._pinned: dict[str, Vectors] = {}
         self._preloaded: set[tuple[str, str]] = set()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self._store: NameStore | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -235,6 +241,8 @@ class ApiRetriever:
             matrix = self._embed(texts, f"embedding {len(texts):,} operations")
             _save_matrix(path, matrix)
         with self._lock:
+            if len(self._matrices) >= _MATRICES_MAX:
+                self._matrices.clear()
             self._matrices[key] = matrix
         return matrix
 
@@ -288,6 +296,9 @@ class ApiRetriever:
             matrix = self._embed(texts, f"embedding {len(texts):,} API and parameter names")
             _save_matrix(path, matrix)
         with self._lock:
+            if len(self._pinned) + len(texts) > _PINNED_MAX:
+                self._pinned.clear()
+                self._preloaded.clear()
             self._pinned.update(zip(texts, matrix, strict=True))
             self._preloaded.add(key)
 
@@ -335,14 +346,113 @@ class ApiRetriever:
                     found[t] = vec
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            fresh = self.embedder.embed(missing)
+            store = self._name_store()
+            stored = store.get(missing)
+            fresh = [t for t in missing if t not in stored]
+            if fresh:
+                vectors = np.asarray(self.embedder.embed(fresh), dtype=np.float32)
+                new = dict(zip(fresh, vectors, strict=True))
+                store.put(new)
+                stored.update(new)
             with self._lock:
-                for text, vec in zip(missing, fresh, strict=True):
-                    found[text] = vec
-                    self._names[text] = vec
+                for text in missing:
+                    found[text] = self._names[text] = stored[text]
                 while len(self._names) > _NAME_CACHE_SIZE:
                     self._names.popitem(last=False)
         return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+    def _name_store(self) -> NameStore:
+        """The on-disk store of name vectors for this embedder: the names a model gets
+        wrong repeat across the records of a log and across runs."""
+        store = self._store
+        if store is None:
+            embedder = self.embedder.name
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder)[:40]
+            digest = hashlib.sha256(f"{embedder}\0{_TEXT_VERSION}".encode()).hexdigest()[:8]
+            path = self.cache_dir / "retriever" / f"names-{slug}-{digest}.sqlite"
+            store = self._store = NameStore(path)
+        return store
+
+
+class NameStore:
+    """Name vectors on disk (SQLite, one row per text), shared by runs and processes.
+
+    A cache only: any error reading or writing it is logged and costs an embedding, never
+    a result. Bounded: past :data:`_STORE_MAX` rows the oldest are dropped. The vectors
+    are stored as their float32 bytes, so a stored vector is the embedded one exactly.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: Any = None
+        self._broken = False
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        if self._db is None and not self._broken:
+            import sqlite3
+
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("CREATE TABLE IF NOT EXISTS names (text TEXT PRIMARY KEY, vector BLOB)")
+                self._db = db
+            except Exception as exc:  # a cache that cannot be opened costs only speed
+                _log.info("name vector store %s unusable: %s", self.path, exc)
+                self._broken = True
+        return self._db
+
+    def get(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of ``texts`` (those it has)."""
+        out: dict[str, Vectors] = {}
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return out
+            try:
+                for start in range(0, len(texts), 500):
+                    chunk = list(texts[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    rows = db.execute(
+                        f"SELECT text, vector FROM names WHERE text IN ({marks})",
+                        chunk,
+                    )
+                    for text, blob in rows:
+                        vec = np.frombuffer(blob, dtype=np.float32)
+                        if vec.ndim == 1 and vec.size and np.isfinite(vec).all():
+                            out[text] = vec
+            except Exception as exc:
+                _log.info("name vector store %s unreadable: %s", self.path, exc)
+        return out
+
+    def put(self, vectors: dict[str, Vectors]) -> None:
+        """Store ``vectors`` (text -> vector), dropping the oldest rows past the bound."""
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return
+            try:
+                with db:
+                    db.executemany(
+                        "INSERT OR REPLACE INTO names (text, vector) VALUES (?, ?)",
+                        [
+                            (t, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                            for t, v in vectors.items()
+                        ],
+                    )
+                    (rows,) = db.execute("SELECT max(rowid) - min(rowid) FROM names").fetchone()
+                    if rows is not None and rows >= _STORE_MAX:
+                        db.execute(
+                            "DELETE FROM names WHERE rowid < (SELECT max(rowid) FROM names) - ?",
+                            (_STORE_MAX // 2,),
+                        )
+            except Exception as exc:
+                _log.info("name vector store %s not written: %s", self.path, exc)
+
+
+#: rows kept in a :class:`NameStore` (about 1.6 KB each)
+_STORE_MAX = 65_536
 
 
 # -- helpers ------------------------------------------------------------------------
