@@ -58,20 +58,35 @@ class Run:
     stdout: str
 
 
+# A small launcher forks the measured process and reports its rusage: measured from the
+# benchmark itself, a child's peak RSS would include the benchmark's own memory (Linux
+# keeps the high-water mark of the forking process across exec).
+_LAUNCH = """
+import os, sys, time
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+sys.stderr.write("\\n@@rusage %r %r %r %d\\n" % (
+    wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, os.waitstatus_to_exitcode(status)))
+"""
+
+
 def run_process(argv: Sequence[str], env: dict[str, str] | None = None) -> Run:
-    """``argv`` run to its end; CPU time and peak RSS of that child alone (``wait4``)."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(list(argv), env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(), err.read().decode()
-    if child.returncode not in (0, 1):  # 1: an audit with findings
-        raise RuntimeError(f"{argv[:3]} failed ({child.returncode}): {stderr[-2000:]}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stdout)
+    """``argv`` run to its end: wall and CPU time and peak RSS of that process alone."""
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", _LAUNCH, *argv],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    tail = done.stderr.rstrip().rsplit("\n", 1)[-1].split()
+    if tail[:1] != ["@@rusage"]:
+        raise RuntimeError(f"{argv[:3]} could not be measured: {done.stderr[-2000:]}")
+    wall, cpu, rss, code = float(tail[1]), float(tail[2]), float(tail[3]), int(tail[4])
+    if code not in (0, 1):  # 1: an audit with findings
+        raise RuntimeError(f"{argv[:3]} failed ({code}): {done.stderr[-2000:]}")
+    return Run(wall, cpu, rss / 1024, done.stdout)
 
 
 # -- the peers, each a script run as its own process -------------------------------------
@@ -258,12 +273,12 @@ def _ratio_text(ours: list[Run], theirs: list[Run], attr: str) -> str:
     return f"{_median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
-def audit_rows(repeat: int) -> tuple[list[Row], dict[str, Any]]:
+def audit_rows(repeat: int, limit: int | None = None) -> tuple[list[Row], dict[str, Any]]:
     """The tool-call audit, whole process, cold then replicated 10x with warm caches."""
     from benchmarks.same_verdicts import bfcl_mutated_lines
 
     WORK.mkdir(parents=True, exist_ok=True)
-    lines = bfcl_mutated_lines()
+    lines = bfcl_mutated_lines()[:limit]
     log = WORK / "bfcl_mutated.jsonl"
     log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     log10 = WORK / "bfcl_mutated_x10.jsonl"
@@ -372,13 +387,15 @@ def sparc_latency() -> dict[str, Any] | str:
     return result
 
 
-def http_rows(data: Path, repeat: int) -> tuple[list[Row], dict[str, Any]]:
+def http_rows(
+    data: Path, repeat: int, limit: int | None = None
+) -> tuple[list[Row], dict[str, Any]]:
     """Valid HTTP records on the composed spec: the audit (spec cache cold, then warm)
     against openapi-core, whole processes."""
     from benchmarks.same_verdicts import http_lines
 
     spec, lines = http_lines(data)
-    valid = [line for line in lines if json.loads(line)["id"].startswith("v")]
+    valid = [line for line in lines if json.loads(line)["id"].startswith("v")][:limit]
     log = WORK / "http_valid.jsonl"
     log.write_text("".join(line + "\n" for line in valid), encoding="utf-8")
     cold = Row("HTTP records, whole process, spec cache cold", [], {}, len(valid))
@@ -420,12 +437,13 @@ def _spread(values: list[float], fmt: str = "{:.2f}") -> str:
     return f"{mid} ({fmt.format(min(values))}-{fmt.format(max(values))})"
 
 
-def table(data: Path, repeat: int) -> str:
-    """The whole section: every row, its peers and the goals."""
-    audit, audit_facts = audit_rows(repeat)
+def table(data: Path, repeat: int, limit: int | None = None) -> str:
+    """The whole section: every row, its peers and the goals (``limit``: the first
+    records only, for a quick try)."""
+    audit, audit_facts = audit_rows(repeat, limit)
     inproc, latency = in_process_rows(repeat)
     sparc = sparc_latency()
-    http, http_facts = http_rows(data, repeat)
+    http, http_facts = http_rows(data, repeat, limit)
     cold_load, warm_load = spec_load_runs(data, repeat)
 
     out = [

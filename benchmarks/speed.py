@@ -489,6 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         help="what a record costs next to its peers, whole process and in process (issue 31)",
     )
     parser.add_argument("--goal-repeat", type=int, default=2, help="repeats of each process")
+    parser.add_argument("--goal-limit", type=int, help="first records only (a quick try, no write)")
     parser.add_argument(
         "--only-first-answer", action="store_true", help="first answers, 5,000 operations"
     )
@@ -507,9 +508,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_goals:
         from benchmarks._record_cost import table as goals_table
 
-        body = goals_table(data, args.goal_repeat)
+        body = goals_table(data, args.goal_repeat, args.goal_limit)
         print(body)
-        if not args.no_write:
+        if not args.no_write and args.goal_limit is None:
             command = "python benchmarks/speed.py --only-goals"
             if args.goal_repeat != 2:
                 command += f" --goal-repeat {args.goal_repeat}"
