@@ -13,6 +13,7 @@ import logging
 import re
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -163,7 +164,8 @@ class ApiRetriever:
         self._names: OrderedDict[str, Vectors] = OrderedDict()
         # catalogs' own names, kept for the retriever's life (not evicted by the LRU)
         self._pinned: dict[str, Vectors] = {}
-        self._preloaded: set[tuple[str, str]] = set()
+        # catalogs whose names are pinned (weakly: a catalog's names go with it)
+        self._preloaded: weakref.WeakSet[ApiCatalog] = weakref.WeakSet()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
         self._store: NameStore | None = None
 
@@ -280,27 +282,24 @@ class ApiRetriever:
         return self.cache_dir / "retriever" / f"{catalog.fingerprint}{kind}-{slug}-{digest}.npy"
 
     def preload_names(self, catalog: ApiCatalog) -> None:
-        """Embed every API and parameter name of ``catalog`` once, from the disk cache when
-        it is there (written otherwise): on a spec of 1,500 operations the name checks
-        (E2.3, E3.3) then embed only the model's own names, in this run and the next."""
-        key = (catalog.fingerprint, self.embedder.name)
-        if key in self._preloaded:
-            return
+        """Embed every API and parameter name of ``catalog`` once, in one batch, and keep
+        them for this retriever's life; names already in the on-disk store are read from
+        it: on a spec of 1,500 operations the name checks (E2.3, E3.3) then embed only
+        the model's own names, in this run and the next."""
+        with self._lock:
+            if catalog in self._preloaded:
+                return
         texts = sorted(
             {split_identifier(n) or n for n in catalog.names}
             | {split_identifier(p.name) or p.name for op in catalog for p in op.parameters}
         )
-        path = self._cache_path(catalog, "-names")
-        matrix = _load_matrix(path, len(texts))
-        if matrix is None:
-            matrix = self._embed(texts, f"embedding {len(texts):,} API and parameter names")
-            _save_matrix(path, matrix)
+        vectors = self._fetch(texts, f"embedding {len(texts):,} API and parameter names")
         with self._lock:
             if len(self._pinned) + len(texts) > _PINNED_MAX:
                 self._pinned.clear()
                 self._preloaded.clear()
-            self._pinned.update(zip(texts, matrix, strict=True))
-            self._preloaded.add(key)
+            self._pinned.update(vectors)
+            self._preloaded.add(catalog)
 
     def _bm25_scores(self, instruction: str, catalog: ApiCatalog) -> npt.NDArray[np.float64]:
         with self._lock:
@@ -346,20 +345,26 @@ class ApiRetriever:
                     found[t] = vec
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            store = self._name_store()
-            stored = store.get(missing)
-            fresh = [t for t in missing if t not in stored]
-            if fresh:
-                vectors = np.asarray(self.embedder.embed(fresh), dtype=np.float32)
-                new = dict(zip(fresh, vectors, strict=True))
-                store.put(new)
-                stored.update(new)
+            stored = self._fetch(missing)
             with self._lock:
                 for text in missing:
                     found[text] = self._names[text] = stored[text]
                 while len(self._names) > _NAME_CACHE_SIZE:
                     self._names.popitem(last=False)
         return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+    def _fetch(self, texts: Sequence[str], what: str = "") -> dict[str, Vectors]:
+        """Vectors of ``texts`` (distinct) from the on-disk store, the rest embedded in
+        one batch and stored."""
+        store = self._name_store()
+        stored = store.get(texts)
+        fresh = [t for t in texts if t not in stored]
+        if fresh:
+            vectors = self._embed(fresh, what or f"embedding {len(fresh):,} names")
+            new = dict(zip(fresh, vectors, strict=True))
+            store.put(new)
+            stored.update(new)
+        return stored
 
     def _name_store(self) -> NameStore:
         """The on-disk store of name vectors for this embedder: the names a model gets
