@@ -71,3 +71,12 @@ def test_name_vectors_are_kept_on_disk_exactly(tmp_path: Path) -> None:
     assert (
         ApiRetriever(Counting(), cache_dir=tmp_path)._name_vectors(["townName"])[0] == direct
     ).all()
+
+
+def test_the_onnx_threads_do_not_spin_between_runs() -> None:
+    # names come a few at a time: spinning worker threads cost as much CPU as the model
+    from retriever import OnnxMiniLMEmbedder
+
+    session, _ = OnnxMiniLMEmbedder()._load()
+    options = session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
