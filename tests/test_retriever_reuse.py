@@ -80,3 +80,49 @@ def test_the_onnx_threads_do_not_spin_between_runs() -> None:
     session, _ = OnnxMiniLMEmbedder()._load()
     options = session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def _made_up_names_log(n: int) -> list[str]:
+    import json
+
+    lines = []
+    for i in range(n):
+        tool = {
+            "name": f"get_weather_{i}",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        }
+        call = {"name": f"fetch_forecast_number_{i}", "arguments": {"town_{i}": "Paris"}}
+        lines.append(json.dumps({"id": i, "tools": [tool], "call": call}))
+    return lines
+
+
+class Batches(Counting):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.calls += 1
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("lookahead", [0, 8])
+def test_reading_ahead_embeds_a_window_in_one_batch_with_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookahead: int
+) -> None:
+    from autofeedback import _scan
+
+    monkeypatch.setenv("AUTOFEEDBACK_CACHE_DIR", str(tmp_path))
+    lines = _made_up_names_log(8)
+    embedder = Batches()
+    monkeypatch.setattr(_scan, "_retrievers", {str(tmp_path): ApiRetriever(embedder)})
+    results = [r.as_dict() for r in audit_lines(lines, None, lookahead=lookahead)]
+    assert all(r["findings"][0]["code"].startswith("E2") for r in results)
+    if lookahead:
+        assert embedder.calls == 1  # eight records' names and catalogs, one batch
+    else:
+        assert embedder.calls >= 8
+    reference = tmp_path / "reference"
+    monkeypatch.setenv("AUTOFEEDBACK_CACHE_DIR", str(reference))
+    monkeypatch.setattr(_scan, "_retrievers", {str(reference): ApiRetriever(Counting())})
+    assert results == [r.as_dict() for r in audit_lines(lines, None)]

@@ -165,7 +165,8 @@ def _audit_data(
 
         units = read_openai(lines, start=first_line)
         return list(audit_units(units, catalog, retriever=retriever))
-    return list(audit_lines(lines, catalog, retriever=retriever, start=first_line))
+    # a partition is in memory: read ahead, so that names are embedded in batches
+    return list(audit_lines(lines, catalog, retriever=retriever, start=first_line, lookahead=64))
 
 
 def audit_file_dask(
