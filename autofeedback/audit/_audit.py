@@ -29,7 +29,7 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding
 from autofeedback._redact import redact, value_secrets
-from autofeedback._scan import Scanner, one_line
+from autofeedback._scan import _PRELOAD_FROM, Scanner, one_line
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._names import closest_literal
 
@@ -184,9 +184,10 @@ class _CatalogCache:
     def prefetch(self, records: Iterable[Any]) -> None:
         """Embed in one batch the names the semantic checks of ``records`` will compare:
         the unknown API or argument names of plain call records (those no exact or
-        literal match explains) and the names of their catalogs. Only a hint: a name it
-        misses is embedded when checked, one it adds costs nothing but its embedding,
-        and a record it cannot read is left to the audit, which reports it."""
+        literal match explains) with their candidates (the catalog's API names, or the
+        operation's parameters). Only a hint: a name it misses is embedded when checked,
+        one it adds costs nothing but its embedding, and a record it cannot read is left
+        to the audit, which reports it."""
         names: list[str] = []
         catalogs: list[ApiCatalog] = []
         retriever: Any = None
@@ -197,18 +198,23 @@ class _CatalogCache:
                 continue  # the audit of this record says what is wrong with it
             if found is None:
                 continue
-            scanner, wanted = found
+            scanner, wanted, candidates = found
             if retriever is None:
                 retriever = scanner.retriever
             elif scanner.retriever is not retriever:
                 continue  # one batch per retriever; this one's names are embedded later
             names += wanted
-            catalogs.append(scanner.catalog)
+            if len(candidates) >= _PRELOAD_FROM:
+                catalogs.append(scanner.catalog)  # as the check will: the whole catalog
+            else:
+                names += candidates
         prefetch = getattr(retriever, "prefetch", None)
         if names and callable(prefetch):
             prefetch(names, catalogs)
 
-    def _semantic_names(self, record: Any) -> tuple[Scanner, list[str]] | None:
+    def _semantic_names(self, record: Any) -> tuple[Scanner, list[str], list[str]] | None:
+        """The scanner of a plain call record, the names its checks will compare, and
+        what they are compared with."""
         if not isinstance(record, Mapping) or "call" not in record or "instruction" in record:
             return None
         if any(k in record for k in ("output", "request", "steps", "messages")):
@@ -231,14 +237,14 @@ class _CatalogCache:
             names = list(catalog.names)
             if not names or closest_literal(name, names) or name_with_values(name, catalog):
                 return None
-            return scanner, [name]
+            return scanner, [name], names
         params = [p.name for p in op.parameters]
         unknown = [
             a
             for a in arguments
             if isinstance(a, str) and op.parameter(a) is None and not closest_literal(a, params)
         ]
-        return (scanner, unknown) if unknown and params else None
+        return (scanner, unknown, params) if unknown and params else None
 
 
 def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
