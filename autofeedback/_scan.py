@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import reprlib
+import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
@@ -52,9 +53,17 @@ class _Retriever(ApiRanker, NameMatcher):
     pass
 
 
+#: A comparison with this many candidates or more (a big catalog's API names or
+#: endpoints) has the whole catalog's names embedded at once (``preload_names``); a
+#: smaller one (one operation's parameters) embeds only its own names: an unknown
+#: parameter of a 2,034-operation spec embedded 2,650 names for 5 candidates.
+_PRELOAD_FROM = 64
+
+
 class _PreloadingMatcher(_Retriever):
     """A scanner's retriever that embeds the catalog's names (``preload_names``) on the
-    first name comparison: lazily, so the first answer does not wait for them."""
+    first comparison with many candidates: lazily, so the first answer does not wait
+    for them, and only when a comparison needs that many."""
 
     def __init__(self, scanner: Scanner, retriever: _Retriever) -> None:
         self._scanner = scanner
@@ -62,7 +71,7 @@ class _PreloadingMatcher(_Retriever):
 
     def name_similarity(self, name: str, candidates: Sequence[str]) -> Sequence[Scored]:
         scanner = self._scanner
-        if not scanner._names_loaded:
+        if not scanner._names_loaded and len(candidates) >= _PRELOAD_FROM:
             preload = getattr(self._retriever, "preload_names", None)
             if callable(preload):
                 preload(scanner.catalog)
@@ -114,9 +123,7 @@ class Scanner:
     @property
     def retriever(self) -> _Retriever | None:
         if self._retriever == "auto":
-            from retriever import ApiRetriever
-
-            self._retriever = ApiRetriever()
+            self._retriever = default_retriever()
         return self._retriever  # type: ignore[no-any-return]
 
     @property
@@ -508,6 +515,28 @@ def _excerpt(value: Any, limit: int = 200) -> str:
 
 
 _default: weakref.WeakKeyDictionary[ApiCatalog, Scanner] = weakref.WeakKeyDictionary()
+_retrievers: dict[str, Any] = {}
+_retrievers_lock = threading.Lock()
+
+
+def default_retriever() -> Any:
+    """The process's :class:`retriever.ApiRetriever` for ``retriever="auto"``, one per
+    cache folder: every scanner shares its name vectors, so a log of many tool lists
+    embeds a name it repeats once (each scanner made its own before, and re-embedded).
+
+    >>> default_retriever() is default_retriever()  # doctest: +SKIP
+    True
+    """
+    from autofeedback._cache import default_cache_dir
+
+    key = str(default_cache_dir())
+    with _retrievers_lock:
+        found = _retrievers.get(key)
+        if found is None:
+            from retriever import ApiRetriever
+
+            found = _retrievers[key] = ApiRetriever()
+        return found
 
 
 def _scanner(catalog: ApiCatalog, retriever: Any) -> Scanner:

@@ -897,6 +897,10 @@ def _lines(path: str, inp: IO[str]) -> tuple[Any, str, int | None, Any]:
     return handle, start, os.path.getsize(path), handle
 
 
+#: records an audit of a file reads ahead (see ``audit_lines``)
+_LOOKAHEAD = 64
+
+
 def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
     from autofeedback.audit._audit import audit_units
     from autofeedback.audit._inputs import read_har, read_openai, sniff_format
@@ -957,7 +961,12 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
                     read_openai(stream), catalog, retriever=retriever, fix=args.fix
                 )
             else:
-                results = audit_lines(stream, catalog, retriever=retriever, fix=args.fix)
+                # a file is read ahead so that the names records compare are embedded in
+                # batches; standard input is answered line by line (it may be live)
+                ahead = _LOOKAHEAD if args.log != "-" else 0
+                results = audit_lines(
+                    stream, catalog, retriever=retriever, lookahead=ahead, fix=args.fix
+                )
             position = _position(handle)
         # a lone surrogate from a log must not stop the report: it is written escaped
         target = (

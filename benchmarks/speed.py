@@ -19,6 +19,7 @@ Four questions, each answered as a ratio against a peer measured in the same run
    times under ``/a``, ``/b``, ``/c`` (2,034 operations). Target: >= 5x.
 
     python benchmarks/speed.py
+    python benchmarks/speed.py --only-goals   # per-record cost vs peers (_record_cost.py)
 """
 
 from __future__ import annotations
@@ -483,6 +484,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2-distinct", type=int, default=60, help="distinct E2 mistakes")
     parser.add_argument("--only-e2", action="store_true", help="measure the E2 path only")
     parser.add_argument(
+        "--only-goals",
+        action="store_true",
+        help="what a record costs next to its peers, whole process and in process (issue 31)",
+    )
+    parser.add_argument("--goal-repeat", type=int, default=2, help="repeats of each process")
+    parser.add_argument("--goal-limit", type=int, help="first records only (a quick try, no write)")
+    parser.add_argument(
         "--only-first-answer", action="store_true", help="first answers, 5,000 operations"
     )
     parser.add_argument("--no-write", action="store_true")
@@ -497,6 +505,17 @@ def main(argv: list[str] | None = None) -> int:
     cache = WORK / "spec-cache"
     if args.only_e2:
         return _e2_main(data, args)
+    if args.only_goals:
+        from benchmarks._record_cost import table as goals_table
+
+        body = goals_table(data, args.goal_repeat, args.goal_limit)
+        print(body)
+        if not args.no_write and args.goal_limit is None:
+            command = "python benchmarks/speed.py --only-goals"
+            if args.goal_repeat != 2:
+                command += f" --goal-repeat {args.goal_repeat}"
+            write_section("Speed: what a record costs (issue 31)", command, body)
+        return 0
 
     loads = load_table(data, cache)
     print(loads)

@@ -182,6 +182,11 @@ class OnnxMiniLMEmbedder:
                 tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
                 options = ort.SessionOptions()
                 options.log_severity_level = 3  # errors only: no graph-optimizer chatter
+                # worker threads sleep between runs instead of spinning: names are embedded
+                # a few at a time, and spinning threads burned as much CPU as the model
+                # (measured on 2 shared cores: 17.3 -> 9.0 ms CPU a name, 100 -> 43 ms
+                # wall; the vectors are bit for bit the same)
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = ort.InferenceSession(
                     self.model_path, sess_options=options, providers=["CPUExecutionProvider"]
                 )

@@ -13,6 +13,7 @@ import logging
 import re
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ Vectors = npt.NDArray[np.float32]
 _TEXT_VERSION = 1
 _NAME_CACHE_SIZE = 4096
 _QUERY_CACHE_SIZE = 256
+#: bounds of what one retriever keeps for the catalogs it served: the names of their
+#: operations and parameters (about 1.5 KB a vector) and their operation matrices. A
+#: process-wide retriever serves every tool list of a log; past a bound it starts over.
+_PINNED_MAX = 50_000
+_MATRICES_MAX = 64
 #: texts per embedding call while a progress bar is shown, and the fewest that show one
 _CHUNK = 256
 _PROGRESS_MIN = 512
@@ -158,8 +164,10 @@ class ApiRetriever:
         self._names: OrderedDict[str, Vectors] = OrderedDict()
         # catalogs' own names, kept for the retriever's life (not evicted by the LRU)
         self._pinned: dict[str, Vectors] = {}
-        self._preloaded: set[tuple[str, str]] = set()
+        # catalogs whose names are pinned (weakly: a catalog's names go with it)
+        self._preloaded: weakref.WeakSet[ApiCatalog] = weakref.WeakSet()
         self._queries: OrderedDict[str, Vectors] = OrderedDict()
+        self._store: NameStore | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -235,6 +243,8 @@ class ApiRetriever:
             matrix = self._embed(texts, f"embedding {len(texts):,} operations")
             _save_matrix(path, matrix)
         with self._lock:
+            if len(self._matrices) >= _MATRICES_MAX:
+                self._matrices.clear()
             self._matrices[key] = matrix
         return matrix
 
@@ -272,24 +282,45 @@ class ApiRetriever:
         return self.cache_dir / "retriever" / f"{catalog.fingerprint}{kind}-{slug}-{digest}.npy"
 
     def preload_names(self, catalog: ApiCatalog) -> None:
-        """Embed every API and parameter name of ``catalog`` once, from the disk cache when
-        it is there (written otherwise): on a spec of 1,500 operations the name checks
-        (E2.3, E3.3) then embed only the model's own names, in this run and the next."""
-        key = (catalog.fingerprint, self.embedder.name)
-        if key in self._preloaded:
-            return
-        texts = sorted(
-            {split_identifier(n) or n for n in catalog.names}
-            | {split_identifier(p.name) or p.name for op in catalog for p in op.parameters}
-        )
-        path = self._cache_path(catalog, "-names")
-        matrix = _load_matrix(path, len(texts))
-        if matrix is None:
-            matrix = self._embed(texts, f"embedding {len(texts):,} API and parameter names")
-            _save_matrix(path, matrix)
+        """Embed every API and parameter name of ``catalog`` once, in one batch, and keep
+        them for this retriever's life; names already in the on-disk store are read from
+        it: on a spec of 1,500 operations the name checks (E2.3, E3.3) then embed only
+        the model's own names, in this run and the next."""
+        self.prefetch((), [catalog])
+
+    def prefetch(self, names: Sequence[str], catalogs: Sequence[ApiCatalog] = ()) -> None:
+        """Have the vectors of ``names`` and of every name of ``catalogs`` ready, all that
+        are not yet in memory or in the on-disk store embedded in one batch: an audit
+        calls this for the names a window of records will compare, since embedding them
+        together costs a third of embedding them one by one.
+
+        >>> retriever.prefetch(["fetch_forecast"], [catalog])          # doctest: +SKIP
+        """
         with self._lock:
-            self._pinned.update(zip(texts, matrix, strict=True))
-            self._preloaded.add(key)
+            todo = list(dict.fromkeys(c for c in catalogs if c not in self._preloaded))
+            queries = [
+                t
+                for t in dict.fromkeys(split_identifier(n) or n for n in names)
+                if t not in self._pinned and t not in self._names
+            ]
+        own = [_catalog_texts(c) for c in todo]
+        texts = list(dict.fromkeys([*queries, *(t for group in own for t in group)]))
+        if not texts:
+            return
+        total = sum(len(group) for group in own)
+        what = f"embedding {total:,} API and parameter names" if total else ""
+        vectors = self._fetch(texts, what)
+        with self._lock:
+            for catalog, group in zip(todo, own, strict=True):
+                if len(self._pinned) + len(group) > _PINNED_MAX:
+                    self._pinned.clear()
+                    self._preloaded.clear()
+                self._pinned.update((t, vectors[t]) for t in group)
+                self._preloaded.add(catalog)
+            for text in queries:
+                self._names[text] = vectors[text]
+            while len(self._names) > _NAME_CACHE_SIZE:
+                self._names.popitem(last=False)
 
     def _bm25_scores(self, instruction: str, catalog: ApiCatalog) -> npt.NDArray[np.float64]:
         with self._lock:
@@ -335,17 +366,130 @@ class ApiRetriever:
                     found[t] = vec
         missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
-            fresh = self.embedder.embed(missing)
+            stored = self._fetch(missing)
             with self._lock:
-                for text, vec in zip(missing, fresh, strict=True):
-                    found[text] = vec
-                    self._names[text] = vec
+                for text in missing:
+                    found[text] = self._names[text] = stored[text]
                 while len(self._names) > _NAME_CACHE_SIZE:
                     self._names.popitem(last=False)
         return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
 
+    def _fetch(self, texts: Sequence[str], what: str = "") -> dict[str, Vectors]:
+        """Vectors of ``texts`` (distinct) from the on-disk store, the rest embedded in
+        one batch and stored."""
+        store = self._name_store()
+        stored = store.get(texts)
+        fresh = [t for t in texts if t not in stored]
+        if fresh:
+            vectors = self._embed(fresh, what or f"embedding {len(fresh):,} names")
+            new = dict(zip(fresh, vectors, strict=True))
+            store.put(new)
+            stored.update(new)
+        return stored
+
+    def _name_store(self) -> NameStore:
+        """The on-disk store of name vectors for this embedder: the names a model gets
+        wrong repeat across the records of a log and across runs."""
+        store = self._store
+        if store is None:
+            embedder = self.embedder.name
+            slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder)[:40]
+            digest = hashlib.sha256(f"{embedder}\0{_TEXT_VERSION}".encode()).hexdigest()[:8]
+            path = self.cache_dir / "retriever" / f"names-{slug}-{digest}.sqlite"
+            store = self._store = NameStore(path)
+        return store
+
+
+class NameStore:
+    """Name vectors on disk (SQLite, one row per text), shared by runs and processes.
+
+    A cache only: any error reading or writing it is logged and costs an embedding, never
+    a result. Bounded: past :data:`_STORE_MAX` rows the oldest are dropped. The vectors
+    are stored as their float32 bytes, so a stored vector is the embedded one exactly.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: Any = None
+        self._broken = False
+        self._lock = threading.Lock()
+
+    def _connect(self) -> Any:
+        if self._db is None and not self._broken:
+            import sqlite3
+
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                db = sqlite3.connect(self.path, timeout=5, check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("CREATE TABLE IF NOT EXISTS names (text TEXT PRIMARY KEY, vector BLOB)")
+                self._db = db
+            except Exception as exc:  # a cache that cannot be opened costs only speed
+                _log.info("name vector store %s unusable: %s", self.path, exc)
+                self._broken = True
+        return self._db
+
+    def get(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors of ``texts`` (those it has)."""
+        out: dict[str, Vectors] = {}
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return out
+            try:
+                for start in range(0, len(texts), 500):
+                    chunk = list(texts[start : start + 500])
+                    marks = ",".join("?" * len(chunk))
+                    rows = db.execute(
+                        f"SELECT text, vector FROM names WHERE text IN ({marks})",
+                        chunk,
+                    )
+                    for text, blob in rows:
+                        vec = np.frombuffer(blob, dtype=np.float32)
+                        if vec.ndim == 1 and vec.size and np.isfinite(vec).all():
+                            out[text] = vec
+            except Exception as exc:
+                _log.info("name vector store %s unreadable: %s", self.path, exc)
+        return out
+
+    def put(self, vectors: dict[str, Vectors]) -> None:
+        """Store ``vectors`` (text -> vector), dropping the oldest rows past the bound."""
+        with self._lock:
+            db = self._connect()
+            if db is None:
+                return
+            try:
+                with db:
+                    db.executemany(
+                        "INSERT OR REPLACE INTO names (text, vector) VALUES (?, ?)",
+                        [
+                            (t, np.ascontiguousarray(v, dtype=np.float32).tobytes())
+                            for t, v in vectors.items()
+                        ],
+                    )
+                    (rows,) = db.execute("SELECT max(rowid) - min(rowid) FROM names").fetchone()
+                    if rows is not None and rows >= _STORE_MAX:
+                        db.execute(
+                            "DELETE FROM names WHERE rowid < (SELECT max(rowid) FROM names) - ?",
+                            (_STORE_MAX // 2,),
+                        )
+            except Exception as exc:
+                _log.info("name vector store %s not written: %s", self.path, exc)
+
+
+#: rows kept in a :class:`NameStore` (about 1.6 KB each)
+_STORE_MAX = 65_536
+
 
 # -- helpers ------------------------------------------------------------------------
+
+
+def _catalog_texts(catalog: ApiCatalog) -> list[str]:
+    """The texts a catalog's API and parameter names are embedded as."""
+    return sorted(
+        {split_identifier(n) or n for n in catalog.names}
+        | {split_identifier(p.name) or p.name for op in catalog for p in op.parameters}
+    )
 
 
 def _top(scores: npt.NDArray[Any], catalog: ApiCatalog, k: int | None) -> list[Ranked]:

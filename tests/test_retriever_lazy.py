@@ -1,6 +1,8 @@
 """Big specs and the first answer (issue 18 item 8): the catalog's names are embedded
-on the first semantic name comparison, not before the first answer; a big catalog is
-embedded in chunks behind a progress bar, to the same vectors."""
+on the first semantic comparison with the catalog's API names, not before the first
+answer, and not for an unknown parameter, which is compared with its operation's
+parameters only (issue 31); a big catalog is embedded in chunks behind a progress bar,
+to the same vectors."""
 
 from __future__ import annotations
 
@@ -30,14 +32,19 @@ def _catalog(n: int, tag: str) -> ApiCatalog:
 
 def test_a_right_request_does_not_wait_for_the_catalogs_names(api_retriever: Any) -> None:
     catalog = _catalog(300, "lazy")
-    key = (catalog.fingerprint, api_retriever.embedder.name)
     scanner = Scanner(catalog, retriever=api_retriever)
     found = list(scanner.iter_findings("GET /lazy7/tags/1/books", instruction="books of tag 1"))
     assert [f.code for f in found if f.severity == "error"] == []
-    assert key not in api_retriever._preloaded  # names: not needed for this answer
-    # the first request with an unknown name loads them, once
+    assert catalog not in api_retriever._preloaded  # names: not needed for this answer
+    # an unknown parameter is compared with its operation's parameter: a handful of
+    # names embedded, not the catalog's 308
+    before = len(api_retriever._names)
     list(scanner.iter_findings("GET /lazy7/tags/1/books?books_limt=3"))
-    assert key in api_retriever._preloaded
+    assert catalog not in api_retriever._preloaded
+    assert len(api_retriever._names) - before < 10
+    # an unknown API name is compared with all 300: the catalog's names load, once
+    list(scanner.iter_findings("<API>fetchAuthorCatalogue(limit=3)</API>"))
+    assert catalog in api_retriever._preloaded
 
 
 def test_chunked_embedding_with_a_progress_bar_gives_the_same_vectors(api_retriever: Any) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,7 +32,9 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
 from autofeedback._findings import CODES, Finding, Repair
 from autofeedback._redact import redact, value_secrets
-from autofeedback._scan import Scanner, one_line
+from autofeedback._scan import _PRELOAD_FROM, Scanner, one_line
+from autofeedback.checks._check_name import name_with_values
+from autofeedback.checks._names import closest_literal
 
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
@@ -43,6 +46,11 @@ _OPENAI_LINE = frozenset({"response", "choices", "custom_id"})
 NO_SPEC = "record has no 'tools' and no --spec was given"
 _MAX_LINE = 8 * 1024 * 1024
 _MAX_KEPT_TOOLS = 16 * 1024 * 1024
+#: What a record holds that documents the APIs rather than carries what was sent: no
+#: credential is registered from it. A tool list's ``token`` property has the type
+#: ``string`` and a description, which are no secrets (and walking every tool list
+#: cost a fifth of an audit of many distinct lists).
+_DOCUMENTATION = frozenset({"id", "tools", "responses"})
 
 
 @dataclass(frozen=True)
@@ -200,6 +208,71 @@ class _CatalogCache:
             hit = self._scanners[key] = Scanner(catalog, retriever=self.retriever)
         return hit
 
+    def prefetch(self, records: Iterable[Any]) -> None:
+        """Embed in one batch the names the semantic checks of ``records`` will compare:
+        the unknown API or argument names of plain call records (those no exact or
+        literal match explains) with their candidates (the catalog's API names, or the
+        operation's parameters). Only a hint: a name it misses is embedded when checked,
+        one it adds costs nothing but its embedding, and a record it cannot read is left
+        to the audit, which reports it."""
+        names: list[str] = []
+        catalogs: list[ApiCatalog] = []
+        retriever: Any = None
+        for record in records:
+            try:
+                found = self._semantic_names(record)
+            except Exception:
+                continue  # the audit of this record says what is wrong with it
+            if found is None:
+                continue
+            scanner, wanted, candidates = found
+            if retriever is None:
+                retriever = scanner.retriever
+            elif scanner.retriever is not retriever:
+                continue  # one batch per retriever; this one's names are embedded later
+            names += wanted
+            if len(candidates) >= _PRELOAD_FROM:
+                catalogs.append(scanner.catalog)  # as the check will: the whole catalog
+            else:
+                names += candidates
+        prefetch = getattr(retriever, "prefetch", None)
+        if names and callable(prefetch):
+            prefetch(names, catalogs)
+
+    def _semantic_names(self, record: Any) -> tuple[Scanner, list[str], list[str]] | None:
+        """The scanner of a plain call record, the names its checks will compare, and
+        what they are compared with."""
+        if not isinstance(record, Mapping) or "call" not in record or "instruction" in record:
+            return None
+        if any(k in record for k in ("output", "request", "steps", "messages")):
+            return None
+        call = record["call"]
+        if type(call) is not dict or len(call) != 2:
+            return None
+        name, arguments = call.get("name"), call.get("arguments")
+        if not isinstance(name, str) or type(arguments) is not dict:
+            return None
+        tools = record.get("tools")
+        if tools is None and self.base is None:
+            return None
+        scanner = self.scanner(tools)
+        if scanner._retriever is None:
+            return None
+        catalog = scanner.catalog
+        op = catalog.get(name)
+        if op is None:
+            names = list(catalog.names)
+            if not names or closest_literal(name, names) or name_with_values(name, catalog):
+                return None
+            return scanner, [name], names
+        params = [p.name for p in op.parameters]
+        unknown = [
+            a
+            for a in arguments
+            if isinstance(a, str) and op.parameter(a) is None and not closest_literal(a, params)
+        ]
+        return (scanner, unknown, params) if unknown and params else None
+
 
 def audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     """Audit one decoded record; every problem with the record itself becomes ``error``.
@@ -224,7 +297,7 @@ def _record_id(record: Any, line: int) -> Any:
     if isinstance(rid, str):
         # an id is shown in every report: "Bearer ...", or a credential the record
         # also sends, is masked there like anywhere else
-        secrets = value_secrets([v for k, v in record.items() if k != "id"])
+        secrets = value_secrets([v for k, v in record.items() if k not in _DOCUMENTATION])
         rid = str(redact(rid, secrets=secrets))
     if rid is None or isinstance(rid, (str, int, float, bool)):
         return rid if not isinstance(rid, str) or len(rid) <= 200 else rid[:200] + "..."
@@ -371,6 +444,7 @@ def audit_lines(
     retriever: Any = "auto",
     start: int = 1,
     fix: bool = False,
+    lookahead: int = 0,
 ) -> Iterator[AuditResult]:
     """Audit a JSONL stream lazily, in order, in constant memory.
 
@@ -384,6 +458,11 @@ def audit_lines(
     ``start`` is the number of the first line (a partition of a bigger log keeps the
     line numbers, and so the default ids, of the whole file).
 
+    ``lookahead``: read up to that many records ahead, so that the names their semantic
+    checks compare are embedded in one batch (:meth:`_CatalogCache.prefetch`); the
+    results are the same. For a file: on a live stream a result then waits for the
+    lines after it.
+
     >>> catalog = ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
     ...     "properties": {}}}])
     >>> [r.ok for r in audit_lines(['{"call": {"name": "ping", "arguments": {}}}', 'oops'],
@@ -391,6 +470,22 @@ def audit_lines(
     [True, False]
     """
     cache = _CatalogCache(catalog, retriever, fix)
+    decoded = _decoded(lines, start)
+    if lookahead <= 1:
+        for number, item in decoded:
+            yield item if isinstance(item, AuditResult) else audit_record(item, number, cache)
+        return
+    while True:
+        window = list(itertools.islice(decoded, lookahead))
+        if not window:
+            return
+        cache.prefetch(item for _, item in window if not isinstance(item, AuditResult))
+        for number, item in window:
+            yield item if isinstance(item, AuditResult) else audit_record(item, number, cache)
+
+
+def _decoded(lines: Iterable[str | bytes], start: int) -> Iterator[tuple[int, Any]]:
+    """``(line number, record)`` per non-blank line, or the line's error result."""
     for number, raw in enumerate(lines, start=start):
         text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
         if number == start:
@@ -398,17 +493,20 @@ def audit_lines(
         if not text.strip():
             continue
         if len(text) > _MAX_LINE:
-            yield AuditResult(
-                number, False, error=f"line longer than {_MAX_LINE} bytes", line=number
+            yield (
+                number,
+                AuditResult(
+                    number, False, error=f"line longer than {_MAX_LINE} bytes", line=number
+                ),
             )
             continue
         try:
             # without its line break, an error at the end of the line gets its own column
             record = json.loads(text.rstrip("\r\n"))
         except Exception as exc:
-            yield AuditResult(number, False, error=_json_error(exc), line=number)
+            yield number, AuditResult(number, False, error=_json_error(exc), line=number)
             continue
-        yield audit_record(record, number, cache)
+        yield number, record
 
 
 def _json_error(exc: Exception) -> str:

@@ -168,7 +168,10 @@ def _audit_data(
 
         units = read_openai(lines, start=first_line)
         return list(audit_units(units, catalog, retriever=retriever, fix=fix))
-    return list(audit_lines(lines, catalog, retriever=retriever, start=first_line, fix=fix))
+    # a partition is in memory: read ahead, so that names are embedded in batches
+    return list(
+        audit_lines(lines, catalog, retriever=retriever, start=first_line, lookahead=64, fix=fix)
+    )
 
 
 def audit_file_dask(

@@ -423,8 +423,6 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
 
 
 _strict: dict[int, tuple[Any, Any]] = {}
-#: the jsonschema validator of an operation's first use (see :func:`accepts`)
-_first: dict[int, tuple[Any, Any]] = {}
 _MISSING = object()
 
 
@@ -446,14 +444,10 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
     """
     validator = _stored(_strict, op)
     if validator is _MISSING:
-        # compiled from the second use on: a schema checked once (a tools list a client
-        # sends once) never pays the compile, which holds the GIL (CPython's compile()
-        # of the generated source, about 0.6 ms per property) and so stalls a server's
-        # event loop whatever thread it runs in
-        if _stored(_first, op) is _MISSING:
-            validator = _per_object(_first, op, _plain_strict_validator)
-        else:
-            validator = _per_object(_strict, op, _strict_validator)
+        # compiled at once: jsonschema-rs compiles in native code in about 30 µs (the
+        # fastjsonschema this replaced generated Python source whose compile() held the
+        # GIL, 0.6 ms a property, which is why it used to wait for a second use)
+        validator = _per_object(_strict, op, _strict_validator)
     if validator is None:
         return False
     try:
@@ -462,9 +456,10 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
         return False
 
 
-#: Keywords fastjsonschema checks exactly as the detailed path does. A schema with any
-#: other keyword (2020-12's prefixItems, $dynamicRef...) is left to jsonschema, since a
-#: compiled validator that ignored a keyword could accept what the checks would flag.
+#: Keywords jsonschema-rs checks exactly as the detailed path does. A schema with any
+#: other keyword (2020-12's prefixItems, $dynamicRef, oneOf, which the detailed path reads
+#: as anyOf...) is left to jsonschema, since a compiled validator that read a keyword
+#: otherwise could accept what the checks would flag.
 _COMPILABLE = frozenset(
     {
         "type",
@@ -514,6 +509,10 @@ def _compilable(schema: Any, depth: int = 0) -> bool:
             continue
         if key not in _COMPILABLE:
             return False
+        if key == "multipleOf" and (isinstance(value, bool) or not isinstance(value, int)):
+            # 0.3 is no multiple of 0.1 for jsonschema (0.3 / 0.1 = 2.9999999999999996),
+            # it is for jsonschema-rs: a fraction divisor is left to jsonschema
+            return False
         if key == "properties":
             if not isinstance(value, Mapping) or not all(
                 _compilable(v, depth + 1) for v in value.values()
@@ -529,13 +528,11 @@ def _compilable(schema: Any, depth: int = 0) -> bool:
     return True
 
 
-#: The most values (objects, lists, scalars) a schema may hold to be compiled. Compiling
-#: generates Python source that spells out every value: a 100,000-value enum from one
-#: hostile log record cost 987 MB, and CPython compiles that source holding the GIL (a
-#: 5,000-property tool: 2.5 s during which no other thread of a server ran). Real tool
-#: schemas hold tens of values; past this (about 250 properties, 0.15 s to compile),
+#: The most values (objects, lists, scalars) a schema may hold to be compiled: a compiled
+#: copy of a 100,000-value enum from one hostile log record is kept per operation. Real
+#: tool schemas hold tens of values, big request bodies a few thousand; past this,
 #: jsonschema (no compiled copy) validates.
-_MAX_COMPILED_VALUES = 500
+_MAX_COMPILED_VALUES = 20_000
 
 
 def _small(schema: Any) -> bool:
@@ -572,38 +569,25 @@ def _strict_schema(op: Operation) -> dict[str, Any] | None:
     }
 
 
-def _plain_strict_validator(op: Operation) -> Any:
-    schema = _strict_schema(op)
-    if schema is None:
-        return None
-    try:
-        return _Validator(schema, format_checker=_FORMATS)
-    except _SPEC_FAULTS:
-        return None
-
-
 def _strict_validator(op: Operation) -> Any:
     schema = _strict_schema(op)
     if schema is None:
         return None
     if _compilable(schema) and _small(schema):
-        import fastjsonschema
+        import jsonschema_rs
 
         formats = {name: _format(name) for name in _FORMATS.checkers}
-        # fastjsonschema runs `pattern` with Python's backtracking re: each pattern
-        # becomes a custom format checked by the linear-time engine instead
+        # jsonschema-rs runs `pattern` on its own regex engines: each pattern becomes a
+        # custom format checked by the linear-time engine the detailed path uses
         schema = _patterns_as_formats(schema, formats)
-        faults: tuple[type[Exception], ...] = (
-            fastjsonschema.JsonSchemaDefinitionException,
-            re.error,
-            *_SPEC_FAULTS,
-        )
         try:
-            compiled = fastjsonschema.compile(schema, formats=formats, use_default=False)
-        except faults:
+            compiled = jsonschema_rs.validator_for(
+                schema, formats=formats, validate_formats=True, ignore_unknown_formats=True
+            )
+        except _SPEC_FAULTS:  # jsonschema_rs.ValidationError is a ValueError
             pass
         else:
-            return _Compiled(compiled)
+            return compiled
     try:
         return _Validator(schema, format_checker=_FORMATS)
     except _SPEC_FAULTS:
@@ -618,8 +602,8 @@ def _pattern_format(source: str) -> Callable[[Any], bool]:
 def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]]) -> Any:
     """``schema`` with every ``pattern`` moved into an ``allOf`` part whose custom
     ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback._patterns`,
-    and without the formats that are not asserted (fastjsonschema would refuse to compile
-    a schema naming a format it does not know, ``int32`` say)."""
+    and without the formats that are not asserted (``int32`` say: the detailed checks
+    ignore it, a compiled validator must not assert a meaning of its own)."""
     if isinstance(schema, list):
         return [_patterns_as_formats(s, formats) for s in schema]
     if not isinstance(schema, Mapping):
@@ -640,20 +624,3 @@ def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]])
         formats[name] = _pattern_format(pattern)
         out["allOf"] = [*out.get("allOf", []), {"format": name}]
     return out
-
-
-class _Compiled:
-    """A fastjsonschema validator with jsonschema's ``is_valid``: about twenty times faster
-    on flat tool schemas (measured in benchmarks/speed.py)."""
-
-    def __init__(self, validate: Callable[[Any], Any]) -> None:
-        self._validate = validate
-
-    def is_valid(self, instance: Any) -> bool:
-        import fastjsonschema
-
-        try:
-            self._validate(instance)
-        except fastjsonschema.JsonSchemaValueException:
-            return False
-        return True

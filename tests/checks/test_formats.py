@@ -4,10 +4,11 @@ valid value."""
 
 from __future__ import annotations
 
+import jsonschema_rs
 import pytest
 
 from autofeedback import ApiCatalog
-from autofeedback.checks._check_values import _Compiled, _per_object, _strict, accepts
+from autofeedback.checks._check_values import _per_object, _strict, accepts
 from autofeedback.checks._formats import ASSERTED, FORMATS
 
 
@@ -54,5 +55,6 @@ def test_a_format_that_is_not_asserted_keeps_the_fast_path() -> None:
     op = ApiCatalog.from_tools([tool]).operations[0]
     assert accepts(op, {"n": 5, "code": "ABC"})
     assert not accepts(op, {"n": 5, "code": "abc"})
-    # compiled by fastjsonschema, not left to jsonschema for an unknown format name
-    assert isinstance(_per_object(_strict, op, lambda _: None), _Compiled)
+    # compiled by jsonschema-rs, not left to jsonschema for an unknown format name
+    compiled = _per_object(_strict, op, lambda _: None)
+    assert type(compiled).__module__ == jsonschema_rs.__name__
