@@ -294,6 +294,41 @@ def with_fixes(findings: Iterable[Finding], repairs: Sequence[Repair]) -> list[F
     return out
 
 
+def _as_checked(
+    request: ApiRequest | None, found: Sequence[Finding], text: str | None = None
+) -> Decision:
+    """The decision on a call that was not repaired: forward if ``found`` holds no
+    error, else feedback."""
+    action: Action = "forward"
+    reason: Reason = "clean"
+    if any(f.severity == "error" for f in found):
+        action, reason = "feedback", "errors"
+    return Decision(action, reason, request, request, tuple(found), tuple(found), text=text)
+
+
+def _after_repairs(
+    repaired: ApiRequest | None,
+    original: ApiRequest | None,
+    found: Sequence[Finding],
+    remaining: Sequence[Finding],
+    repairs: Sequence[Repair],
+    text: str | None = None,
+) -> Decision:
+    """The decision on a repaired call: forward if the repaired call is clean, else
+    feedback on what is left; each finding a repair answered carries it as ``fix``."""
+    ok = not any(f.severity == "error" for f in remaining)
+    return Decision(
+        "forward" if ok else "feedback",
+        "repaired" if ok else "errors",
+        repaired,
+        original,
+        tuple(with_fixes(found, repairs)),
+        tuple(remaining),
+        tuple(repairs),
+        text=text,
+    )
+
+
 @dataclass
 class Decider:
     """Checks a call and repairs what is certain, against one :class:`~autofeedback.Scanner`.
@@ -365,9 +400,7 @@ class Decider:
         seq = sequence_from_program(text, instruction=instruction, tools=tools, responses=responses)
         found = checker.check(seq)
         if not any(f.severity == "error" for f in found) or self.repair == "off":
-            action: Action = "feedback" if any(f.severity == "error" for f in found) else "forward"
-            reason: Reason = "errors" if action == "feedback" else "clean"
-            return Decision(action, reason, None, None, tuple(found), tuple(found), text=text)
+            return _as_checked(None, found, text)
         from autofeedback.decide._flow import repair_program
 
         done = repair_program(
@@ -379,20 +412,10 @@ class Decider:
             findings=found,
         )
         if done is None:
-            return Decision("feedback", "errors", None, None, tuple(found), tuple(found), text=text)
+            return _as_checked(None, found, text)
         program, made, remaining = done
         repairs = shown(made, self.scanner, None)
-        ok = not any(f.severity == "error" for f in remaining)
-        return Decision(
-            "forward" if ok else "feedback",
-            "repaired" if ok else "errors",
-            None,
-            None,
-            tuple(with_fixes(found, repairs)),
-            tuple(remaining),
-            tuple(repairs),
-            text=program,
-        )
+        return _after_repairs(None, None, found, remaining, repairs, program)
 
     def decide_steps(
         self,
@@ -416,33 +439,17 @@ class Decider:
         for index in range(first, len(seq.steps)):
             step = seq.steps[index]
             mine = grouped.get(index, [])
-            errors = [f for f in mine if f.severity == "error"]
             request = step.request
-            if not errors:
-                out.append(Decision("forward", "clean", request, request, tuple(mine), tuple(mine)))
-                continue
             done = None
-            if self.repair == "sure" and request is not None:
+            errors = any(f.severity == "error" for f in mine)
+            if errors and self.repair == "sure" and request is not None:
                 done = repair_step(checker, seq, index, mine)
             if done is None:
-                out.append(
-                    Decision("feedback", "errors", request, request, tuple(mine), tuple(mine))
-                )
+                out.append(_as_checked(request, mine))
                 continue
             repaired, made, remaining = done
             repairs = shown(made, checker.scanner, request)
-            ok = not any(f.severity == "error" for f in remaining)
-            out.append(
-                Decision(
-                    "forward" if ok else "feedback",
-                    "repaired" if ok else "errors",
-                    repaired,
-                    request,
-                    tuple(with_fixes(mine, repairs)),
-                    tuple(remaining),
-                    tuple(repairs),
-                )
-            )
+            out.append(_after_repairs(repaired, request, mine, remaining, repairs))
         return out
 
     def decide_request(
@@ -476,25 +483,13 @@ class Decider:
     ) -> Decision:
         """The decision for ``request`` whose findings are ``found``; ``check`` gives the
         findings of a repaired request the same way."""
-        errors = [f for f in found if f.severity == "error"]
-        if not errors:
-            return Decision("forward", "clean", request, request, tuple(found), tuple(found))
-        if self.repair == "off":
-            return Decision("feedback", "errors", request, request, tuple(found), tuple(found))
+        if self.repair == "off" or not any(f.severity == "error" for f in found):
+            return _as_checked(request, found)
         repaired, made, remaining = self._call_repairer(check).repair(request, found)
         if not made:
-            return Decision("feedback", "errors", request, request, tuple(found), tuple(found))
+            return _as_checked(request, found)
         repairs = shown(made, self.scanner, request)
-        ok = not any(f.severity == "error" for f in remaining)
-        return Decision(
-            "forward" if ok else "feedback",
-            "repaired" if ok else "errors",
-            repaired,
-            request,
-            tuple(with_fixes(found, repairs)),
-            tuple(remaining),
-            tuple(repairs),
-        )
+        return _after_repairs(repaired, request, found, remaining, repairs)
 
     def _call_repairer(self, check: Any) -> Any:
         from autofeedback.decide._repairs import CallRepairer

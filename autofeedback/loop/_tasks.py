@@ -883,15 +883,17 @@ class ReactRunner(_Runner):
                 self._turn(_timed(base, started, findings=tuple(findings)), turns)
                 stop = "no-call"
                 break
+            # the turn of a call that is not sent (rejected, or made already)
+            held = _timed(
+                base,
+                started,
+                kind="call",
+                request=written,
+                findings=tuple(findings),
+                repairs=repairs,
+            )
             if errors or request is None:
-                turn = _timed(
-                    base,
-                    started,
-                    kind="call",
-                    request=written,
-                    findings=tuple(findings),
-                    repairs=repairs,
-                )
+                turn = held
                 action = (
                     _next_action(
                         errors,
@@ -935,14 +937,7 @@ class ReactRunner(_Runner):
             sent_key = _key(request)
             if sent_key in made:
                 # the same call again: its Observation is already in the conversation
-                turn = _timed(
-                    base,
-                    started,
-                    kind="call",
-                    request=written,
-                    findings=tuple(findings),
-                    repairs=repairs,
-                )
+                turn = held
                 if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
                     self._turn(_replace(turn, error="the model repeated a call it made"), turns)
                     stop = "repeated"
