@@ -1574,7 +1574,7 @@ def _host_arguments(parser: Any, what: str) -> None:
     parser.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to bind (default 127.0.0.1); a non-loopback one needs --allow-remote",
+        help="address to bind (default: 127.0.0.1); a non-loopback one needs --allow-remote",
     )
     parser.add_argument(
         "--allow-remote",

@@ -90,20 +90,35 @@ def test_renames_stay_in_place_and_holes_are_typed() -> None:
     assert repr(args["field_2"]) == "<string>"
 
 
-def test_a_schema_is_compiled_from_its_second_use_and_only_when_small() -> None:
-    """CPython compiles fastjsonschema's generated source holding the GIL: 2.5 s for a
-    5,000-property tool, during which no other thread of a server ran. A tool seen once
-    is validated by jsonschema; a big one always is."""
-    from autofeedback.checks._check_values import _MISSING, _Compiled, _stored, _strict, accepts
+def test_a_schema_is_compiled_at_first_use_and_only_when_small() -> None:
+    """jsonschema-rs compiles a tool's schema in native code at its first use; a schema
+    of more than _MAX_COMPILED_VALUES values (a 30,000-value enum from one hostile log
+    record) gets no compiled copy and is validated by jsonschema."""
+    import jsonschema_rs
+
+    from autofeedback.checks._check_values import (
+        _MAX_COMPILED_VALUES,
+        _MISSING,
+        _stored,
+        _strict,
+        accepts,
+    )
 
     small = _scanner(3).catalog.get("big")
     assert small is not None
+    assert _stored(_strict, small) is _MISSING
     assert accepts(small, {"field_0": "x"})
-    assert _stored(_strict, small) is _MISSING  # the first use compiles nothing
-    assert accepts(small, {"field_1": "y"})
-    assert isinstance(_stored(_strict, small), _Compiled)
-    large = _scanner(1_000).catalog.get("big")
+    assert type(_stored(_strict, small)).__module__ == jsonschema_rs.__name__
+    values = [f"v{i}" for i in range(_MAX_COMPILED_VALUES + 10_000)]
+    tool = {
+        "name": "big",
+        "parameters": {
+            "type": "object",
+            "properties": {"kind": {"type": "string", "enum": values}},
+        },
+    }
+    large = ApiCatalog.from_tools([tool]).get("big")
     assert large is not None
-    for _ in range(3):
-        assert accepts(large, {"field_0": "x"})
-    assert not isinstance(_stored(_strict, large), _Compiled)
+    assert accepts(large, {"kind": "v7"})
+    assert not accepts(large, {"kind": "nope"})
+    assert type(_stored(_strict, large)).__module__ != jsonschema_rs.__name__

@@ -55,8 +55,9 @@ def test_a_server_that_stops_listing_costs_an_unknown_name_seconds_not_the_timeo
 ) -> None:
     """Each misspelt tool name listed the server again, and a server that did not answer
     made the client wait the whole --timeout (300 s) every time."""
-    args = [*PROXY, "--no-semantic", "--log", str(tmp_path / "log.jsonl"), "--", sys.executable,
-            str(SERVER)]  # fmt: skip
+    # --repair off: a name one letter off would be repaired; this is about the listing
+    args = [*PROXY, "--no-semantic", "--repair", "off", "--log", str(tmp_path / "log.jsonl"),
+            "--", sys.executable, str(SERVER)]  # fmt: skip
     params = StdioServerParameters(
         command=sys.executable, args=args, env=_env(WEATHER_HANG_RELIST="1")
     )
@@ -122,7 +123,7 @@ def test_a_server_that_crashes_ends_the_proxy() -> None:
 def test_one_wrong_argument_on_a_huge_tool_gets_short_feedback() -> None:
     """100,000 parameters and one wrong argument gave 790 KB of feedback."""
     props = {f"p{i}": {"type": "string"} for i in range(20_000)}
-    gate = ToolGate(retriever=None)
+    gate = ToolGate(retriever=None, repair="off")  # feedback, not a dropped name
     gate.load([{"name": "big", "inputSchema": {"type": "object", "properties": props}}])
     decision = gate.check("big", {"p1": "x", "zzz": 1})
     assert decision.action == "invalid_arguments"
@@ -134,7 +135,7 @@ def test_a_light_check_never_waits_for_a_heavy_one() -> None:
     """The gate's lock was held for a whole check: a light call checked on the event loop
     waited for a heavy one running in a worker thread, stalling the loop."""
     props = {f"p{i}": {"type": "string"} for i in range(5_000)}
-    gate = ToolGate(retriever=None)
+    gate = ToolGate(retriever=None, repair="off")  # feedback, not a dropped name
     small = {"type": "object", "properties": {"a": {"type": "string"}}}
     gate.load([
         {"name": "big", "inputSchema": {"type": "object", "properties": props}},
@@ -165,7 +166,9 @@ def test_a_light_check_never_waits_for_a_heavy_one() -> None:
 
 def test_the_log_is_private_and_keeps_a_bounded_part_of_each_call(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    args = [*PROXY, "--no-semantic", "--log", str(log), "--", sys.executable, str(SERVER)]
+    # --repair off: the unknown 'note' would be dropped and the call forwarded
+    args = [*PROXY, "--no-semantic", "--repair", "off", "--log", str(log), "--", sys.executable,
+            str(SERVER)]  # fmt: skip
     params = StdioServerParameters(command=sys.executable, args=args, env=_env())
     huge = "x" * 2_000_000
 

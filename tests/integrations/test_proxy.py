@@ -824,7 +824,7 @@ def test_log_has_one_line_per_decision_with_credentials_masked(
     assert (call["tool"], call["codes"]) == ("get_weather", ["E3.2", "E3", "E3.4"])
     assert call["arguments"]["City"] == "Paris"
     assert SECRET not in log.read_text()  # the key in the arguments is masked
-    assert (second["round"], second["decision"], second["stop"]) == (2, "forward", "repaired")
+    assert (second["round"], second["decision"], second["stop"]) == (2, "forward", "corrected")
     assert second["calls"] == [{"tool": "get_weather", "arguments": {"city": "Paris"}, "codes": []}]
 
 

@@ -278,7 +278,7 @@ def test_the_header_lists_a_bounded_number_of_codes(upstream: Upstream) -> None:
     """One code per finding per round made the header grow without bound (30 KB for
     3,000 findings); the body keeps every code."""
     upstream.answer = completion({f"x{i}": 1 for i in range(40)} | {"city": "Paris"})
-    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=2))
+    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=2, repair="off"))
     try:
         answer = httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
     finally:
@@ -286,6 +286,16 @@ def test_the_header_lists_a_bounded_number_of_codes(upstream: Upstream) -> None:
     header = json.loads(answer.headers["x-autofeedback"])
     assert len(header["codes"]) == 16 and header["more"] == 80 - 16
     assert len(answer.json()["autofeedback"]["codes"]) == 80
+    # repaired (the 40 unknown names dropped): the header lists 5 repairs, the body all
+    proxy = Proxy(ProxyConfig(upstream.url, max_rounds=2))
+    try:
+        answer = httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
+    finally:
+        proxy.close()
+    header = json.loads(answer.headers["x-autofeedback"])
+    assert header["stop"] == "repaired"
+    assert len(header["repairs"]) == 5 and header["more_repairs"] == 40 - 5
+    assert len(answer.json()["autofeedback"]["repairs"]) == 40
 
 
 # -- 3. credentials in --upstream -------------------------------------------------------------
@@ -498,14 +508,14 @@ def test_the_cli_checks_heavy_requests_in_a_worker_process_that_dies_with_it(
     thread holds the GIL light requests need: their p99 was 5x beside one); its answer
     is the same; a client that leaves cancels it there too; and the worker never
     outlives the proxy, even one killed outright."""
-    upstream.answer = completion({"town": "Paris"})  # wrong: the proxy asks again
+    upstream.answer = completion({})  # city missing, nothing to repair: the proxy asks again
     proc, port, _ = _start(upstream.url)
     try:
         worker = _children(proc.pid)
         assert len(worker) == 1  # the worker, started with the proxy
         heavy = {"model": "m", "messages": _history(300), "tools": [TOOL]}
         answer = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=60)
-        assert answer.status_code == 200
+        assert answer.status_code == 422  # given up (--on-give-up error, the default)
         assert json.loads(answer.headers["x-autofeedback"])["stop"] == "repeated"
         assert answer.json()["autofeedback"]["codes"][0].startswith("E3")
         started = upstream.started
