@@ -9,7 +9,11 @@ Beyond the repairs of one call (:mod:`autofeedback.decide._repairs`), applied to
   documented path fits (``r.items[0].id`` -> ``r.albums.items[0].id``);
 * E5.3: a placeholder or made-up identifier, where exactly one earlier response holds one
   value of that kind (a trace), or one earlier step's documented response has the field
-  (a program: ``bookId='<book_id>'`` -> ``bookId=b.books[0].id``).
+  (a program: ``bookId='<book_id>'`` -> ``bookId=b.books[0].id``). The field must win by
+  :data:`FIELD_MARGIN` over the step's other fields of that kind, and an item of a list
+  is the first one (a search's first hit); an instruction that asks for another one
+  (``the third track``) leaves the value to the model, which knows which list it counts
+  (the third episode of a show is not the third show a search returned).
 
 A program is repaired in its own text: each change is made where the model wrote it, and
 the program is read and checked again; a round that leaves more errors or an error where
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import Any
@@ -42,6 +47,35 @@ __all__ = ["repair_program", "repair_step", "values_at"]
 STAND_IN = "<from an earlier response>"
 #: the most distinct values of a kind an earlier response may hold for one to be taken
 _ONE = 1
+#: how far the best response field of a kind must score above the next one of the same
+#: step for a made-up value to be read from it (the data-flow graph's scores: a field
+#: named after the parameter's resource scores about 0.7, a bare ``id`` about 0.2)
+FIELD_MARGIN = 0.15
+#: ordinal words of an instruction that ask for an item other than the first
+_ORDINALS = frozenset(
+    {
+        *("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"),
+        *("tenth", "last", "penultimate", "2nd", "3rd", "4th", "5th", "6th", "7th"),
+        *("8th", "9th", "10th"),
+    }
+)
+
+
+def first_item_sure(instruction: str | None, lists: int) -> bool:
+    """Whether the first item of each of ``lists`` lists on a response path is the one
+    meant: yes where the path crosses none, or the instruction asks for no other item.
+
+    >>> first_item_sure("play the newest album of BIGBANG", 1)
+    True
+    >>> first_item_sure("remove the third track from My Music", 1)
+    False
+    >>> first_item_sure("a poster of the third episode of Band of Brothers", 0)
+    True
+    """
+    if lists == 0:
+        return True
+    words = re.findall(r"[a-z0-9]+", (instruction or "").lower())
+    return not any(w in _ORDINALS for w in words)
 
 
 def _errors(findings: Sequence[Finding]) -> list[Finding]:
@@ -182,15 +216,17 @@ def _one_value(
     producers = [p for p in checker.producers(op.name, name) if getattr(p, "via", "") != "weak"]
     if not producers:
         return None
-    # the earlier responses that hold a value of this kind: exactly one may, and its
-    # first value is taken (a search's first hit, as a program reads results[0])
-    found: list[list[Any]] = []
+    # the earlier responses that hold a value of this kind: exactly one may; in it, the
+    # field of that kind that wins by FIELD_MARGIN; of its values, the first (a search's
+    # first hit, as a program reads results[0]) or the item the instruction names
+    found: list[list[tuple[float, str, list[Any]]]] = []
     for step in seq.steps[:index]:
         if step.response is None or step.request is None:
             continue
         step_op = _operation(checker, step.request)
         if step_op is None:
             continue
+        fields = []
         for p in producers:
             if p.operation == step_op.name:
                 values = [
@@ -199,11 +235,18 @@ def _one_value(
                     if v is not None and not isinstance(v, bool)
                 ]
                 if values:
-                    found.append(values)
-                break
+                    fields.append((float(p.score), p.path, values))
+        if fields:
+            found.append(sorted(fields, key=lambda x: -x[0]))
     if len(found) != _ONE:
         return None
-    return found[0][0]
+    fields = found[0]
+    if len(fields) > 1 and fields[0][0] - fields[1][0] < FIELD_MARGIN:
+        return None
+    _, path, values = fields[0]
+    if not first_item_sure(seq.instruction, parse_path(path).count(ITEM)):
+        return None
+    return values[0]
 
 
 def _set_argument(
@@ -381,6 +424,10 @@ def _call_repairs(
     spans = call.spans
     assert spans is not None
     for r in repairs:
+        if r.after is None and r.before in refs:
+            # an argument the model computed from an earlier response is data flow it
+            # meant: a parameter the docs do not list, perhaps, but never dropped
+            return []
         edit = _call_edit(step.index, call, text, r)
         if edit is None:
             return []  # all of a call's repairs or none: they were checked together
@@ -475,7 +522,7 @@ def _flow_repair(
         op = checker.scanner.catalog.get(call.name)
         if op is None:
             return None
-        reference = _reference(checker, variables, op, param)
+        reference = _reference(checker, variables, op, param, seq.instruction)
         if reference is None:
             return None
         return (
@@ -636,7 +683,11 @@ def _misspelt(written: str, documented: str) -> bool:
 
 
 def _reference(
-    checker: SequenceChecker, variables: Mapping[str, str], op: Operation, param: str
+    checker: SequenceChecker,
+    variables: Mapping[str, str],
+    op: Operation,
+    param: str,
+    instruction: str | None = None,
 ) -> str | None:
     """E5.3 in a program: the one earlier step whose documented response has the field
     that produces ``param``, written as a read of it (``b.books[0].id``)."""
@@ -646,18 +697,25 @@ def _reference(
     types = p.schema.get("type") if isinstance(p.schema, Mapping) else None
     if types == "array" or (isinstance(types, list) and "array" in types):
         return None  # a list parameter: which items is not certain
-    producers = [x for x in checker.producers(op.name, param) if getattr(x, "via", "") != "weak"]
+    producers = checker.producers(op.name, param)
     found: dict[str, str] = {}
     for var, function in variables.items():
-        for x in producers:
-            if x.operation == function:
-                steps = parse_path(x.path)
-                written = var + "".join(
-                    "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}"
-                    for s in steps
-                )
-                found[written] = written
-                break
+        # this step's fields of that kind, best first: the best must win by FIELD_MARGIN
+        # (a weak one, such as a bare ``id``, only counts against the others)
+        fields = sorted(
+            (x for x in producers if x.operation == function), key=lambda x: -float(x.score)
+        )
+        if not fields or getattr(fields[0], "via", "") == "weak":
+            continue
+        if len(fields) > 1 and float(fields[0].score) - float(fields[1].score) < FIELD_MARGIN:
+            return None
+        steps = parse_path(fields[0].path)
+        if not first_item_sure(instruction, steps.count(ITEM)):
+            return None
+        written = var + "".join(
+            "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps
+        )
+        found[written] = written
     if len(found) != 1:
         return None
     return next(iter(found))

@@ -197,6 +197,99 @@ def test_trace_takes_the_one_id_an_earlier_response_gave(bookshop: ApiCatalog) -
     assert two.action == "feedback" and not two.repairs
 
 
+def _spotify_like() -> Decider:
+    string = {"type": "string"}
+
+    def items(props: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "array", "items": {"type": "object", "properties": props}}
+
+    tools = [
+        {
+            "name": "search",
+            "parameters": {"type": "object", "properties": {"q": string}},
+            "outputSchema": {
+                "type": "object",
+                "properties": {
+                    "artists": {"type": "object", "properties": {"items": items({"id": string})}},
+                    "albums": {
+                        "type": "object",
+                        "properties": {
+                            "items": items({"id": string, "artists": items({"id": string})})
+                        },
+                    },
+                },
+            },
+        },
+        {
+            "name": "get_artist",
+            "parameters": {
+                "type": "object",
+                "properties": {"artist_id": string},
+                "required": ["artist_id"],
+            },
+        },
+        {
+            "name": "devices",
+            "parameters": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object", "properties": {"devices": items({"id": string})}},
+        },
+        {"name": "pause", "parameters": {"type": "object", "properties": {}}},
+    ]
+    return Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+
+
+def test_an_item_the_instruction_counts_is_left_to_the_model(bookshop: ApiCatalog) -> None:
+    decider = Decider(Scanner(bookshop, retriever=None))
+    program = 'b = searchBooks(query="Dune")\ngetBook(bookId="<book_id>")'
+    # "the third": of the search's hits, or of something else (an episode, a track)?
+    third = decider.decide_program(program, instruction="Show me the third book about Dune")
+    assert third.action == "feedback" and not third.repairs
+    first = decider.decide_program(program, instruction="Show me the first book about Dune")
+    assert first.reason == "repaired"
+    trace = {
+        "instruction": "Show me the second book about Dune",
+        "steps": [
+            {
+                "request": {"method": "GET", "url": "/books?query=Dune"},
+                "response": {"status": 200, "body": {"books": [{"id": 7}, {"id": 9}]}},
+            },
+            {"request": {"method": "GET", "url": "/books/8"}},
+        ],
+    }
+    [step] = decider.decide_steps(sequence_from_record(trace), 1)
+    assert step.action == "feedback" and not step.repairs
+
+
+def test_two_fields_of_one_kind_in_a_response_leave_the_value_to_the_model() -> None:
+    decider = _spotify_like()
+    step = {
+        "call": {"name": "search", "arguments": {"q": "Miles"}},
+        "response": {"status": 200, "body": {"artists": {"items": [{"id": "a1"}]}}},
+    }
+    record = {
+        "instruction": "Show me Miles Davis",
+        "steps": [step, {"call": {"name": "get_artist", "arguments": {"artist_id": "ART9"}}}],
+    }
+    # one field of the kind holds values: taken
+    [one] = decider.decide_steps(sequence_from_record(record), 1)
+    assert [(r.code, r.after) for r in one.repairs] == [("E5.3", "a1")]
+    # an artist of the artists found and an artist of an album found score alike
+    step["response"]["body"]["albums"] = {"items": [{"id": "b1", "artists": [{"id": "a2"}]}]}
+    [two] = decider.decide_steps(sequence_from_record(record), 1)
+    assert two.action == "feedback" and not two.repairs
+
+
+def test_an_argument_read_from_a_response_is_never_dropped() -> None:
+    decider = _spotify_like()
+    # a parameter the docs do not list: a literal is dropped, data flow the model meant
+    # is left to it (the docs may be short of a parameter, as Spotify's play is of device_id)
+    literal = decider.decide_program('r = devices()\npause(device_id="abc")', instruction="pause")
+    assert literal.text == "r = devices()\npause()"
+    flow = "r = devices()\npause(device_id=r.devices[0].id)"
+    read = decider.decide_program(flow, instruction="pause")
+    assert read.action == "feedback" and read.text == flow and not read.repairs
+
+
 # -- the session: rounds, repeats, budget ------------------------------------------------
 
 BAD = Decision(
