@@ -213,13 +213,12 @@ def _one_value(
     checker: SequenceChecker, seq: StepSequence, index: int, op: Operation, name: str
 ) -> Any:
     """The one value of ``name``'s kind that the earlier responses hold, or ``None``."""
-    producers = [p for p in checker.producers(op.name, name) if getattr(p, "via", "") != "weak"]
-    if not producers:
-        return None
+    producers = checker.producers(op.name, name)
     # the earlier responses that hold a value of this kind: exactly one may; in it, the
-    # field of that kind that wins by FIELD_MARGIN; of its values, the first (a search's
-    # first hit, as a program reads results[0]) or the item the instruction names
-    found: list[list[tuple[float, str, list[Any]]]] = []
+    # field of that kind that wins clearly (_clear_best); of its values, the first (a
+    # search's first hit, as a program reads results[0]) unless the instruction asks
+    # for another item
+    found: list[list[tuple[Any, list[Any]]]] = []
     for step in seq.steps[:index]:
         if step.response is None or step.request is None:
             continue
@@ -235,18 +234,24 @@ def _one_value(
                     if v is not None and not isinstance(v, bool)
                 ]
                 if values:
-                    fields.append((float(p.score), p.path, values))
-        if fields:
-            found.append(sorted(fields, key=lambda x: -x[0]))
-    if len(found) != _ONE:
+                    fields.append((p, values))
+        fields.sort(key=lambda x: -float(x[0].score))
+        if fields and getattr(fields[0][0], "via", "") != "weak":
+            found.append(fields)
+    if len(found) != _ONE or not _clear_best([p for p, _ in found[0]]):
         return None
-    fields = found[0]
-    if len(fields) > 1 and fields[0][0] - fields[1][0] < FIELD_MARGIN:
-        return None
-    _, path, values = fields[0]
-    if not first_item_sure(seq.instruction, parse_path(path).count(ITEM)):
+    best, values = found[0][0]
+    if not first_item_sure(seq.instruction, parse_path(best.path).count(ITEM)):
         return None
     return values[0]
+
+
+def _clear_best(ranked: Sequence[Any]) -> bool:
+    """Whether the first of one step's response fields of a kind, best first, is the one
+    meant: not a weak guess, and :data:`FIELD_MARGIN` above the next."""
+    if not ranked or getattr(ranked[0], "via", "") == "weak":
+        return False
+    return len(ranked) == 1 or float(ranked[0].score) - float(ranked[1].score) >= FIELD_MARGIN
 
 
 def _set_argument(
@@ -700,14 +705,14 @@ def _reference(
     producers = checker.producers(op.name, param)
     found: dict[str, str] = {}
     for var, function in variables.items():
-        # this step's fields of that kind, best first: the best must win by FIELD_MARGIN
-        # (a weak one, such as a bare ``id``, only counts against the others)
+        # this step's fields of that kind, best first: the best must win clearly (a weak
+        # one, such as a bare ``id``, only counts against the others)
         fields = sorted(
             (x for x in producers if x.operation == function), key=lambda x: -float(x.score)
         )
         if not fields or getattr(fields[0], "via", "") == "weak":
             continue
-        if len(fields) > 1 and float(fields[0].score) - float(fields[1].score) < FIELD_MARGIN:
+        if not _clear_best(fields):
             return None
         steps = parse_path(fields[0].path)
         if not first_item_sure(instruction, steps.count(ITEM)):
