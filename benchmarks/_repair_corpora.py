@@ -122,6 +122,22 @@ def trace_key(calls: Iterable[Mapping[str, Any]]) -> Any:
     return tuple(call_key(c.get("name"), c.get("arguments")) for c in calls)
 
 
+def _rename_variables(tree: ast.Module) -> None:
+    """The variables a program's statements assign, renamed ``v0``, ``v1``... in the
+    order they are first assigned: a program that names its results otherwise is the
+    same program."""
+    names: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                for n in ast.walk(target):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names[n.id] = f"v{len(names)}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            node.id = names[node.id]
+
+
 def program_key(text: str) -> Any:
     """A program as its statements, each ``ast``-normalised, an assignment to a variable
     nothing reads dropped, order free where the data flow allows it; text that does not
@@ -131,11 +147,14 @@ def program_key(text: str) -> Any:
     True
     >>> program_key("x = f()\\ng()") == program_key("g()\\ny = f()")
     True
+    >>> program_key("r = f()\\ng(x=r.id)") == program_key("found = f()\\ng(x=found.id)")
+    True
     """
     try:
         tree = ast.parse(text.strip())
     except SyntaxError:
         return ("text", re.sub(r"\s+", "", text))
+    _rename_variables(tree)
     names_read = [
         {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         for stmt in tree.body
@@ -283,6 +302,9 @@ PROGRAM_ROWS: dict[str, str] = {
     "E5.3 made-up id": "E5.3",
     "E2.2": "E2.2",
     "E3.2": "E3.2",
+    # a producer that takes no argument left out (``r = GET_me_tracks()``), its value a
+    # placeholder: repaired by inserting the producer (issue 27, item 4)
+    "E5.3 producer left out": "E5.3",
 }
 
 
@@ -438,6 +460,8 @@ def mutate_program(program: str, row: str, catalog: ApiCatalog, rng: random.Rand
                     node.value = node.value.value
                     return ast.unparse(tree)
         return None
+    if row == "E5.3 producer left out":
+        return _producer_left_out(tree, catalog)
     for i, kw in refs:
         op = catalog.get(ast.unparse(calls[i].func))
         param = op.parameter(kw.arg or "") if op else None
@@ -453,6 +477,44 @@ def mutate_program(program: str, row: str, catalog: ApiCatalog, rng: random.Rand
             )
             kw.value = ast.Constant(made_up)
         return ast.unparse(tree)
+    return None
+
+
+def _producer_left_out(tree: ast.Module, catalog: ApiCatalog) -> str | None:
+    """The program without a ``v = F()`` whose ``v`` is read once, as the whole value of
+    an id-like keyword of a later call; that value a placeholder."""
+    from autofeedback.flow._grounding import is_id_like
+
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+            and not stmt.value.args
+            and not stmt.value.keywords
+        ):
+            continue
+        var = stmt.targets[0].id
+        reads = [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load)
+        ]
+        if len(reads) != 1:
+            continue
+        for call in _calls(tree):
+            op = catalog.get(ast.unparse(call.func))
+            for kw in call.keywords:
+                chain = _chain(kw.value) if kw.arg else None
+                if chain is None or chain[0] != var or op is None:
+                    continue
+                param = op.parameter(kw.arg or "")
+                if param is None or not is_id_like(param):
+                    continue
+                kw.value = ast.Constant(f"<{kw.arg}>")
+                tree.body.remove(stmt)
+                return ast.unparse(tree)
     return None
 
 

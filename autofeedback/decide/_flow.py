@@ -15,6 +15,11 @@ Beyond the repairs of one call (:mod:`autofeedback.decide._repairs`), applied to
   (``the third track``) leaves the value to the model, which knows which list it counts
   (the third episode of a show is not the third show a search returned).
 
+In a program, where no earlier step calls a producer of such a value, the producer is
+inserted before the step (``b = searchBooks()`` then ``bookId=b.books[0].id``), when one
+operation wins clearly among every producer of the catalog and needs no argument: a call
+with its own inputs to choose is the model's to write.
+
 A program is repaired in its own text: each change is made where the model wrote it, and
 the program is read and checked again; a round that leaves more errors or an error where
 it changed something is undone.
@@ -338,6 +343,20 @@ def repair_program(
             break
         current, seq, found = source, new_seq, after
         repairs.extend(made)
+    errors = _errors(found)
+    inserted = _insert_producer(checker, seq, current, errors) if errors else None
+    if inserted is not None:
+        source, at, param, added = inserted
+        new_seq, after = read(source)
+        left = _errors(after)
+        # the inserted call (now step[at]) and the value read from it must be clean
+        if len(left) < len(errors) and not any(
+            _step_of(f) == at
+            or (_step_of(f) == at + 1 and len(f.location) > 2 and f.location[2] == param)
+            for f in left
+        ):
+            current, seq, found = source, new_seq, after
+            repairs.extend(added)
     if not repairs:
         return None
     return current, repairs, found
@@ -547,6 +566,95 @@ def _flow_repair(
     return edit, Repair(f.code, f.location, before, new)
 
 
+def _insert_producer(
+    checker: SequenceChecker, seq: StepSequence, text: str, errors: list[Finding]
+) -> tuple[str, int, str, list[Repair]] | None:
+    """E5.3 in a program where no earlier step calls a producer of the value: the
+    program with the producer inserted before the step and the value read from it, the
+    inserted step's index, the parameter, and the two repairs; ``None`` where that is not
+    certain. One insertion per decision: the program is read and checked again after it."""
+    catalog = checker.scanner.catalog
+    for f in errors:
+        i = _step_of(f)
+        if f.code != "E5.3" or i is None or i >= len(seq.steps) or len(f.location) < 3:
+            continue
+        call = seq.steps[i].call
+        param = f.location[-1]
+        if call is None or call.spans is None or param not in call.spans.values:
+            continue
+        if not _is_literal(call.arguments.get(param)):
+            continue
+        op = catalog.get(call.name)
+        p = op.parameter(param) if op is not None else None
+        if op is None or p is None:
+            continue
+        types = p.schema.get("type") if isinstance(p.schema, Mapping) else None
+        if types == "array" or (isinstance(types, list) and "array" in types):
+            continue
+        producers = checker.producers(op.name, param)
+        called = set(_variables(seq, i).values()) | {s.call.name for s in seq.steps[:i] if s.call}
+        if any(x.operation in called for x in producers):
+            continue  # an earlier step gives it, or may: _reference's case
+        # every operation that produces it, its fields best first; the best operation must
+        # win clearly over the others' best fields and over its own other fields
+        by_op: dict[str, list[Any]] = {}
+        for x in sorted(producers, key=lambda x: -float(x.score)):
+            by_op.setdefault(x.operation, []).append(x)
+        ranked = sorted(by_op.values(), key=lambda fields: -float(fields[0].score))
+        if not ranked or not _clear_best([fs[0] for fs in ranked]) or not _clear_best(ranked[0]):
+            continue
+        best = ranked[0][0]
+        producer = catalog.get(best.operation)
+        if producer is None or not _takes_nothing(checker, producer.name):
+            continue  # it needs arguments: which ones is the model's to say
+        steps = parse_path(best.path)
+        if not first_item_sure(seq.instruction, steps.count(ITEM)):
+            continue
+        line = text.rfind("\n", 0, call.spans.call[0]) + 1
+        if text[line : line + 1].isspace():
+            continue  # inside a block: where the call belongs is not certain
+        var = _fresh_name(text, producer.name)
+        inserted = f"{var} = {producer.name}()"
+        reference = var + "".join(
+            "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps
+        )
+        start, end = call.spans.values[param]
+        source = text[:line] + inserted + "\n" + text[line:start] + reference + text[end:]
+        where = f"step[{i}]"
+        return (
+            source,
+            i,
+            param,
+            [
+                Repair("E5.3", (where, "inserted before"), None, inserted),
+                Repair("E5.3", f.location, call.arguments.get(param), reference),
+            ],
+        )
+    return None
+
+
+def _takes_nothing(checker: SequenceChecker, operation: str) -> bool:
+    """Whether ``operation`` called with no argument is a clean call."""
+    return not any(
+        e.severity == "error"
+        for e in checker.scanner.check_request(
+            ApiRequest(name=operation, arguments={}, format="python")
+        )
+    )
+
+
+def _fresh_name(text: str, function: str) -> str:
+    """A variable name for ``function``'s result that ``text`` does not use."""
+    base = re.sub(r"\W+", "_", function).strip("_").lower() or "result"
+    base = base if base[0].isalpha() else f"r_{base}"
+    used = set(re.findall(r"[A-Za-z_]\w*", text))
+    name, n = f"{base}_result", 1
+    while name in used:
+        n += 1
+        name = f"{base}_result{n}"
+    return name
+
+
 def _variables(seq: StepSequence, index: int) -> dict[str, str]:
     """The variables bound by the steps before ``index``: variable -> function (the last
     binding of a name wins)."""
@@ -703,6 +811,19 @@ def _reference(
     if types == "array" or (isinstance(types, list) and "array" in types):
         return None  # a list parameter: which items is not certain
     producers = checker.producers(op.name, param)
+    called = set(variables.values())
+    # a producer no earlier step calls and that takes no argument is as likely the call
+    # the program left out (the one _insert_producer would insert): a called step's
+    # field must win clearly over it too (a user's top tracks hold ids; the user's own
+    # id comes from GET /me). One that needs arguments the model did not choose to call.
+    uncalled = max(
+        (
+            float(x.score)
+            for x in producers
+            if x.operation not in called and _takes_nothing(checker, x.operation)
+        ),
+        default=0.0,
+    )
     found: dict[str, str] = {}
     for var, function in variables.items():
         # this step's fields of that kind, best first: the best must win clearly (a weak
@@ -712,7 +833,7 @@ def _reference(
         )
         if not fields or getattr(fields[0], "via", "") == "weak":
             continue
-        if not _clear_best(fields):
+        if not _clear_best(fields) or float(fields[0].score) - uncalled < FIELD_MARGIN:
             return None
         steps = parse_path(fields[0].path)
         if not first_item_sure(instruction, steps.count(ITEM)):

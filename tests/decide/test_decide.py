@@ -290,6 +290,86 @@ def test_an_argument_read_from_a_response_is_never_dropped() -> None:
     assert read.action == "feedback" and read.text == flow and not read.repairs
 
 
+def _player() -> Decider:
+    string = {"type": "string"}
+
+    def items(props: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "array", "items": {"type": "object", "properties": props}}
+
+    def takes(*required: str, **props: Any) -> dict[str, Any]:
+        return {"type": "object", "properties": props, "required": list(required)}
+
+    def gives(**props: Any) -> dict[str, Any]:
+        return {"type": "object", "properties": props}
+
+    tools = [
+        {
+            "name": "devices",
+            "parameters": takes(),
+            "outputSchema": gives(devices=items({"id": string})),
+        },
+        {"name": "play", "parameters": takes("device_id", device_id=string)},
+        {
+            "name": "search",
+            "parameters": takes("q", q=string),
+            "outputSchema": gives(tracks=items({"id": string})),
+        },
+        {"name": "queue", "parameters": takes("track_id", track_id=string)},
+        {"name": "get_user", "parameters": takes(), "outputSchema": gives(user=gives(id=string))},
+        {
+            "name": "top_tracks",
+            "parameters": takes(),
+            "outputSchema": gives(items=items({"id": string, "user_id": string})),
+        },
+        {"name": "create_playlist", "parameters": takes("user_id", user_id=string, name=string)},
+    ]
+    return Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+
+
+def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
+    decider = _player()
+    decision = decider.decide_program('play(device_id="<device_id>")', instruction="play music")
+    assert decision.reason == "repaired"
+    assert decision.text == (
+        "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)"
+    )
+    inserted, value = decision.repairs
+    assert (inserted.location, inserted.before, inserted.after) == (
+        ("step[0]", "inserted before"),
+        None,
+        "devices_result = devices()",
+    )
+    assert (value.location, value.after) == (
+        ("step[0]", "argument", "device_id"),
+        "devices_result.devices[0].id",
+    )
+    # the finding it answers says so
+    [finding] = [f for f in decision.findings if f.code == "E5.3"]
+    assert finding.fix == value
+
+
+def test_a_producer_is_not_inserted_where_the_model_has_a_choice_to_make() -> None:
+    decider = _player()
+    cases = {
+        # the producer needs a query: which one is the model's to write
+        'queue(track_id="<track_id>")': "queue Yesterday",
+        # which device is "the second"?
+        'play(device_id="<device_id>")': "play on the second device",
+    }
+    for program, instruction in cases.items():
+        decision = decider.decide_program(program, instruction=instruction)
+        assert decision.action == "feedback" and not decision.repairs, program
+        assert decision.text == program
+
+
+def test_a_better_producer_no_step_calls_leaves_the_value_to_the_model() -> None:
+    # the top tracks' items carry a user_id, but the user's own id comes from get_user,
+    # which the program left out: reading the tracks' would be a guess
+    program = 't = top_tracks()\ncreate_playlist(user_id="<user_id>", name="Top")'
+    decision = _player().decide_program(program, instruction="a playlist of my top tracks")
+    assert decision.action == "feedback" and not decision.repairs
+
+
 # -- the session: rounds, repeats, budget ------------------------------------------------
 
 BAD = Decision(
