@@ -86,6 +86,9 @@ class Decision:
     for a program. ``text`` is the model's output with the repairs written in, in its own
     format (a program stays a program), where the decision was made on text and the
     repairs could be written back.
+    ``first``: in a trace, a call to send before this one, with the repair that says so:
+    the one producer of a value the call made up, which takes no argument (issue 27's
+    insertion; the call is decided again once the producer's response is in the trace).
     """
 
     action: Action
@@ -96,6 +99,7 @@ class Decision:
     remaining: tuple[Finding, ...] = ()
     repairs: tuple[Repair, ...] = ()
     text: str | None = None
+    first: tuple[ApiRequest, Repair] | None = None
 
     @property
     def errors(self) -> list[Finding]:
@@ -114,6 +118,7 @@ class Decision:
             "codes": [f.code for f in self.findings if f.severity == "error"],
             "repairs": [r.as_dict() for r in self.repairs],
             "remaining": [f.as_dict() for f in self.errors],
+            **({"first": self.first[1].as_dict()} if self.first is not None else {}),
         }
 
 
@@ -430,7 +435,7 @@ class Decider:
         step of the sequence (E1-E5), and repaired where certain, an identifier an
         earlier response gave included. ``findings``: the sequence's findings, when the
         caller has them; findings located at ``step[i]`` go with step ``i``."""
-        from autofeedback.decide._flow import per_step, repair_step
+        from autofeedback.decide._flow import per_step, producer_first, repair_step
 
         checker = checker if checker is not None else self.scanner.sequence_checker()
         found = list(findings) if findings is not None else checker.check(seq)
@@ -445,11 +450,16 @@ class Decider:
             if errors and self.repair == "sure" and request is not None:
                 done = repair_step(checker, seq, index, mine)
             if done is None:
-                out.append(_as_checked(request, mine))
-                continue
-            repaired, made, remaining = done
-            repairs = shown(made, checker.scanner, request)
-            out.append(_after_repairs(repaired, request, mine, remaining, repairs))
+                decision = _as_checked(request, mine)
+            else:
+                repaired, made, remaining = done
+                repairs = shown(made, checker.scanner, request)
+                decision = _after_repairs(repaired, request, mine, remaining, repairs)
+            if self.repair == "sure" and any(f.code == "E5.3" for f in decision.errors):
+                before = producer_first(checker, seq, index, decision.errors)
+                if before is not None:
+                    decision = dataclasses.replace(decision, first=before)
+            out.append(decision)
         return out
 
     def decide_request(

@@ -46,7 +46,7 @@ from autofeedback.flow._program import ITEM, ProgramCall
 from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, sequence_from_program
 
-__all__ = ["repair_program", "repair_step", "values_at"]
+__all__ = ["producer_first", "repair_program", "repair_step", "values_at"]
 
 #: what a value read from a response is to the call checks of its step
 STAND_IN = "<from an earlier response>"
@@ -585,31 +585,12 @@ def _insert_producer(
         if not _is_literal(call.arguments.get(param)):
             continue
         op = catalog.get(call.name)
-        p = op.parameter(param) if op is not None else None
-        if op is None or p is None:
-            continue
-        types = p.schema.get("type") if isinstance(p.schema, Mapping) else None
-        if types == "array" or (isinstance(types, list) and "array" in types):
-            continue
-        producers = checker.producers(op.name, param)
         called = set(_variables(seq, i).values()) | {s.call.name for s in seq.steps[:i] if s.call}
-        if any(x.operation in called for x in producers):
-            continue  # an earlier step gives it, or may: _reference's case
-        # every operation that produces it, its fields best first; the best operation must
-        # win clearly over the others' best fields and over its own other fields
-        by_op: dict[str, list[Any]] = {}
-        for x in sorted(producers, key=lambda x: -float(x.score)):
-            by_op.setdefault(x.operation, []).append(x)
-        ranked = sorted(by_op.values(), key=lambda fields: -float(fields[0].score))
-        if not ranked or not _clear_best([fs[0] for fs in ranked]) or not _clear_best(ranked[0]):
+        chosen = _producer_to_insert(checker, op, param, called, seq.instruction)
+        if chosen is None:
             continue
-        best = ranked[0][0]
-        producer = catalog.get(best.operation)
-        if producer is None or not _takes_nothing(checker, producer.name):
-            continue  # it needs arguments: which ones is the model's to say
+        best, producer = chosen
         steps = parse_path(best.path)
-        if not first_item_sure(seq.instruction, steps.count(ITEM)):
-            continue
         line = text.rfind("\n", 0, call.spans.call[0]) + 1
         if text[line : line + 1].isspace():
             continue  # inside a block: where the call belongs is not certain
@@ -630,6 +611,73 @@ def _insert_producer(
                 Repair("E5.3", f.location, call.arguments.get(param), reference),
             ],
         )
+    return None
+
+
+def _producer_to_insert(
+    checker: SequenceChecker,
+    op: Operation | None,
+    param: str,
+    called: set[str],
+    instruction: str | None,
+) -> tuple[Any, Operation] | None:
+    """The producer of ``op``'s ``param`` to call first, where no operation in ``called``
+    produces it: ``(its field, the operation)`` when one operation wins clearly among
+    every producer of the catalog, takes no argument, and the instruction asks for no
+    item but the first; else ``None``."""
+    p = op.parameter(param) if op is not None else None
+    if op is None or p is None:
+        return None
+    types = p.schema.get("type") if isinstance(p.schema, Mapping) else None
+    if types == "array" or (isinstance(types, list) and "array" in types):
+        return None  # a list parameter: which items is not certain
+    producers = checker.producers(op.name, param)
+    if any(x.operation in called for x in producers):
+        return None  # an earlier step gives it, or may: _reference's case
+    # every operation that produces it, its fields best first; the best operation must
+    # win clearly over the others' best fields and over its own other fields
+    by_op: dict[str, list[Any]] = {}
+    for x in sorted(producers, key=lambda x: -float(x.score)):
+        by_op.setdefault(x.operation, []).append(x)
+    ranked = sorted(by_op.values(), key=lambda fields: -float(fields[0].score))
+    if not ranked or not _clear_best([fs[0] for fs in ranked]) or not _clear_best(ranked[0]):
+        return None
+    best = ranked[0][0]
+    producer = checker.scanner.catalog.get(best.operation)
+    if producer is None or not _takes_nothing(checker, producer.name):
+        return None  # it needs arguments: which ones is the model's to say
+    if not first_item_sure(instruction, parse_path(best.path).count(ITEM)):
+        return None
+    return best, producer
+
+
+def producer_first(
+    checker: SequenceChecker, seq: StepSequence, index: int, findings: Sequence[Finding]
+) -> tuple[ApiRequest, Repair] | None:
+    """A trace's step ``index`` made up a value (E5.3) that no earlier step's operation
+    produces: the producer's call to send first (it takes no argument), and the repair
+    that says so; ``None`` where that is not certain. ``findings``: the step's errors,
+    located inside it. The step is decided again once the producer's response is in the
+    trace (:func:`repair_step` then reads the value from it)."""
+    step = seq.steps[index]
+    if step.request is None or step.request.is_http or step.call is not None:
+        return None  # a call by name only: what a runner sends next
+    catalog = _catalog_at(checker, seq, index)
+    op = _operation(checker, step.request, catalog)
+    called: set[str] = set()
+    for earlier in seq.steps[:index]:
+        earlier_op = _operation(checker, earlier.request) if earlier.request else None
+        if earlier_op is not None:
+            called.add(earlier_op.name)
+    for f in findings:
+        if f.code != "E5.3" or len(f.location) < 2 or isinstance(f.got, (list, dict)):
+            continue
+        chosen = _producer_to_insert(checker, op, f.location[-1], called, seq.instruction)
+        if chosen is not None:
+            producer = chosen[1]
+            request = ApiRequest(name=producer.name, arguments={}, format=step.request.format)
+            where = f"step[{index}]"
+            return request, Repair("E5.3", (where, "inserted before"), None, f"{producer.name}()")
     return None
 
 

@@ -875,6 +875,44 @@ class ReactRunner(_Runner):
                 # the one decision: the call checked as the next step of the trace so far,
                 # and what is certain repaired (the call sent is then the repaired one)
                 decision = self._decide(steps, written, instruction)
+                if decision.first is not None and len(calls) + 1 < self.max_steps:
+                    # a value made up that one producer taking no argument gives: that
+                    # call is sent first, shown as the run's own, and the call decided
+                    # again with its response in the trace
+                    producer, inserted = decision.first
+                    sent, response, error, failed = self._call_api(producer, catalog)
+                    extra = TaskTurn(
+                        len(turns) + 1, "call", "", request=producer, sent=sent, repairs=(inserted,)
+                    )
+                    if response is None:
+                        self._turn(_replace(extra, error=error), turns)
+                        stop = failed or "unreachable"
+                        break
+                    body = _body(response)
+                    observation = self._observation(response.status_code, body)
+                    steps.append(
+                        Step(
+                            len(steps), producer, response=StepResponse(response.status_code, body)
+                        )
+                    )
+                    calls.append((producer, response.status_code, body))
+                    made.add(_key(producer))
+                    self._turn(
+                        _replace(extra, status=response.status_code, observation=observation),
+                        turns,
+                    )
+                    messages = [
+                        *messages,
+                        {
+                            "role": "assistant",
+                            "content": f"Thought: autofeedback calls {producer.name} first: "
+                            f"its response gives what the next call needs.\n"
+                            f"Action: <API>{_call_text(producer)}</API>",
+                        },
+                        {"role": "user", "content": f"Observation: {observation}"},
+                    ]
+                    accepted = list(messages)
+                    decision = self._decide(steps, written, instruction)
                 findings, remaining = list(decision.findings), list(decision.remaining)
                 request, repairs = decision.request, decision.repairs
             # Base: whatever was found, the call goes out (the findings stay on record)
@@ -957,11 +995,7 @@ class ReactRunner(_Runner):
                 ]
                 continue
             made.add(sent_key)
-            op = check_name(request, catalog).operation
-            call = build_http(
-                request, op or Operation(request.name or ""), self.base_url or "", self.headers
-            )
-            sent = self._scrub(call.redacted([p.name for p in op.auth_parameters] if op else []))
+            sent, response, error, failed = self._call_api(request, catalog)
             turn = _timed(
                 base,
                 started,
@@ -971,19 +1005,9 @@ class ReactRunner(_Runner):
                 sent=sent,
                 repairs=repairs,
             )
-            try:
-                response = send(
-                    call, allowed=self.allowed, session=self.session, timeout=self.timeout
-                )
-            except HostNotAllowed as exc:
-                self._turn(_replace(turn, error=str(exc)), turns)
-                stop = "host-not-allowed"
-                break
-            except requests.RequestException as exc:
-                self._turn(
-                    _replace(turn, error=f"cannot reach the API: {type(exc).__name__}"), turns
-                )
-                stop = "unreachable"
+            if response is None:
+                self._turn(_replace(turn, error=error), turns)
+                stop = failed or "unreachable"
                 break
             body = _body(response)
             observation = self._observation(response.status_code, body)
@@ -1017,6 +1041,24 @@ class ReactRunner(_Runner):
         if trace is not None:
             self.write_trace(result, trace)
         return result
+
+    def _call_api(
+        self, request: ApiRequest, catalog: ApiCatalog
+    ) -> tuple[Any, requests.Response | None, str | None, TaskStop | None]:
+        """Send ``request``: what was sent (credentials redacted), the response, and where
+        it could not be sent, why and the stop it means."""
+        op = check_name(request, catalog).operation
+        call = build_http(
+            request, op or Operation(request.name or ""), self.base_url or "", self.headers
+        )
+        sent = self._scrub(call.redacted([p.name for p in op.auth_parameters] if op else []))
+        try:
+            response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
+        except HostNotAllowed as exc:
+            return sent, None, str(exc), "host-not-allowed"
+        except requests.RequestException as exc:
+            return sent, None, f"cannot reach the API: {type(exc).__name__}", "unreachable"
+        return sent, response, None, None
 
     def _unfinished(
         self,

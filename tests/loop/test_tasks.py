@@ -167,6 +167,92 @@ def test_react_made_up_id_is_caught_before_it_is_sent_and_repaired(
     assert rows[1]["findings"][0]["code"] == "E5.3" and rows[1]["sent"] is None
 
 
+#: a player whose devices come from a call that takes no argument
+PLAYER = {
+    "openapi": "3.0.3",
+    "info": {"title": "Player", "version": "1"},
+    "paths": {
+        "/devices": {
+            "get": {
+                "operationId": "listDevices",
+                "summary": "The user's devices",
+                "responses": {
+                    "200": {
+                        "description": "devices",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {
+                                        "devices": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "object",
+                                                "properties": {
+                                                    "id": {"type": "string"},
+                                                    "name": {"type": "string"},
+                                                },
+                                            },
+                                        }
+                                    },
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/player/play": {
+            "put": {
+                "operationId": "play",
+                "summary": "Start playback on a device",
+                "parameters": [
+                    {
+                        "name": "device_id",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"204": {"description": "playing"}},
+            }
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("repair", ["sure", "off"])
+def test_react_the_producer_a_made_up_id_needs_is_called_first_when_it_takes_nothing(
+    repair: str,
+) -> None:
+    catalog = ApiCatalog.from_obj(PLAYER)
+    llm, seen = _scripted(
+        "Thought: play.\nAction: <API>play(device_id='<device_id>')</API>",
+        "Thought: done.\nFinal Answer: playing",
+    )
+    with Sandbox(catalog, seed=3) as server:
+        result = ReactRunner(llm, catalog, base_url=server.url, repair=repair).run("Play music")
+    if repair == "off":  # told which call comes first, as before
+        assert result.calls == ()
+        assert "Action: <API>listDevices()</API>" in seen[1][-1]["content"]
+        return
+    # the run called listDevices itself, shown as its own turn with the repair that says so,
+    # then sent the model's call with the id its response gave
+    (devices, _, body), (play, status, _) = result.calls
+    assert devices.name == "listDevices" and play.name == "play" and status == 204
+    assert play.arguments == {"device_id": body["devices"][0]["id"]}
+    inserted, played, answered = result.turns
+    assert answered.kind == "answer"
+    assert inserted.output == "" and [str(r) for r in inserted.repairs] == [
+        "E5.3 step[0].inserted before: None -> 'listDevices()'"
+    ]
+    assert [(r.code, r.before) for r in played.repairs] == [("E5.3", "<device_id>")]
+    # the model saw both calls as they were sent
+    shown = [m["content"] for m in seen[1] if m["role"] == "assistant"]
+    assert "Action: <API>listDevices()</API>" in shown[0]
+    assert body["devices"][0]["id"] in shown[1]
+
+
 def test_react_base_sends_the_made_up_id_and_sees_the_documented_404(
     bookshop: Any, sandbox: Sandbox
 ) -> None:
