@@ -888,14 +888,7 @@ class ReactRunner(_Runner):
                         self._turn(_replace(extra, error=error), turns)
                         stop = failed or "unreachable"
                         break
-                    body = _body(response)
-                    observation = self._observation(response.status_code, body)
-                    steps.append(
-                        Step(
-                            len(steps), producer, response=StepResponse(response.status_code, body)
-                        )
-                    )
-                    calls.append((producer, response.status_code, body))
+                    _, observation = self._observed(producer, response, steps, calls)
                     made.add(_key(producer))
                     self._turn(
                         _replace(extra, status=response.status_code, observation=observation),
@@ -1009,12 +1002,7 @@ class ReactRunner(_Runner):
                 self._turn(_replace(turn, error=error), turns)
                 stop = failed or "unreachable"
                 break
-            body = _body(response)
-            observation = self._observation(response.status_code, body)
-            steps.append(
-                Step(len(steps), request, response=StepResponse(response.status_code, body))
-            )
-            calls.append((request, response.status_code, body))
+            body, observation = self._observed(request, response, steps, calls)
             findings_made += findings
             found = documented_tools(body)
             if found is not None:  # a tool-search answer: its tools are callable now
@@ -1059,6 +1047,19 @@ class ReactRunner(_Runner):
         except requests.RequestException as exc:
             return sent, None, f"cannot reach the API: {type(exc).__name__}", "unreachable"
         return sent, response, None, None
+
+    def _observed(
+        self,
+        request: ApiRequest,
+        response: requests.Response,
+        steps: list[Step],
+        calls: list[tuple[ApiRequest, int | None, Any]],
+    ) -> tuple[Any, str]:
+        """The response's body and its Observation, the call added to the trace."""
+        body = _body(response)
+        steps.append(Step(len(steps), request, response=StepResponse(response.status_code, body)))
+        calls.append((request, response.status_code, body))
+        return body, self._observation(response.status_code, body)
 
     def _unfinished(
         self,
