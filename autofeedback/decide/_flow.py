@@ -596,9 +596,7 @@ def _insert_producer(
             continue  # inside a block: where the call belongs is not certain
         var = _fresh_name(text, producer.name)
         inserted = f"{var} = {producer.name}()"
-        reference = var + "".join(
-            "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps
-        )
+        reference = _read_first(var, steps)
         start, end = call.spans.values[param]
         source = text[:line] + inserted + "\n" + text[line:start] + reference + text[end:]
         where = f"step[{i}]"
@@ -872,7 +870,7 @@ def _reference(
         ),
         default=0.0,
     )
-    found: dict[str, str] = {}
+    found: set[str] = set()
     for var, function in variables.items():
         # this step's fields of that kind, best first: the best must win clearly (a weak
         # one, such as a bare ``id``, only counts against the others)
@@ -886,13 +884,18 @@ def _reference(
         steps = parse_path(fields[0].path)
         if not first_item_sure(instruction, steps.count(ITEM)):
             return None
-        written = var + "".join(
-            "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps
-        )
-        found[written] = written
+        found.add(_read_first(var, steps))
     if len(found) != 1:
         return None
     return next(iter(found))
+
+
+def _read_first(var: str, steps: Sequence[Any]) -> str:
+    """A program's read of a response path from ``var``, each list's first item:
+    ``("books", ITEM, "id")`` -> ``b.books[0].id``."""
+    return var + "".join(
+        "[0]" if s == ITEM else f"[{s}]" if isinstance(s, int) else f".{s}" for s in steps
+    )
 
 
 def per_step(findings: Sequence[Finding]) -> Iterator[tuple[int, list[Finding]]]:
