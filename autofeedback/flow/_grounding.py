@@ -30,8 +30,18 @@ _ID_FORMATS = frozenset({"uuid", "uri", "uri-reference", "iri", "password", "byt
 # written by a model that does not know the value, whatever the parameter
 _STRONG = re.compile(
     r"^(?:<[^<>]{1,60}>|\{\{?\s*[\w.\- ]{1,60}\s*\}?\}|\[[A-Z][A-Z0-9_ ]{1,60}\]"
-    r"|your[_\- ]?[\w\- ]{0,60}|[\w\-]{0,60}_here|x{3,}|X{3,}|\*{3,}|\.{3}|…"
+    r"|your(?:[_\-]?[\w\-]{0,60})?|[\w\-]{0,60}_here|x{3,}|X{3,}|\*{3,}|\.{3}|…"
     r"|(?:insert|enter|replace|put)[_\- ][\w\- ]{1,60}|placeholder|todo|tbd)$",
+    re.IGNORECASE,
+)
+# "your ..." written as words: a stand-in where it names the slot ("your api id", "your
+# search query"), or wherever an identifier goes; elsewhere it may be the value itself (a
+# playlist named "Your First Private Playlist", a description "your favourite songs")
+_YOUR_WORDS = re.compile(r"^your\s+[\w\- ]{1,60}$", re.IGNORECASE)
+_SLOT = re.compile(
+    r"\b(?:ids?|names?|keys?|tokens?|query|queries|terms?|keywords?|values?|texts?|here|"
+    r"titles?|descriptions?|emails?|address|numbers?|codes?|urls?|uris?|username|password|"
+    r"handle|input)$",
     re.IGNORECASE,
 )
 # upper-case names standing for a value: YOUR_API_KEY, TV_ID, ACCESS_TOKEN
@@ -74,6 +84,8 @@ def placeholder_kind(value: Any, *, id_like: bool) -> str | None:
     if not text:
         return "weak" if id_like else None
     if _STRONG.match(text) or _STRONG_UPPER.match(text):
+        return "placeholder"
+    if _YOUR_WORDS.match(text) and (id_like or _SLOT.search(text)):
         return "placeholder"
     if id_like and _WEAK.match(text):
         return "weak"  # `12345`, `password`: a stand-in, or a test account's real value

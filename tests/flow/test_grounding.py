@@ -31,6 +31,21 @@ def test_placeholders_anywhere(value: str) -> None:
     assert placeholder_kind(value, id_like=False) == "placeholder"
 
 
+@pytest.mark.parametrize(
+    "value", ["your search query", "Your playlist name", "your name here", "your_user_id"]
+)
+def test_your_words_naming_the_slot_are_placeholders(value: str) -> None:
+    assert placeholder_kind(value, id_like=False) == "placeholder"
+
+
+@pytest.mark.parametrize("value", ["Your First Private Playlist", "your favourite songs"])
+def test_your_words_may_be_the_value_itself(value: str) -> None:
+    # a playlist's name or description the user asked for: a title, not a stand-in
+    assert placeholder_kind(value, id_like=False) is None
+    # where an identifier goes, no title is the id
+    assert placeholder_kind(value, id_like=True) == "placeholder"
+
+
 @pytest.mark.parametrize("value", ["string", "abc123", "12345", "example_id", "null"])
 def test_weak_placeholders_only_for_ids(value: str) -> None:
     assert placeholder_kind(value, id_like=False) is None
