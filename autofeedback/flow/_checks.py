@@ -22,6 +22,7 @@ for the later steps, and so do those a search shown in the dialogue's own text f
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from collections.abc import Sequence as CollectionSequence
 from typing import Any, Protocol
@@ -516,7 +517,7 @@ def ground_value(
         if done:
             hint = f"read it from the response of {done[0].operation}: `{done[0].path}`"
         elif found:
-            best = _reachable(found, catalog)
+            best = _reachable(_described_first(found, param), catalog)
             hint = f"call {best.operation} first: its response has `{best.path}`"
         what = (
             "a placeholder"
@@ -539,6 +540,37 @@ def ground_value(
             severity="error" if sure else "warning",
         )
     return None
+
+
+#: producers scored this close to the best are a tie the parameter's description breaks
+_TIE = 0.03
+_GENERIC_FIELDS = frozenset(
+    {"items", "item", "results", "data", "id", "ids", "uri", "uris", "href", "name", "value"}
+)
+
+
+def _described_first(found: list[Any], param: Parameter) -> list[Any]:
+    """``found`` with the producers that the parameter's description names moved ahead
+    of those it tied with: ``context_uri``, "Valid contexts are albums, artists &
+    playlists", is read from ``albums.items[].uri`` before a user profile's ``uri``.
+
+    Only a tie is broken (producers scored within ``_TIE`` of the best); a producer that
+    scores clearly better stays first, and without a description nothing moves.
+    """
+    words = set(re.findall(r"[a-z]+", param.description.lower())) if param.description else set()
+    if not words or len(found) < 2:
+        return found
+    top = max(p.score for p in found)
+    tied = [p for p in found if p.score >= top - _TIE]
+
+    def named(producer: Any) -> bool:
+        fields = set(re.findall(r"[a-z]+", producer.path.lower())) - _GENERIC_FIELDS
+        return bool(fields & words)
+
+    first = [p for p in tied if named(p)]
+    if not first or len(first) == len(tied):
+        return found
+    return first + [p for p in found if p not in first]
 
 
 def _reachable(found: list[Any], catalog: ApiCatalog | None) -> Any:

@@ -475,3 +475,48 @@ def test_text_around_a_program_is_not_a_call(checker: SequenceChecker) -> None:
     seq = sequence_from_program(program, instruction=INSTRUCTION)
     assert [s.name for s in seq.steps] == ["searchBooks", "getBook"]
     assert [(f.code, f.location) for f in checker.check(seq)] == [("E1", ("line[1]",))]
+
+
+def test_e5_3_hint_producer_named_by_the_description_breaks_a_tie() -> None:
+    def returns(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "parameters": {"type": "object", "properties": {}},
+            "outputSchema": {"type": "object", "properties": properties},
+        }
+
+    uri = {"type": "string"}
+    listed = {
+        "type": "object",
+        "properties": {
+            "items": {"type": "array", "items": {"type": "object", "properties": {"uri": uri}}}
+        },
+    }
+    play = {
+        "name": "play",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "context_uri": {
+                    "type": "string",
+                    "description": "URI of the context to play. Valid contexts are albums and playlists.",
+                }
+            },
+        },
+    }
+    tools = [returns("getProfile", {"uri": uri}), returns("browse", {"albums": listed}), play]
+    catalog = ApiCatalog.from_tools(tools)
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    tied = checker.producers("play", "context_uri")
+    assert {p.operation for p in tied} == {"getProfile", "browse"}
+    seq = sequence_from_program('play(context_uri="x:album:1Je1IMUlB")', instruction="Play music")
+    (f,) = checker.check(seq)
+    assert f.suggestion == "call browse first: its response has `albums.items[].uri`"
+    # without the description, the tie stays as the graph ranks it
+    del play["parameters"]["properties"]["context_uri"]["description"]  # type: ignore[index]
+    catalog = ApiCatalog.from_tools(tools)
+    plain = SequenceChecker(Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog))
+    (g,) = plain.check(seq)
+    assert g.suggestion == f"call {tied[0].operation} first: its response has `{tied[0].path}`"
