@@ -119,6 +119,9 @@ class Outcome:
     final: str  # the final program, or the calls made one per line
     detail: dict[str, Any]  # the metrics of one program / the path made
     errors: list[str]  # the codes of the errors left, for the per-task log
+    #: model turns whose output went back with feedback: the model calls spent on
+    #: corrections (``None`` in checkpoint rows written before it was recorded)
+    asked_again: int | None = None
 
 
 # -- GraphQL-RestBench ----------------------------------------------------------------------
@@ -260,6 +263,7 @@ class Runner:
             result.program,
             scores.as_dict(),
             [f.code for f in result.errors],
+            _asked_again(result.turns),
         )
 
     def react(self, task: Task, setting: str) -> Outcome:
@@ -295,6 +299,7 @@ class Runner:
             "\n".join(made),
             {"made": made, "gold": task.gold, "answer": result.answer},
             [f.code for f in result.errors],
+            _asked_again(result.turns),
         )
 
     def run_task(self, task: Task, settings: Sequence[str] | None = None) -> dict[str, Outcome]:
@@ -305,6 +310,20 @@ class Runner:
     def close(self) -> None:
         for sandbox in self.sandboxes.values():
             sandbox.stop()
+
+
+def _asked_again(turns: Sequence[Any]) -> int:
+    """The model's turns that went back to it with feedback (an inserted call, which
+    is autofeedback's and no model turn, has no output)."""
+    return sum(1 for t in turns if t.output and t.feedback)
+
+
+def _per_task(outcomes: Sequence[Outcome]) -> str:
+    """Model turns asked again per task, or ``—`` where a checkpoint row lacks them."""
+    counts = [o.asked_again for o in outcomes]
+    if not counts or any(c is None for c in counts):
+        return "—"
+    return f"{sum(c or 0 for c in counts) / len(counts):.2f}"
 
 
 def _settings(task: Task, chosen: Sequence[str] | None = None) -> tuple[str, ...]:
@@ -454,8 +473,8 @@ def tabulate(
             f"GraphQL-RestBench, program runner ({len(gql)} samples, few-shot):",
             "",
             "| setting | ArgFull | ArgFunc | SeqFull | SeqConn | model turns / task "
-            "| tokens / task |",
-            "|---|---|---|---|---|---|---|",
+            "| asked again / task | tokens / task |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for s in program_settings:
             scores = score_programs((done[t.id][s].final, t.gold) for t in gql)
@@ -465,10 +484,12 @@ def tabulate(
             lines.append(
                 f"| {s} | {d['arg_match_full']:.3f} | {d['arg_match_per_function']:.3f} | "
                 f"{d['seq_match_full']:.3f} | {d['seq_match_connected']:.3f} | {turns:.2f} "
-                f"| {tokens:.0f} |"
+                f"| {_per_task([done[t.id][s] for t in gql])} | {tokens:.0f} |"
             )
         for name, (a, b, c, e) in PUBLISHED.items():
-            lines.append(f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — | — |")
+            lines.append(
+                f"| published: {name} | {a:.3f} | {b:.3f} | {c:.3f} | {e:.3f} | — | — | — |"
+            )
         ids = [t.id for t in gql]
         lines.append("")
         for s in program_settings:
@@ -486,8 +507,8 @@ def tabulate(
             f"RestBench {name.upper()}, ReAct runner ({len(rb)} queries):",
             "",
             "| setting | Correct Path | ΔSolution Len | calls / task | model turns / task "
-            "| tokens / task |",
-            "|---|---|---|---|---|---|",
+            "| asked again / task | tokens / task |",
+            "|---|---|---|---|---|---|---|",
         ]
         for s in react_settings:
             ok = [t for t in rb if done[t.id][s].correct]
@@ -501,10 +522,10 @@ def tabulate(
             tokens = sum(done[t.id][s].tokens for t in rb) / len(rb)
             lines.append(
                 f"| {s} | {_rate(len(ok), len(rb))} | {delta} | {calls:.2f} | {turns:.2f} "
-                f"| {tokens:.0f} |"
+                f"| {_per_task([done[t.id][s] for t in rb])} | {tokens:.0f} |"
             )
         for system, rate in PUBLISHED_RESTBENCH.get(name, {}).items():
-            lines.append(f"| published: {system} | {rate:.2f} | — | — | — | — |")
+            lines.append(f"| published: {system} | {rate:.2f} | — | — | — | — | — |")
         if {"Base", "Feedback"} <= set(react_settings):
             paired = _paired(done, [t.id for t in rb], "Feedback")
             lines += ["", "Correct Path, paired: " + paired]
