@@ -100,3 +100,47 @@ def _program_outcome(final: str, gold: str) -> tasks.Outcome:
         detail=scores.as_dict(),
         errors=[],
     )
+
+
+def test_the_react_table_counts_the_turns_asked_again() -> None:
+    gold = ["GET /me"]
+
+    def outcome(turns: int, asked_again: int | None) -> tasks.Outcome:
+        return tasks.Outcome(
+            correct=True,
+            stop="answered",
+            turns=turns,
+            tokens=10,
+            final="GET /me",
+            detail={"made": gold, "gold": gold},
+            errors=[],
+            asked_again=asked_again,
+        )
+
+    rb = [tasks.Task(f"spotify-{i}", "spotify", "q", gold, {}) for i in range(2)]
+    done = {
+        "spotify-0": {"Feedback": outcome(3, 2), "Feedback + repair": outcome(2, 0)},
+        "spotify-1": {"Feedback": outcome(2, 1), "Feedback + repair": outcome(4, 0)},
+    }
+    table = tasks.tabulate(done, rb, ["Feedback", "Feedback + repair"])
+    assert "| model turns / task | asked again / task | tokens / task |" in table
+    assert "| Feedback | 2/2 = 1.000 [0.34, 1.00] | +0.00 | 1.00 | 2.50 | 1.50 | 10 |" in table
+    assert (
+        "| Feedback + repair | 2/2 = 1.000 [0.34, 1.00] | +0.00 | 1.00 | 3.00 | 0.00 | 10 |"
+        in table
+    )
+    # a checkpoint row written before the count was kept shows none, not zero
+    done["spotify-1"]["Feedback"] = outcome(2, None)
+    assert "| 2.50 | — | 10 |" in tasks.tabulate(done, rb, ["Feedback"])
+
+
+def test_asked_again_counts_the_model_turns_fed_back() -> None:
+    from types import SimpleNamespace as Turn
+
+    turns = [
+        Turn(output="Action: a()", feedback="fix it"),
+        Turn(output="", feedback=None),  # a call autofeedback inserted: no model turn
+        Turn(output="Action: a(x=1)", feedback=None),
+        Turn(output="Final Answer: done", feedback="not yet"),
+    ]
+    assert tasks._asked_again(turns) == 2
