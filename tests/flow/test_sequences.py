@@ -499,7 +499,8 @@ def test_e5_3_hint_producer_named_by_the_description_breaks_a_tie() -> None:
             "properties": {
                 "context_uri": {
                     "type": "string",
-                    "description": "URI of the context to play. Valid contexts are albums and playlists.",
+                    "description": "URI of the context to play. "
+                    "Valid contexts are albums and playlists.",
                 }
             },
         },
