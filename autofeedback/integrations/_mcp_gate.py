@@ -12,6 +12,7 @@ specification (2025-11-25, SEP-1303) asks.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import sys
 import threading
@@ -29,12 +30,21 @@ from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repa
 from autofeedback.decide import Decision as OneDecision
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 
-__all__ = ["Action", "Decision", "ToolGate"]
+__all__ = ["Action", "Checked", "Decision", "ToolGate"]
 
 Action = Literal["forward", "unknown_tool", "invalid_arguments", "repeated"]
 #: A call of more values than this (or to a tool of more parameters) is checked in a
 #: worker thread, not on the proxy's event loop.
 _LIGHT_VALUES = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """What :meth:`ToolGate.scan` found for one call: the decision on it and the digest
+    of its arguments. Plain data, so a worker process can hand it back."""
+
+    decided: OneDecision
+    digest: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -223,18 +233,31 @@ class ToolGate:
         return redact(value, names=names)
 
     def check(
-        self, name: str, arguments: Mapping[str, Any] | None, *, conversation: Hashable = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        conversation: Hashable = None,
+        checked: Checked | None = None,
     ) -> Decision:
         """The decision for one ``tools/call`` of ``conversation`` (a client session).
-        Thread-safe: calls are checked concurrently, the repeat counts under a lock."""
-        return self._check(name, arguments, conversation)
+        Thread-safe: calls are checked concurrently, the repeat counts under a lock.
 
-    def _check(
-        self, name: str, arguments: Mapping[str, Any] | None, conversation: Hashable
-    ) -> Decision:
+        ``checked``: what :meth:`scan` gave for this call elsewhere (the proxy's worker
+        process, for a heavy call); what is left here is the repeat count and the
+        feedback's wording, microseconds."""
         args = dict(arguments or {})
         if name in self.unchecked:
             return Decision("forward", name)
+        if checked is None:
+            checked = self.scan(name, args)
+        return self._judge(name, args, checked, conversation)
+
+    def scan(self, name: str, arguments: Mapping[str, Any] | None) -> Checked:
+        """The costly part of :meth:`check`, with no state of its own but the listing:
+        the one decision on the call (:mod:`autofeedback.decide`) and the digest its
+        repeats are counted by. A worker process with the same listing gives the same."""
+        args = dict(arguments or {})
         if self._decider is not None:
             request = ApiRequest(name=name, arguments=args, format="openai")
             decided = self._decider.decide_request(request)
@@ -246,6 +269,12 @@ class ToolGate:
                 message=f"API {name!r} does not exist; the server lists no checkable tools",
             )
             decided = OneDecision("feedback", "errors", None, None, (missing,), (missing,))
+        return Checked(decided, _digest(args))
+
+    def _judge(
+        self, name: str, args: Mapping[str, Any], checked: Checked, conversation: Hashable
+    ) -> Decision:
+        decided = checked.decided
         unknown = name not in self._names
         called = decided.request
         if decided.action == "forward" and called is not None and called.name in self._names:
@@ -271,7 +300,7 @@ class ToolGate:
         feedback = (
             render_feedback(ordered, tool_call=True, repairs=decided.repairs) if ordered else ""
         )
-        key = (conversation, name, _canonical(args))
+        key = (conversation, name, checked.digest)
         with self._lock:  # the repeat counts of every conversation, in one session
             judged = self._session.judge(decided, key=key)
             repeats = self._session.rejections(key) + (judged.action == "stop")
@@ -297,8 +326,11 @@ class ToolGate:
         )
 
 
-def _canonical(args: Mapping[str, Any]) -> str:
+def _digest(args: Mapping[str, Any]) -> str:
+    """The arguments' identity for the repeat counts: a digest of their canonical JSON,
+    so a session keeps 64 characters per call, not the call."""
     try:
-        return json.dumps(args, sort_keys=True, default=repr)
+        text = json.dumps(args, sort_keys=True, default=repr)
     except ValueError:  # circular or otherwise unserialisable: compared by repr
-        return repr(args)
+        text = repr(args)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -41,7 +41,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -67,6 +67,7 @@ from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import one_line
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.decide import RepairMode
+from autofeedback.integrations._gate_worker import GateWorker
 from autofeedback.integrations._jsonlog import JsonLog
 from autofeedback.integrations._mcp_gate import ToolGate
 
@@ -116,6 +117,10 @@ class McpProxyOptions:
     #: ``"sure"``: a call whose every error has a certain repair is forwarded repaired
     #: (logged with its repairs); ``"off"``: it is answered with feedback
     repair: RepairMode = "sure"
+    #: check heavy calls (big arguments, a big tool, the embedding model) in a worker
+    #: process at a lower priority, so that they do not hold the proxy's GIL while light
+    #: calls wait (:func:`run_mcp_proxy` turns it on; else worker threads)
+    worker: bool = False
 
     def check(self) -> None:
         """Raise :class:`ConfigurationError` for contradictory or unsafe options."""
@@ -198,7 +203,8 @@ class McpProxy:
         self._relist_after = 0.0  # no re-listing for an unknown name before this time
         self._relisting: anyio.Event | None = None
         self._gone = anyio.Event()  # the server's connection closed
-        self._limiter = anyio.CapacityLimiter(4)  # worker threads for the slow checks
+        self._limiter = anyio.CapacityLimiter(4)  # slow checks at once (threads or worker)
+        self._worker: GateWorker | None = None
         self._tools: list[types.Tool] = []
         init = upstream.initialize_result
         info = init.server_info if init is not None else None
@@ -266,6 +272,9 @@ class McpProxy:
             proxy._dispatcher = dispatcher
             holder.append(proxy)
             stack.callback(proxy.log.close)
+            if options.worker and (options.retriever is None or options.retriever == "auto"):
+                proxy._worker = GateWorker(retriever=options.retriever, repair=options.repair)
+                stack.callback(proxy._worker.close)
             if session.server_capabilities is None or session.server_capabilities.tools:
                 await proxy.refresh()  # a server without tools has nothing to list
             yield proxy
@@ -286,6 +295,8 @@ class McpProxy:
             if not isinstance(cursor, str) or not cursor:
                 break
         issues = self.gate.load(raw_tools)
+        if self._worker is not None:
+            self._worker.load(raw_tools)
         tools: list[types.Tool] = []
         for tool in self.gate.tools:
             try:
@@ -358,11 +369,20 @@ class McpProxy:
         if name not in self.gate:
             await self._look_again()  # a server may add tools without notifying
         if self.gate.needs_model(name, arguments) or self.gate.is_heavy(name, arguments):
-            # the embedding model, a big tool or big arguments must not stall the others
-            decision = await anyio.to_thread.run_sync(
-                lambda: self.gate.check(name, arguments, conversation=conversation),
-                limiter=self._limiter,
-            )
+            # the embedding model, a big tool or big arguments must not stall the others:
+            # scanned in the worker process (off this process's GIL), else in a thread
+            async with self._limiter:
+                checked = (
+                    await self._worker.scan(name, arguments) if self._worker is not None else None
+                )
+                if checked is not None:
+                    decision = self.gate.check(
+                        name, arguments, conversation=conversation, checked=checked
+                    )
+                else:
+                    decision = await anyio.to_thread.run_sync(
+                        lambda: self.gate.check(name, arguments, conversation=conversation)
+                    )
         else:  # microseconds: cheaper than the hop to a worker thread
             decision = self.gate.check(name, arguments, conversation=conversation)
         logged = {"arguments": self._logged_arguments(arguments), **decision.as_log()}
@@ -666,6 +686,8 @@ def run_mcp_proxy(options: McpProxyOptions) -> int:
     >>> run_mcp_proxy(McpProxyOptions(command=["python", "weather.py"]))  # doctest: +SKIP
     """
     options.check()  # the host rule included: a ConfigurationError for the CLI
+    # a served proxy checks heavy calls in a worker process (off its GIL)
+    options = replace(options, worker=True)
     warning = check_host(options.host, options.allow_remote, "the MCP proxy")
     if warning and options.transport != "stdio":
         options.stderr.write(f"autofeedback: {warning}\n")

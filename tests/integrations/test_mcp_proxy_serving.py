@@ -272,3 +272,114 @@ def test_a_second_sigterm_ends_the_mcp_proxy_at_once() -> None:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
+
+
+# -- heavy calls in a worker process --------------------------------------------------------
+
+_ECHO = {"name": "echo", "inputSchema": {"type": "object",
+         "properties": {"text": {"type": "string"}}, "required": ["text"]}}  # fmt: skip
+
+
+def test_the_worker_process_scans_a_call_as_the_proxy_would() -> None:
+    """A thread checking a heavy call holds the proxy's GIL; the worker process does the
+    same scan with the same listing, and says so where its listing is not the proxy's."""
+    from autofeedback.integrations._gate_worker import GateWorker
+
+    gate = ToolGate(retriever=None)
+    gate.load([_ECHO])
+    worker = GateWorker(retriever=None, repair="sure")
+    big = {"text": "x", **{f"k{i}": i for i in range(5_000)}}
+    try:
+        worker.load([_ECHO])
+
+        async def scans() -> list[Any]:
+            return [
+                await worker.scan("echo", big),
+                await worker.scan("echo", {"text": "hi"}),
+                await worker.scan("echo", {"text": 3}),
+            ]
+
+        there = anyio.run(scans)
+        here = [
+            gate.scan("echo", big),
+            gate.scan("echo", {"text": "hi"}),
+            gate.scan("echo", {"text": 3}),
+        ]
+        assert [c.decided.action for c in there] == [c.decided.action for c in here]
+        assert [c.digest for c in there] == [c.digest for c in here]
+        assert there[0].decided.findings == here[0].decided.findings
+        assert there[1].decided.action == "forward"
+        # the proxy's answer from the worker's scan is the one it would give alone
+        # (each in a conversation of its own: a rejected call's repeats count per one)
+        for args, checked in zip([big, {"text": "hi"}, {"text": 3}], there, strict=True):
+            assert gate.check("echo", args, conversation=1, checked=checked) == gate.check(
+                "echo", args, conversation=2
+            )
+        # a new listing reaches the worker before any call made after it
+        other = {**_ECHO, "name": "shout"}
+        worker.load([other])
+        gate.load([other])
+        after = anyio.run(worker.scan, "echo", {"text": "hi"})
+        assert after is not None and after.decided.action != "forward"
+        assert gate.check("echo", {"text": "hi"}, conversation=3, checked=after) == gate.check(
+            "echo", {"text": "hi"}, conversation=4
+        )
+    finally:
+        worker.close()
+
+
+def test_the_cli_scans_heavy_calls_in_a_worker_process_that_dies_with_it() -> None:
+    """Under ``autofeedback mcp-proxy`` a heavy call is scanned by a worker process (the
+    answer is the same), and the worker never outlives the proxy, even one killed."""
+    proc, port = _serve_http()
+    big = {"text": "x", **{f"k{i}": i for i in range(20_000)}}
+
+    async def scenario() -> tuple[Any, Any]:
+        with anyio.fail_after(LIMIT):
+            async with (
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                return await client.call_tool("echo", big), await client.call_tool(
+                    "echo", {"text": "hi"}
+                )
+
+    try:
+        heavy, light = anyio.run(scenario)
+        workers = [p for p in _children(proc.pid) if b"spawn_main" in _cmdline(p)]
+        assert len(workers) == 1  # one, beside the wrapped server
+        assert heavy.is_error and "k0" in heavy.content[0].text  # the 20,000 names rejected
+        assert not light.is_error
+        proc.kill()  # no shutdown at all: the worker sees its parent gone
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not Path(f"/proc/{workers[0]}").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (read from /proc)."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc to find the worker process")
+    out = []
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # the field after the state is the parent's pid
+            out.append(int(entry.parent.name))
+    return out
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
