@@ -27,6 +27,7 @@ import mcp.types as types  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
+from processes import children, cmdline, gone_within  # noqa: E402
 
 from autofeedback.cli import run  # noqa: E402
 from autofeedback.integrations._mcp_gate import ToolGate  # noqa: E402
@@ -347,39 +348,14 @@ def test_the_cli_scans_heavy_calls_in_a_worker_process_that_dies_with_it() -> No
 
     try:
         heavy, light = anyio.run(scenario)
-        workers = [p for p in _children(proc.pid) if b"spawn_main" in _cmdline(p)]
+        workers = [p for p in children(proc.pid) if b"spawn_main" in cmdline(p)]
         assert len(workers) == 1  # one, beside the wrapped server
         assert heavy.is_error and "k0" in heavy.content[0].text  # the 20,000 names rejected
         assert not light.is_error
         proc.kill()  # no shutdown at all: the worker sees its parent gone
         proc.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not Path(f"/proc/{workers[0]}").exists()
+        assert gone_within(workers[0], 10)
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (read from /proc)."""
-    if not Path("/proc").is_dir():
-        pytest.skip("needs /proc to find the worker process")
-    out = []
-    for entry in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = entry.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:  # the field after the state is the parent's pid
-            out.append(int(entry.parent.name))
-    return out
-
-
-def _cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""

@@ -29,6 +29,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 
 import httpx
 import uvicorn
+from processes import children, gone_within
 
 from autofeedback._serve import check_host
 from autofeedback.cli import run as cli_run
@@ -511,7 +512,7 @@ def test_the_cli_checks_heavy_requests_in_a_worker_process_that_dies_with_it(
     upstream.answer = completion({})  # city missing, nothing to repair: the proxy asks again
     proc, port, _ = _start(upstream.url)
     try:
-        worker = _children(proc.pid)
+        worker = children(proc.pid)
         assert len(worker) == 1  # the worker, started with the proxy
         heavy = {"model": "m", "messages": _history(300), "tools": [TOOL]}
         answer = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=heavy, timeout=60)
@@ -526,22 +527,6 @@ def test_the_cli_checks_heavy_requests_in_a_worker_process_that_dies_with_it(
         assert upstream.started == started + 1  # not asked again after the client left
         proc.kill()  # no shutdown at all: the worker notices its pipe close
         proc.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        while Path(f"/proc/{worker[0]}").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not Path(f"/proc/{worker[0]}").exists()
+        assert gone_within(worker[0], 10)
     finally:
         _stop(proc)
-
-
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (read from /proc)."""
-    if not Path("/proc").is_dir():
-        pytest.skip("needs /proc to find the worker process")
-    out = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid:  # the field after the state is the parent's pid
-                out.append(int(stat.parent.name))
-    return out
