@@ -83,6 +83,15 @@ class Operation:
     #: Credentials the spec's security schemes carry in a query, header or cookie
     #: (``apiKey`` schemes): accepted where they appear, never reported as unknown.
     auth_parameters: tuple[Parameter, ...] = ()
+    #: MCP's tool annotations: ``readOnlyHint`` (``True``: the tool changes nothing) and
+    #: ``destructiveHint`` (``True``: it may delete or overwrite); ``None`` where the spec
+    #: does not say. A repair never renames a call to an operation of stronger effect.
+    read_only: bool | None = None
+    destructive: bool | None = None
+    #: the parts of this operation's documentation that could not be read (a ``$ref``
+    #: that points nowhere, an unknown key where a known one was expected), each as the
+    #: place in the spec: nothing is repaired against an operation only partly read
+    unread: tuple[str, ...] = ()
 
     @property
     def is_http(self) -> bool:

@@ -106,13 +106,23 @@ def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
                 description=text(pschema.get("description")),
             )
         )
+    hints = fn.get("annotations")
+    hints = hints if isinstance(hints, Mapping) else {}
     return Operation(
         name=name,
         description=text(fn.get("description")),
         parameters=tuple(parameters),
         responses=_output(fn, source, where),
         source=source,
+        read_only=_hint(hints, "readOnlyHint"),
+        destructive=_hint(hints, "destructiveHint"),
     )
+
+
+def _hint(hints: Mapping[str, Any], key: str) -> bool | None:
+    """An MCP tool annotation (``readOnlyHint``, ``destructiveHint``) where it is a boolean."""
+    value = hints.get(key)
+    return value if isinstance(value, bool) else None
 
 
 def _output(fn: Mapping[str, Any], source: str, where: str) -> tuple[Response, ...]:
