@@ -38,8 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
-from autofeedback.checks._names import literal_key
-from autofeedback.decide._repairs import ROUNDS, CallRepairer, _distance_one
+from autofeedback.checks._words import no_side_effects, plural_pair, same_words, slip
+from autofeedback.decide._repairs import ROUNDS, CallRepairer
 from autofeedback.flow._checks import SequenceChecker
 from autofeedback.flow._paths import format_path, iter_paths, parse_path, schema_at
 from autofeedback.flow._program import ITEM, ProgramCall
@@ -582,8 +582,8 @@ def _insert_producer(
         param = f.location[-1]
         if call is None or call.spans is None or param not in call.spans.values:
             continue
-        if not _is_literal(call.arguments.get(param)):
-            continue
+        if not _is_literal(call.arguments.get(param)) or not _stand_in(f.got):
+            continue  # a value the model wrote is never replaced by an inserted call's
         op = catalog.get(call.name)
         called = set(_variables(seq, i).values()) | {s.call.name for s in seq.steps[:i] if s.call}
         chosen = _producer_to_insert(checker, op, param, called, seq.instruction)
@@ -642,7 +642,9 @@ def _producer_to_insert(
         return None
     best = ranked[0][0]
     producer = checker.scanner.catalog.get(best.operation)
-    if producer is None or not _takes_nothing(checker, producer.name):
+    if producer is None or not no_side_effects(producer):
+        return None  # a call that may change something is never made unasked
+    if not _takes_nothing(checker, producer.name):
         return None  # it needs arguments: which ones is the model's to say
     if not first_item_sure(instruction, parse_path(best.path).count(ITEM)):
         return None
@@ -668,8 +670,8 @@ def producer_first(
         if earlier_op is not None:
             called.add(earlier_op.name)
     for f in findings:
-        if f.code != "E5.3" or len(f.location) < 2 or isinstance(f.got, (list, dict)):
-            continue
+        if f.code != "E5.3" or len(f.location) < 2 or not _stand_in(f.got):
+            continue  # a value the model wrote is never replaced by an inserted call's
         chosen = _producer_to_insert(checker, op, f.location[-1], called, seq.instruction)
         if chosen is not None:
             producer = chosen[1]
@@ -677,6 +679,14 @@ def producer_first(
             where = f"step[{index}]"
             return request, Repair("E5.3", (where, "inserted before"), None, f"{producer.name}()")
     return None
+
+
+def _stand_in(value: Any) -> bool:
+    """Whether ``value`` is a placeholder (``<device_id>``, ``YOUR_TOKEN``) rather than a
+    value the model wrote: only a stand-in gives way to an inserted call's answer."""
+    from autofeedback.flow._grounding import placeholder_kind
+
+    return placeholder_kind(value, id_like=True) == "placeholder"
 
 
 def _takes_nothing(checker: SequenceChecker, operation: str) -> bool:
@@ -837,8 +847,13 @@ def _fits(written: list[str], documented: list[Any]) -> bool:
 
 
 def _misspelt(written: str, documented: str) -> bool:
-    a, b = literal_key(written), literal_key(documented)
-    return a == b or (min(len(a), len(b)) >= 4 and _distance_one(a, b))
+    # a response field read under another spelling, a slip or its plural (``b.book`` for
+    # ``b.books``): reading a field changes nothing, so a plural is no other effect here
+    return (
+        same_words(written, documented)
+        or slip(written, documented)
+        or plural_pair(written.lower(), documented.lower())
+    )
 
 
 def _reference(

@@ -1,23 +1,31 @@
 """The certain repairs of one call: what the findings say where the docs leave one answer.
 
-Each repair answers one error finding, and only where nothing else could be meant:
+A repair may make a call say more exactly what the model wrote; it never changes what
+the call does. Each repair answers one error finding, and only where the words are the
+same words (:mod:`autofeedback.checks._words`) or the value leaves no doubt:
 
 * E2.2: the documented name of a literal variant (``user_login`` -> ``userLogin``, the only
-  documented name with that spelling), or the name with the path values written into it
+  documented name with those words), or the name with the path values written into it
   taken out again (``GET_movie-500-credits`` -> ``GET_movie-movie_id-credits(movie_id=500)``);
-* E2.3 / E2: a made-up name, where one documented API wins by a clear margin (or is the
-  only one a single letter away) *and* the call's arguments fit it with no E3 or E4 error;
+* E2.3 / E2: a name with a slip of the keyboard inside one word (``getEvnt`` ->
+  ``getEvent``: what the model wrote there is no English word), where that is the only
+  such documented name, the documented operation does no more than the name says (no
+  read to write, nothing to delete or reset, never one to many) and the call's
+  arguments fit it; never by meaning alone (``removeEvent`` is not ``deleteEvent``);
 * E3.2: the documented spelling of a parameter name the call does not send yet;
-* E3.3: a made-up parameter name renamed, where one documented parameter the call does
-  not send yet wins by a clear margin, or is the one required parameter missing;
-* E3.1 / E3: a parameter the API does not take, dropped, where no required parameter is
-  missing that it could stand for (then it is renamed into that one, where that one is
-  its closest name and takes its value);
-* E4.1: the lossless coercions of :mod:`autofeedback.decide._coerce`.
+* E3 / E3.1 / E3.3: a parameter name with a slip of the keyboard (``limt`` -> ``limit``),
+  or one whose value only one documented parameter the call does not send accepts (its
+  enum holds it: ``measure="fahrenheit"`` -> ``unit``); never an opposite (``min_price``
+  for ``max_price``), and never dropped: a parameter the operation does not take goes
+  back to the model (scope, safety and tenancy arguments are the ones a spec leaves out);
+* E4.1: the lossless coercions of :mod:`autofeedback.decide._coerce` (the text
+  round-trips exactly).
 
 The repaired call is checked again after each round, and a round that leaves an error
-where it changed something, or fixes nothing, is undone. What is not certain (another
-real API, a missing value, a wrong value, an enum) is left to the model.
+where it changed something, or fixes nothing, is undone. Nothing is repaired against an
+operation whose documentation could not be read whole (:attr:`Operation.unread`).
+What is not certain (another real API, a name by meaning, a missing value, a wrong
+value, an enum) is left to the model, with the suggestion.
 """
 
 from __future__ import annotations
@@ -34,21 +42,20 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import is_sensitive
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._check_values import deserialize
-from autofeedback.checks._names import closest_spelling, literal_key, other_entities
+from autofeedback.checks._names import other_entities
+from autofeedback.checks._words import opposite, same_words, slip, stronger
 from autofeedback.decide._coerce import NOT_COERCIBLE, coerce
 
-__all__ = ["NAME_MARGIN", "CallRepairer"]
+__all__ = ["CallRepairer", "one_letter_off"]
 
-#: how much the best documented name must beat the second best (cosine similarity of the
-#: embedding model) for a made-up name (E2.3, E3.3) to be renamed without asking
-NAME_MARGIN = 0.15
-#: the similarity a renamed parameter's name needs to the one it stands for (the
-#: scanner's threshold for a semantic variant)
-SEMANTIC_THRESHOLD = 0.5
-#: the shortest names (as literal keys) one letter apart that are taken for a misspelling
-ONE_OFF_MIN = 6
 #: at most this many repair rounds per call (a renamed API has its own parameters)
 ROUNDS = 3
+#: values that say too little to tell one parameter from another, even where only one
+#: documented enum holds them (``"yes"`` may answer ``dry_run`` as well as ``verbose``)
+_TOO_PLAIN = frozenset(
+    {"yes", "no", "true", "false", "on", "off", "none", "null", "all", "any", "default"}
+    | {"auto", "enabled", "disabled", "0", "1", ""}
+)
 
 Check = Callable[[ApiRequest], list[Finding]]
 
@@ -57,60 +64,26 @@ def _errors(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity == "error"]
 
 
-def _distance_one(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` are one insertion, deletion, substitution or transposition
-    apart."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-        if len(diff) == 1:
-            return True
-        return (
-            len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and a[diff[0]] == b[diff[1]]
-            and a[diff[1]] == b[diff[0]]
-        )
-    short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    i = 0
-    while i < len(short) and short[i] == long_[i]:
-        i += 1
-    return short[i:] == long_[i + 1 :]
-
-
-#: the shortest parameter names (as literal keys) one letter apart taken for a typo
-PARAM_TYPO_MIN = 4
-
-
-def _typo(name: str, target: str) -> bool:
-    """Whether ``name`` is ``target`` with one letter added, left out, changed or two
-    swapped (``limt``, ``citty``, ``stauts``)."""
-    a, b = literal_key(name), literal_key(target)
-    return min(len(a), len(b)) >= PARAM_TYPO_MIN and _distance_one(a, b)
-
-
 def one_letter_off(name: str, candidates: Iterable[str]) -> str | None:
-    """The one candidate whose literal key is a single edit away from ``name``'s (a typo),
-    when exactly one is and both are long enough to make it a misspelling.
+    """The one candidate ``name`` is a keyboard slip of (:func:`~autofeedback.checks.
+    _words.slip`: one edit inside one word, where what the model wrote is no English
+    word), when exactly one is.
 
-    >>> one_letter_off("get_wether", ["get_weather", "set_weather"])
+    >>> one_letter_off("get_weathr", ["get_weather", "set_weather"])
     'get_weather'
-    >>> one_letter_off("titel", ["title"]) is None   # too short to be sure
+    >>> one_letter_off("listCar", ["listCat"]) is None   # car is a word: another word
     True
     """
-    key = literal_key(name)
-    if len(key) < ONE_OFF_MIN:
-        return None
-    found = [c for c in candidates if _distance_one(key, literal_key(c))]
-    return found[0] if len(found) == 1 and len(literal_key(found[0])) >= ONE_OFF_MIN else None
+    found = [c for c in candidates if slip(name, c)]
+    return found[0] if len(found) == 1 else None
 
 
 class CallRepairer:
     """Repairs one call against one catalog.
 
-    ``check`` gives a request's findings (the scanner's, with the same instruction);
-    ``matcher`` the semantic name similarity (``None``: no made-up name is renamed).
+    ``check`` gives a request's findings (the scanner's, with the same instruction).
+    ``matcher`` is kept for callers that pass the scanner's: no name is renamed by
+    meaning (similarity), only by its words.
     """
 
     def __init__(self, catalog: ApiCatalog, check: Check, matcher: Any = None) -> None:
@@ -172,14 +145,13 @@ class CallRepairer:
             fixed = dataclasses.replace(request, double_encoded=False)
             return fixed, [Repair("E4.1", ("arguments",), twice[0].got, dict(request.arguments))]
         op = self._operation(request)
-        if op is None:
-            return None
+        if op is None or op.unread:
+            return None  # an operation only partly read is never repaired against
         edits = _Edits(request)
         made: list[Repair] = []
-        missing = [f.location[-1] for f in errors if f.code == "E3.4" and len(f.location) >= 2]
         unknown = [f for f in errors if f.code in ("E3", "E3.1", "E3.2", "E3.3")]
         for f in unknown:
-            repair = self._parameter(op, f, edits, missing, len(unknown))
+            repair = self._parameter(op, f, edits, unknown)
             if repair is not None:
                 made.append(repair)
         for f in errors:
@@ -230,48 +202,47 @@ class CallRepairer:
         return renamed, made
 
     def _api_target(self, name: str, f: Finding) -> str | None:
+        """The documented name ``name`` stands for, where its words say so: the same
+        words (E2.2), or one of them with a keyboard slip (E2, E2.3) and no stronger
+        effect; ``None`` otherwise (a name by meaning is the model's to choose)."""
         names = list(self.catalog.names)
+        target: str | None = None
         if f.code == "E2.2":
-            key = literal_key(name)
-            same = [n for n in names if literal_key(n) == key and n != name]
+            same = [n for n in names if n != name and same_words(name, n)]
             if len(same) == 1:
-                return same[0]
-            filled = name_with_values(name, self.catalog)
-            return filled[0].name if filled is not None else None
-        if f.code not in ("E2.3", "E2"):
+                target = same[0]
+            else:
+                filled = name_with_values(name, self.catalog)
+                target = filled[0].name if filled is not None else None
+        elif f.code in ("E2.3", "E2"):
+            target = one_letter_off(name, names)
+            op = self.catalog.get(target) if target is not None else None
+            if op is None or stronger(name, op):
+                return None  # a slip that would call something stronger: ask
+        op = self.catalog.get(target) if target is not None else None
+        if op is None or op.unread:
             return None
-        typo = one_letter_off(name, names)
-        if typo is not None:
-            return typo
-        if f.code == "E2.3" and isinstance(f.suggestion, str):
-            return f.suggestion if self._clear_winner(name, names, f.suggestion) else None
-        return None
-
-    def _clear_winner(self, name: str, candidates: Sequence[str], best: str) -> bool:
-        """Whether ``best`` is the matcher's first choice for ``name`` by
-        :data:`NAME_MARGIN` over the second."""
-        if self.matcher is None or best not in candidates:
-            return False
-        if len(candidates) == 1:
-            return True
-        ranked = list(self.matcher.name_similarity(name, list(candidates)))
-        if not ranked or ranked[0].name != best:
-            return False
-        second = float(ranked[1].score) if len(ranked) > 1 else 0.0
-        return float(ranked[0].score) - second >= NAME_MARGIN
+        return target
 
     def _http_path(self, request: ApiRequest, f: Finding) -> tuple[ApiRequest, list[Repair]] | None:
         """E2.2 of an HTTP request: the path's segments spelled as documented, its values
         kept (``/Movie/550/Credits`` -> ``/movie/550/credits``)."""
         if f.code != "E2.2" or not isinstance(f.suggestion, str) or " " not in f.suggestion:
             return None
-        _, template = f.suggestion.split(" ", 1)
+        method, template = f.suggestion.split(" ", 1)
+        if method.upper() != (request.method or "").upper():
+            return None  # another method is another operation: the model's to choose
         assert request.url is not None
         split = urlsplit(request.url)
         got = split.path.strip("/").split("/")
         want = template.strip("/").split("/")
         if len(got) != len(want):
             return None
+        fixed_parts = [
+            (g, w) for g, w in zip(got, want, strict=True) if not (w[:1] == "{" and w[-1:] == "}")
+        ]
+        if any(g != w and not same_words(g, w) for g, w in fixed_parts):
+            return None  # only the same words, spelled as documented
         parts = [
             g if w.startswith("{") and w.endswith("}") else w
             for g, w in zip(got, want, strict=True)
@@ -288,68 +259,73 @@ class CallRepairer:
     # -- parameters ---------------------------------------------------------------
 
     def _parameter(
-        self, op: Operation, f: Finding, edits: _Edits, missing: list[str], unknown: int
+        self, op: Operation, f: Finding, edits: _Edits, unknown: Sequence[Finding]
     ) -> Repair | None:
+        """The rename of a parameter name the operation does not take, where its words or
+        its value say which documented one it is; ``None`` otherwise: nothing that
+        carries a value is dropped (the model is asked)."""
         if len(f.location) < 2:
             return None
         where, name = f.location[0], f.location[-1]
         if not edits.has(where, name) or (is_sensitive(name) and f.code != "E3.2"):
             # a credential (api_key, token) is only ever respelt as documented, never
-            # dropped or renamed by meaning: an API the spec does not fully document may
-            # still want it under its own name
+            # renamed: an API the spec does not fully document may want it as it is
             return None
-        target = f.suggestion if isinstance(f.suggestion, str) else None
-        if target == name:
+        if f.suggestion == name:
             return None  # sent in the wrong place: which place the model meant is unclear
+        target: str | None = None
         if f.code == "E3.2":
-            if target is None or edits.sends(target) or not self._sole_literal(op, name):
-                return None
-        elif f.code == "E3.3":
-            if target is None or edits.sends(target) or other_entities(name, target):
-                return None
-            sole = unknown == 1 and missing == [target]
-            if not sole and not self._clear_winner(
-                name, [p.name for p in op.parameters if not edits.sends(p.name)], target
+            suggestion = f.suggestion if isinstance(f.suggestion, str) else None
+            if (
+                suggestion is not None
+                and same_words(name, suggestion)
+                and self._sole_literal(op, name)
             ):
-                return None
-        else:  # E3, E3.1: a parameter this API does not take
-            if missing:
-                # it may stand for the required one missing: renamed only where that is
-                # the only candidate and a close name (by spelling or meaning)
-                sole = unknown == 1 and len(missing) == 1 and target == missing[0]
-                if not sole or target is None or other_entities(name, target):
-                    return None
-                if not self._close(name, target):
-                    return None
-            elif target is not None and op.parameter(target) is not None:
-                # close to a documented parameter the call does not send: the model meant
-                # that one (renamed, where it is a typo) or something else (left to it);
-                # never dropped, which would lose what it meant
-                if edits.sends(target) or not _typo(name, target):
-                    return None
-            else:
-                edits.drop(where, name)
-                return Repair(f.code, f.location, name, None)
-        assert target is not None
-        param = op.parameter(target)
-        if param is None:
+                target = suggestion
+        else:
+            free = [p.name for p in op.parameters if not edits.sends(p.name)]
+            target = one_letter_off(name, free)
+            if target is None and f.code in ("E3", "E3.3"):
+                target = self._only_taker(op, name, edits.get(where, name, ()), edits, unknown)
+        if target is None or edits.sends(target) or op.parameter(target) is None:
+            return None
+        if opposite(name, target) or other_entities(name, target):
             return None
         edits.rename(where, name, target)
         return Repair(f.code, f.location, name, target)
 
-    def _close(self, name: str, target: str) -> bool:
-        """Whether ``name`` is close to ``target`` by spelling (difflib's ratio 0.6, the
-        spelling suggestion's bar) or meaning (the semantic checks' threshold)."""
-        if closest_spelling(name, [target]) is not None:
-            return True
-        if self.matcher is None:
-            return False
-        ranked = self.matcher.name_similarity(name, [target])
-        return bool(ranked) and float(ranked[0].score) >= SEMANTIC_THRESHOLD
+    def _only_taker(
+        self,
+        op: Operation,
+        name: str,
+        value: Any,
+        edits: _Edits,
+        unknown: Sequence[Finding],
+    ) -> str | None:
+        """The one documented parameter the call does not send whose enum holds
+        ``value`` (``measure="fahrenheit"`` where only ``unit`` lists it), where no other
+        unknown parameter of the call holds a value it takes too; ``None`` otherwise."""
+        if not isinstance(value, str) or value.strip().lower() in _TOO_PLAIN:
+            return None
+        takers = [
+            p.name
+            for p in op.parameters
+            if not edits.sends(p.name) and _enum_holds(p.schema, value)
+        ]
+        if len(takers) != 1:
+            return None
+        others = [
+            edits.get(g.location[0], g.location[-1], ())
+            for g in unknown
+            if len(g.location) >= 2 and g.location[-1] != name
+        ]
+        param = op.parameter(takers[0])
+        if param is not None and any(_enum_holds(param.schema, v) for v in others):
+            return None
+        return takers[0]
 
     def _sole_literal(self, op: Operation, name: str) -> bool:
-        key = literal_key(name)
-        return sum(literal_key(p.name) == key for p in op.parameters) == 1
+        return sum(same_words(p.name, name) for p in op.parameters) == 1
 
     def _coerce(self, op: Operation, f: Finding, edits: _Edits) -> Repair | None:
         if len(f.location) < 2:
@@ -367,7 +343,7 @@ class CallRepairer:
         before = edits.get(where, name, inside)
         if before is _MISSING or not _same(before, f.got):
             return None
-        after = coerce(before, types, items=items)
+        after = coerce(before, types, items=items, schema=schema)
         if after is NOT_COERCIBLE:
             return None
         edits.set(where, name, inside, after)
@@ -375,6 +351,16 @@ class CallRepairer:
 
 
 _MISSING: Any = object()
+
+
+def _enum_holds(schema: Any, value: Any) -> bool:
+    """Whether a schema's ``enum`` (or ``const``) lists ``value``, of the same type."""
+    if not isinstance(schema, Mapping):
+        return False
+    options = schema.get("enum")
+    if isinstance(options, list) and any(_same(value, o) for o in options):
+        return True
+    return "const" in schema and _same(value, schema["const"])
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -73,8 +73,10 @@ def guard_langchain_tool(
     >>> safe = guard_langchain_tool(get_weather)
     >>> safe.invoke({"city": "Paris"})
     'sunny'
-    >>> safe.invoke({"town": "Paris"})       # town -> city: the one close name missing
+    >>> safe.invoke({"City": "Paris"})       # City -> city: the same word, repaired
     'sunny'
+    >>> print(safe.invoke({"town": "Paris"}).splitlines()[1][:36])   # by meaning: asked
+    Error E3.3 (semantic variant of a pa
     >>> print(safe.invoke({"days": 2}).splitlines()[1][:30])
     Error E3.4 (missing required p
     """

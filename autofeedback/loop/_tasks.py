@@ -1279,6 +1279,15 @@ def _next_action(
 
 
 _METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
+
+
+def _method_effect(name: str) -> int:
+    """What the HTTP method a function name starts with does (0 read, 1 write, 2 delete;
+    1 where the name starts with none)."""
+    method = name.split("_", 1)[0].upper()
+    return {"GET": 0, "HEAD": 0, "OPTIONS": 0, "DELETE": 2}.get(method, 1)
+
+
 _SEGMENT = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -1294,11 +1303,15 @@ def _sure_fix(finding: Finding, suggestion: str) -> bool:
     if code in ("E2.2", "E3.2"):
         return True
     if code == "E2.3" and isinstance(got, str):
-        # one letter off, as written (get-an-artist-albums -> get-an-artists-albums): the
-        # decision's own test of a typo
+        # a keyboard slip inside a word, as written (get-an-artsit-albums): the
+        # decision's own test (never another word, nor a singular for a plural)
         return one_letter_off(got, [suggestion]) == suggestion
     if code == "E2" and isinstance(got, str):
-        return _METHOD.sub("", got).lower() == _METHOD.sub("", suggestion).lower()
+        # the same path under another method, where that method does no more (PUT for
+        # POST; never GET for POST, nor anything for DELETE)
+        if _METHOD.sub("", got).lower() != _METHOD.sub("", suggestion).lower():
+            return False
+        return _method_effect(suggestion) <= _method_effect(got)
     if code == "E5.2" and isinstance(got, str):
         written = _SEGMENT.findall(got)[1:]  # the fields after the variable
         wanted = _SEGMENT.findall(suggestion)

@@ -112,7 +112,19 @@ def test_the_output_text_is_written_back_in_its_own_format(decider: Decider) -> 
     ("value", "types", "items", "expect"),
     [
         ("3", ["integer"], [], 3),
-        (" -4 ", ["integer"], [], -4),
+        ("-4", ["integer"], [], -4),
+        (" -4 ", ["integer"], [], NOT_COERCIBLE),  # spaces: text, not the number
+        ("+4", ["integer"], [], NOT_COERCIBLE),
+        ("0123", ["integer"], [], NOT_COERCIBLE),  # a code (a CVV), not 123
+        ("１２３", ["integer"], [], NOT_COERCIBLE),  # full-width digits
+        ("1e-400", ["number"], [], NOT_COERCIBLE),  # underflows to 0.0
+        ("3.14159265358979323846", ["number"], [], NOT_COERCIBLE),  # rounds
+        ("0.1", ["number"], [], 0.1),
+        ("1e5", ["number"], [], 100000.0),
+        ('{"a": 1, "a": 2}', ["object"], [], NOT_COERCIBLE),  # which a?
+        ('{"a": NaN}', ["object"], [], NOT_COERCIBLE),
+        ("[1e400]", ["array"], [], NOT_COERCIBLE),
+        ('{"a": [1, {"b": 2.5}]}', ["object"], [], {"a": [1, {"b": 2.5}]}),
         ("2.50", ["number"], [], 2.5),
         ("7", ["number"], [], 7),
         ("FALSE", ["boolean"], [], False),
@@ -131,9 +143,26 @@ def test_the_output_text_is_written_back_in_its_own_format(decider: Decider) -> 
 def test_only_lossless_coercions(
     value: Any, types: list[str], items: list[str], expect: Any
 ) -> None:
-    assert coerce(value, types, items=items) == expect or (
-        expect is NOT_COERCIBLE and coerce(value, types, items=items) is NOT_COERCIBLE
-    )
+    got = coerce(value, types, items=items)
+    if expect is NOT_COERCIBLE:
+        assert got is NOT_COERCIBLE
+    else:
+        assert got == expect and type(got) is type(expect)
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "expect"),
+    [
+        ("2147483647", "int32", 2147483647),
+        ("2147483648", "int32", NOT_COERCIBLE),
+        ("-2147483649", "int32", NOT_COERCIBLE),
+        ("9223372036854775808", "int64", NOT_COERCIBLE),
+        ("9223372036854775808", None, 9223372036854775808),
+    ],
+)
+def test_an_integer_is_coerced_only_within_its_format(text: str, fmt: Any, expect: Any) -> None:
+    got = coerce(text, ["integer"], schema={"type": "integer", "format": fmt})
+    assert got is expect if expect is NOT_COERCIBLE else got == expect
 
 
 # -- sequences ---------------------------------------------------------------------------
@@ -279,15 +308,18 @@ def test_two_fields_of_one_kind_in_a_response_leave_the_value_to_the_model() -> 
     assert two.action == "feedback" and not two.repairs
 
 
-def test_an_argument_read_from_a_response_is_never_dropped() -> None:
+def test_an_argument_the_docs_do_not_list_is_never_dropped() -> None:
     decider = _spotify_like()
-    # a parameter the docs do not list: a literal is dropped, data flow the model meant
-    # is left to it (the docs may be short of a parameter, as Spotify's play is of device_id)
-    literal = decider.decide_program('r = devices()\npause(device_id="abc")', instruction="pause")
-    assert literal.text == "r = devices()\npause()"
-    flow = "r = devices()\npause(device_id=r.devices[0].id)"
-    read = decider.decide_program(flow, instruction="pause")
-    assert read.action == "feedback" and read.text == flow and not read.repairs
+    # a parameter the docs do not list, a literal or data flow the model meant: left to
+    # the model (the docs may be short of a parameter, as Spotify's play is of device_id;
+    # and a parameter a spec leaves out may be the call's scope or safety)
+    for program in (
+        'r = devices()\npause(device_id="abc")',
+        "r = devices()\npause(device_id=r.devices[0].id)",
+    ):
+        decision = decider.decide_program(program, instruction="pause")
+        assert decision.action == "feedback" and decision.text == program, program
+        assert not decision.repairs
 
 
 def _player() -> Decider:
@@ -302,11 +334,13 @@ def _player() -> Decider:
     def gives(**props: Any) -> dict[str, Any]:
         return {"type": "object", "properties": props}
 
+    reads = {"readOnlyHint": True}
     tools = [
         {
             "name": "devices",
             "parameters": takes(),
             "outputSchema": gives(devices=items({"id": string})),
+            "annotations": reads,
         },
         {"name": "play", "parameters": takes("device_id", device_id=string)},
         {
@@ -315,11 +349,17 @@ def _player() -> Decider:
             "outputSchema": gives(tracks=items({"id": string})),
         },
         {"name": "queue", "parameters": takes("track_id", track_id=string)},
-        {"name": "get_user", "parameters": takes(), "outputSchema": gives(user=gives(id=string))},
+        {
+            "name": "get_user",
+            "parameters": takes(),
+            "outputSchema": gives(user=gives(id=string)),
+            "annotations": reads,
+        },
         {
             "name": "top_tracks",
             "parameters": takes(),
             "outputSchema": gives(items=items({"id": string, "user_id": string})),
+            "annotations": reads,
         },
         {"name": "create_playlist", "parameters": takes("user_id", user_id=string, name=string)},
     ]
@@ -346,6 +386,45 @@ def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     # the finding it answers says so
     [finding] = [f for f in decision.findings if f.code == "E5.3"]
     assert finding.fix == value
+
+
+def test_a_producer_is_inserted_only_where_it_changes_nothing_and_for_a_stand_in() -> None:
+    decider = _player()
+    # a value the model wrote (made up, but written) is never replaced by an inserted call
+    written = 'play(device_id="kitchen-speaker-7")'
+    decision = decider.decide_program(written, instruction="play music")
+    assert not decision.repairs and decision.text == written
+    # a producer that says nothing of its effects (no readOnlyHint, no GET) is never
+    # called unasked, nor one that writes
+    for hints in ({}, {"readOnlyHint": False}, {"destructiveHint": True}):
+        tools = [
+            {
+                "name": "devices",
+                "parameters": {"type": "object", "properties": {}},
+                "outputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "devices": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"id": {"type": "string"}}},
+                        }
+                    },
+                },
+                "annotations": hints,
+            },
+            {
+                "name": "play",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"device_id": {"type": "string"}},
+                    "required": ["device_id"],
+                },
+            },
+        ]
+        unsure = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+        program = 'play(device_id="<device_id>")'
+        decision = unsure.decide_program(program, instruction="play music")
+        assert not decision.repairs and decision.text == program, hints
 
 
 def test_a_producer_is_not_inserted_where_the_model_has_a_choice_to_make() -> None:

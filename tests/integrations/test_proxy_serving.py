@@ -287,10 +287,22 @@ def test_the_header_lists_a_bounded_number_of_codes(upstream: Upstream) -> None:
     header = json.loads(answer.headers["x-autofeedback"])
     assert len(header["codes"]) == 16 and header["more"] == 80 - 16
     assert len(answer.json()["autofeedback"]["codes"]) == 80
-    # repaired (the 40 unknown names dropped): the header lists 5 repairs, the body all
+    # repaired (40 numbers written as text, each coerced): the header lists 5 repairs,
+    # the body all
+    many = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {f"x{i}": {"type": "integer"} for i in range(40)},
+            },
+        },
+    }
+    upstream.answer = completion({f"x{i}": str(i) for i in range(40)})
     proxy = Proxy(ProxyConfig(upstream.url, max_rounds=2))
     try:
-        answer = httpx.post(proxy.url + "/chat/completions", json=_chat([TOOL]), timeout=30)
+        answer = httpx.post(proxy.url + "/chat/completions", json=_chat([many]), timeout=30)
     finally:
         proxy.close()
     header = json.loads(answer.headers["x-autofeedback"])

@@ -801,13 +801,19 @@ def test_next_action_takes_an_api_name_one_letter_off(bookshop: Any) -> None:
     def similar(got: str, meant: str) -> Finding:
         return Finding("E2.3", ("name",), got, suggestion=meant)
 
-    request = ApiRequest(name="searchBook", arguments={"query": "Dune"})
+    request = ApiRequest(name="serachBooks", arguments={"query": "Dune"})
     assert (
-        _next_action([similar("searchBook", "searchBooks")], request, bookshop)
+        _next_action([similar("serachBooks", "searchBooks")], request, bookshop)
         == "<API>searchBooks(query='Dune')</API>"
     )
-    # two letters off, or short names one letter apart, are left to the model
-    request = ApiRequest(name="searchBk", arguments={"query": "Dune"})
-    assert _next_action([similar("searchBk", "searchBooks")], request, bookshop) is None
+    # two letters off, another word, or a singular for a plural are left to the model
+    for got in ("searchBk", "searchBook"):
+        request = ApiRequest(name=got, arguments={"query": "Dune"})
+        assert _next_action([similar(got, "searchBooks")], request, bookshop) is None
     assert not _sure_fix(similar("carts", "carte"), "carte")
-    assert _sure_fix(similar("listCar", "listCat"), "listCat")
+    assert not _sure_fix(similar("listCar", "listCat"), "listCat")  # car is a word
+    # the same path under another method: only where it does no more
+    method = Finding("E2", ("name",), "PUT_me_player_next", suggestion="POST_me_player_next")
+    assert _sure_fix(method, "POST_me_player_next")
+    read = Finding("E2", ("name",), "GET_me_player", suggestion="DELETE_me_player")
+    assert not _sure_fix(read, "DELETE_me_player")

@@ -1,0 +1,236 @@
+"""The repair rule, held as properties: a repair may make a call say more exactly what the
+model wrote; it never changes what the call does (issue 43).
+
+Names are renamed only where the words are the same words (case, separators, a keyboard
+slip inside a word), never to another word, a singular or plural, an opposite, by meaning
+alone, or to an operation of stronger effect; nothing that carries a value is dropped;
+values are coerced only where the text round-trips exactly; a call is inserted only where
+it changes nothing and only for a stand-in. The cases of tests/data/decide/never.json are
+the issue's table and more, decided with the real embedding model (the retriever renames
+nothing by similarity); the generated ones below cover the pairs the rule names."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autofeedback import ApiCatalog, ApiRequest, Decider, Scanner
+from autofeedback.checks._words import (
+    _OPPOSITE_PAIRS,
+    operation_effect,
+    opposite,
+    same_words,
+    slip,
+    stronger,
+)
+from autofeedback.decide import NOT_COERCIBLE, coerce
+
+DATA = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "decide" / "never.json").read_text("utf-8")
+)
+
+
+def _decide(tools: list[dict[str, Any]], call: dict[str, Any], retriever: Any = None) -> Any:
+    catalog = ApiCatalog.from_tools(tools)
+    [decision] = Decider(Scanner(catalog, retriever=retriever)).decide(call)
+    return decision
+
+
+@pytest.fixture(scope="module")
+def retriever(api_retriever: Any) -> Any:
+    """The real embedding model: a rename by similarity would show here."""
+    return api_retriever
+
+
+@pytest.mark.parametrize("case", DATA["never"], ids=lambda c: c["why"])
+def test_a_call_is_never_repaired_into_another(case: dict[str, Any], retriever: Any) -> None:
+    decision = _decide(case["tools"], case["call"], retriever)
+    assert not decision.repairs, [str(r) for r in decision.repairs]
+    assert decision.action == "feedback" and decision.request == decision.original
+    if "suggestion" in case:  # the model is told what it may have meant
+        assert any(f.suggestion == case["suggestion"] for f in decision.findings)
+
+
+@pytest.mark.parametrize("case", DATA["kept"], ids=lambda c: c["why"])
+def test_the_certain_repairs_are_still_made(case: dict[str, Any], retriever: Any) -> None:
+    decision = _decide(case["tools"], case["call"], retriever)
+    assert decision.action == "forward" and decision.reason == "repaired", decision.remaining
+
+
+# -- names: another word, a plural, a stronger effect, an opposite ----------------------
+
+READS = ("get", "list", "fetch", "read", "search", "show", "count", "view")
+WRITES = ("set", "update", "create", "add", "post", "put", "mount", "send")
+DESTROYS = ("delete", "remove", "purge", "reset", "wipe", "clear", "revoke", "drop")
+NOUNS = ("user", "config", "event", "volume")
+
+
+@pytest.mark.parametrize(
+    ("mine", "theirs"),
+    [
+        (f"{a}_{n}", f"{b}_{n}")
+        for a, b in itertools.chain(
+            itertools.product(READS, WRITES + DESTROYS), itertools.product(WRITES, DESTROYS)
+        )
+        for n in NOUNS[:2]
+    ],
+)
+def test_a_name_is_never_renamed_to_a_stronger_operation(mine: str, theirs: str) -> None:
+    for written in (mine, mine.replace("_", ""), "".join(w.title() for w in mine.split("_"))):
+        decision = _decide([{"name": theirs, "parameters": {"type": "object"}}], {"name": written})
+        assert not decision.repairs, (written, theirs)
+
+
+@pytest.mark.parametrize("noun", ["item", "user", "entry", "box", "event"])
+def test_a_singular_is_never_renamed_to_its_plural_nor_back(noun: str) -> None:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + ("es" if noun[-1] == "x" else "s")
+    for mine, theirs in ((noun, plural), (plural, noun)):
+        for verb in ("get", "delete"):
+            tools = [{"name": f"{verb}_{theirs}", "parameters": {"type": "object"}}]
+            assert not _decide(tools, {"name": f"{verb}_{mine}"}).repairs
+
+
+@pytest.mark.parametrize(("a", "b"), _OPPOSITE_PAIRS)
+def test_an_opposite_is_never_renamed_even_with_a_value_only_it_takes(a: str, b: str) -> None:
+    # the strongest evidence there is for a parameter rename (a value only one enum holds)
+    # does not make an opposite the same parameter
+    tool = {
+        "name": "query",
+        "parameters": {
+            "type": "object",
+            "properties": {f"{b}_mode": {"type": "string", "enum": ["strictest", "loosest"]}},
+        },
+    }
+    decision = _decide([tool], {"name": "query", "arguments": {f"{a}_mode": "strictest"}})
+    assert not decision.repairs and opposite(f"{a}_mode", f"{b}_mode")
+
+
+def test_a_parameter_is_never_dropped_whatever_it_is_called() -> None:
+    tool = {
+        "name": "act",
+        "parameters": {"type": "object", "properties": {"id": {"type": "string"}}},
+    }
+    for name in ("where", "filter", "dry_run", "tenant_id", "force", "confirm", "limit", "scope"):
+        for value in ("x", True, 5, None, {"a": 1}):
+            decision = _decide([tool], {"name": "act", "arguments": {"id": "1", name: value}})
+            assert not decision.repairs and decision.action == "feedback", (name, value)
+
+
+def test_a_repaired_api_name_is_one_of_the_same_words_or_a_slip_of_them() -> None:
+    # every name one edit from a documented one: renamed only where the rule says so
+    documented = ["getEvent", "listEvents", "deleteEvent", "updateCalendar", "search_books"]
+    tools = [{"name": n, "parameters": {"type": "object"}} for n in documented]
+    catalog = ApiCatalog.from_tools(tools)
+    decider = Decider(Scanner(catalog, retriever=None))
+    alphabet = "abcdefghijklmnopqrstuvwxyz_"
+    for name in documented:
+        variants = {name[:i] + c + name[i + 1 :] for i in range(len(name)) for c in alphabet}
+        variants |= {name[:i] + name[i + 1 :] for i in range(len(name))}
+        for written in sorted(variants - set(documented)):
+            [decision] = decider.decide({"name": written})
+            for r in decision.repairs:
+                target = catalog.get(str(r.after))
+                assert target is not None
+                assert same_words(written, target.name) or (
+                    slip(written, target.name) and not stronger(written, target)
+                ), (written, target.name)
+
+
+# -- values: the text round-trips exactly ---------------------------------------------
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=30), st.from_regex(r"-?[0-9０-９]{1,25}(\.[0-9]{1,20})?(e-?[0-9]{1,3})?")
+    )
+)
+def test_a_number_coerced_from_text_says_exactly_what_the_text_said(text: str) -> None:
+    as_int = coerce(text, ["integer"])
+    if as_int is not NOT_COERCIBLE:
+        assert str(as_int) == text
+    as_number = coerce(text, ["number"])
+    if as_number is not NOT_COERCIBLE:
+        assert text.isascii() and text.strip() == text
+        assert math.isfinite(as_number) and Decimal(repr(as_number)) == Decimal(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False)
+        | st.text(max_size=5),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=8,
+    )
+)
+def test_json_text_is_decoded_only_to_the_value_it_encodes(value: Any) -> None:
+    text = json.dumps(value)
+    for kind in ("object", "array"):
+        out = coerce(text, [kind])
+        if out is not NOT_COERCIBLE:
+            assert out == value
+
+
+def test_json_text_that_says_two_things_is_left() -> None:
+    for text in ('{"a": 1, "a": 2}', '{"a": NaN}', '{"a": Infinity}', "[1e400]", '{"a": 1e-400}'):
+        assert coerce(text, ["object", "array"]) is NOT_COERCIBLE, text
+
+
+# -- effects -------------------------------------------------------------------------
+
+
+def test_the_effect_of_an_operation_is_the_strongest_its_spec_says() -> None:
+    catalog = ApiCatalog.from_tools(
+        [
+            {"name": "get_thing", "parameters": {"type": "object"}},
+            {
+                "name": "thing",
+                "parameters": {"type": "object"},
+                "annotations": {"readOnlyHint": True},
+            },
+            {
+                "name": "tidy",
+                "parameters": {"type": "object"},
+                "annotations": {"destructiveHint": True},
+            },
+        ]
+    )
+    effects = {op.name: operation_effect(op) for op in catalog.operations}
+    assert effects == {"get_thing": 0, "thing": 0, "tidy": 2}
+    assert stronger("get_thing", catalog.get("tidy"))  # type: ignore[arg-type]
+
+
+def test_a_request_keeps_every_value_it_was_given() -> None:
+    # a whole call through the decision: a slip renamed, a number coerced, the rest kept
+    tool = {
+        "name": "list_events",
+        "parameters": {
+            "type": "object",
+            "required": ["calendarId"],
+            "properties": {
+                "calendarId": {"type": "string"},
+                "limit": {"type": "integer"},
+                "days": {"type": "integer"},
+            },
+        },
+    }
+    request = ApiRequest(
+        name="list_events", arguments={"calendarId": "c", "limt": 5, "days": "3", "scope": "me"}
+    )
+    [decision] = Decider(Scanner(ApiCatalog.from_tools([tool]), retriever=None)).decide(request)
+    assert decision.request.arguments == {"calendarId": "c", "limit": 5, "days": 3, "scope": "me"}
+    assert decision.action == "feedback"  # scope is the model's to keep or take back
