@@ -923,3 +923,45 @@ def test_cli_proxy_serves_on_the_socket_it_bound_and_stops_on_sigterm(tmp_path: 
     # uvicorn stops gracefully on SIGTERM, then re-raises it: ended by the signal, quietly
     assert proc.returncode == -signal.SIGTERM, err
     assert "Traceback" not in err
+
+
+NEVER = json.loads(
+    (Path(__file__).resolve().parents[1] / "data" / "decide" / "never.json").read_text("utf-8")
+)["never"]
+
+
+#: rows of the issue-43 table, one of each kind: another operation, a value dropped, an
+#: opposite, a lossy value
+PROXIED = (
+    "a read never",
+    "one user never",
+    "a where is never",
+    "sender never",
+    "a CVV",
+    "private never",
+)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in NEVER if c["why"].startswith(PROXIED)], ids=lambda c: c["why"]
+)
+def test_a_call_the_rule_leaves_is_never_sent_changed(
+    upstream: Upstream, default_proxy: Proxy, case: dict[str, Any]
+) -> None:
+    """The issue-43 table through the proxy: the model's wrong call goes back to it with
+    feedback and, sent again, ends as an error; never another call to the client."""
+    call = case["call"]
+    tools = [{"type": "function", "function": t} for t in case["tools"]]
+    upstream.script += [
+        completion(call["arguments"], name=call["name"], n=1),
+        completion(call["arguments"], name=call["name"], n=2),
+    ]
+    with pytest.raises(openai.UnprocessableEntityError) as info:
+        default_proxy.client().chat.completions.create(model="scripted", messages=USER, tools=tools)
+    header = json.loads(info.value.response.headers["x-autofeedback"])
+    assert "repairs" not in header, header
+    # the model was told, and shown its own call, not another one
+    [reply] = _tool_messages(upstream.seen[1])
+    assert reply["content"].startswith("There is an error in your tool call.")
+    shown = upstream.seen[1]["json"]["messages"][-2]["tool_calls"][0]["function"]
+    assert shown["name"] == call["name"] and json.loads(shown["arguments"]) == call["arguments"]
