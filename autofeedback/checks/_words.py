@@ -41,6 +41,8 @@ __all__ = [
     "words",
 ]
 
+#: a function named after the HTTP operation it was made from: ``GET_me``, ``PUT_me_player``
+_HTTP_NAMED = re.compile(r"^(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)_")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _NON_ALNUM = re.compile(r"[^0-9a-z]+")
 
@@ -416,8 +418,15 @@ def no_side_effects(op: Operation) -> bool:
     False
     >>> no_side_effects(Operation("devices")), no_side_effects(Operation("devices", read_only=True))
     (False, True)
+    >>> no_side_effects(Operation("GET_me")), no_side_effects(Operation("POST_me_playlists"))
+    (True, False)
     """
-    said = op.read_only is True or (op.method or "").upper() in ("GET", "HEAD")
+    method = (op.method or "").upper()
+    if not method and _HTTP_NAMED.match(op.name):
+        # a function made from an HTTP operation says its method in its name
+        # (GraphQL-RestBench's ``GET_me``, ``GET_search_movie``)
+        method = op.name.split("_", 1)[0]
+    said = op.read_only is True or method in ("GET", "HEAD")
     return said and op.destructive is not True and operation_effect(op) == READ
 
 
