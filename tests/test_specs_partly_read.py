@@ -397,3 +397,25 @@ def test_a_function_tool_with_a_dangling_ref_is_marked() -> None:
         book, ping = load_spec(tools, source="<tools>")[0]
     assert book.unread == ("[0].parameters.properties.room.$ref",)
     assert ping.unread == ()
+
+
+def test_the_scanner_says_an_unknown_parameter_may_be_in_the_part_not_read(
+    tmp_path: Path,
+) -> None:
+    spec = _copy_cloud(tmp_path)
+    (spec.parent / "shared" / "parameters.yml").unlink()
+    with pytest.warns(SpecWarning):
+        catalog = ApiCatalog.from_file(spec)
+    scanner = Scanner(catalog, retriever=None)
+    found = list(scanner.iter_findings("GET /v2/droplets?per_page=20&page=1"))
+    assert [(f.code, f.location) for f in found] == [
+        ("E3", ("query", "per_page")),
+        ("E3", ("query", "page")),
+    ]
+    assert found[0].message.endswith(
+        "; droplets_list's documentation was only partly read "
+        "(paths./v2/droplets.get.parameters[0].$ref and 1 more place)"
+    )
+    # an operation read in full says nothing of the kind
+    (clean,) = scanner.iter_findings("GET /v2/droplets/7?pages=1")
+    assert "partly read" not in clean.message
