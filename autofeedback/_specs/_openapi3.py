@@ -398,18 +398,20 @@ class OpenApi3Loader:
         )
 
     def _auth_parameters(self, op: Mapping[str, Any]) -> tuple[Parameter, ...]:
-        """Where the operation's credentials travel. The operation's ``security`` wins over
-        the document's; with neither, every defined scheme is accepted (credentials are
-        never required by a check, only recognised, and specs often forget ``security``)."""
+        """Where the operation's credentials may travel: every scheme the document
+        defines, those its ``security`` requirements name first (the operation's win over
+        the document's). Credentials are never required by a check, only recognised:
+        one that no requirement names (a signature ``sig`` in the query, a public
+        operation called with a key) is still a credential, never an unknown parameter
+        to drop, and always redacted."""
         if not self._schemes:
             return ()
         requirements = op.get("security", self.doc.get("security"))
+        names: list[str] = []
         if isinstance(requirements, list):
             names = [str(n) for req in requirements if isinstance(req, dict) for n in req]
-        else:
-            names = list(self._schemes)
         out: dict[tuple[str, str], Parameter] = {}
-        for name in names:
+        for name in dict.fromkeys([*names, *self._schemes]):
             scheme = self._schemes.get(name)
             if scheme is None:
                 continue

@@ -76,6 +76,8 @@ def check_parameters(
     matched: list[tuple[Arg, Parameter]] = []
     params = list(op.parameters)
     auth = {(p.location, p.name.lower()) for p in op.auth_parameters}
+    # a call in function form names a credential without saying where it travels
+    auth |= {("argument", name) for _, name in auth}
     used: set[str] = set()
     body_open = _body_allows_extra(op)
     lookup = _Lookup(params)
