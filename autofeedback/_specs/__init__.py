@@ -15,11 +15,13 @@ on disk, keyed by the file's content).
 Anything else raises :class:`~autofeedback.SpecError` naming the source and the place.
 Real-world specs are often slightly invalid (missing ``in`` defaults, no leading ``/``
 on a path, dangling ``required`` names); those load. Only what makes an operation
-impossible to describe (no ``name`` on a parameter, a parameter ``$ref`` that points
-nowhere, a document that is not a spec at all) is an error. What loads but makes the
-checks do less (a schema ``$ref`` that points nowhere, an unknown key such as
-``operationID``) is a :class:`~autofeedback.SpecWarning` naming the place, on every load
-(a cached spec keeps its faults).
+impossible to describe (no ``name`` on a parameter, a ``$ref`` cycle, a document that is
+not a spec at all) or what the loader refuses to read (a URL, a file outside the spec's
+folder) is an error. What loads but could not be read (a ``$ref`` whose target is not
+there, in the document or in another file; an unknown key such as ``operationID``) is a
+:class:`~autofeedback.SpecWarning` naming the place, on every load (a cached spec keeps
+its faults), and the place is in :attr:`~autofeedback.Operation.unread` of each
+operation whose documentation it is part of.
 """
 
 from __future__ import annotations
@@ -153,16 +155,19 @@ def _dispatch(
             loader = kind(document, source, base_dir, outside_refs=outside_refs)
             loaded = loader.load()
             files.extend(loader.resolver.files)
+            # a file that could not be read is recorded too: a missing one keeps the load
+            # out of the cache (it cannot be hashed), so that putting it back is seen
+            files.extend(loader.resolver.unreadable)
             faults.extend(dict.fromkeys(loader.faults))
             return loaded
         for key in ("tools", "functions"):
             if isinstance(document.get(key), list):
-                return load_callables(document[key], source, prefix=f"{key}"), []
-        return load_callables([document], source, prefix="", single=True), []
+                return load_callables(document[key], source, prefix=f"{key}", faults=faults), []
+        return load_callables([document], source, prefix="", single=True, faults=faults), []
     if isinstance(document, list):
         if not document:
             raise SpecError("the spec is an empty list", source=source)
-        return load_callables(document, source, prefix=""), []
+        return load_callables(document, source, prefix="", faults=faults), []
     raise SpecError(
         f"not a spec: expected an object or a list, got {type(document).__name__}",
         source=source,

@@ -204,4 +204,8 @@ def _is_operation(op: Any) -> bool:
         and isinstance(op.source, str)
         and isinstance(op.tags, tuple)
         and all(isinstance(t, str) for t in op.tags)
+        and (op.read_only is None or isinstance(op.read_only, bool))
+        and (op.destructive is None or isinstance(op.destructive, bool))
+        and isinstance(op.unread, tuple)
+        and all(isinstance(u, str) for u in op.unread)
     )

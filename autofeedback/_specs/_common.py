@@ -23,6 +23,7 @@ __all__ = [
     "required_names",
     "server_url",
     "text",
+    "unknown_key_names",
     "unknown_keys",
     "warn_faults",
 ]
@@ -39,6 +40,20 @@ Fault = tuple[str, str]
 MAX_FAULTS_SHOWN = 10
 
 
+def unknown_key_names(obj: Mapping[str, Any], fields: frozenset[str]) -> list[str]:
+    """The keys of ``obj`` that are none of its object's ``fields`` and no ``x-``
+    extension (see :func:`unknown_keys`).
+
+    >>> unknown_key_names({"operationID": "f", "x-a": 1, "tags": []}, frozenset({"tags"}))
+    ['operationID']
+    """
+    return [
+        key
+        for key in obj
+        if isinstance(key, str) and key not in fields and not key.startswith("x-")
+    ]
+
+
 def unknown_keys(obj: Mapping[str, Any], fields: frozenset[str], where: str) -> list[Fault]:
     """A fault for each key of ``obj`` that is none of its object's ``fields`` and no
     ``x-`` extension: OpenAPI ignores it, so what its author meant by it (``operationID``
@@ -50,9 +65,7 @@ def unknown_keys(obj: Mapping[str, Any], fields: frozenset[str], where: str) -> 
     import difflib
 
     out: list[Fault] = []
-    for key in obj:
-        if not isinstance(key, str) or key in fields or key.startswith("x-"):
-            continue
+    for key in unknown_key_names(obj, fields):
         same = [f for f in fields if f.lower() == key.lower()]
         close = same or difflib.get_close_matches(key, sorted(fields), n=1, cutoff=0.8)
         hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -17,7 +17,7 @@ from typing import Any
 from autofeedback._exceptions import SpecError
 from autofeedback._model import Operation, Parameter, Response
 from autofeedback._specs._apibank import load_api_bank
-from autofeedback._specs._common import join, name_of, required_names, text
+from autofeedback._specs._common import Fault, join, name_of, required_names, text
 from autofeedback._specs._dialects import draft_of, upgrade
 from autofeedback._specs._refs import Resolver
 
@@ -30,8 +30,17 @@ _PARAMETER_KEYS = ("parameters", "inputSchema", "input_schema")
 
 
 def load_callables(
-    items: list[Any], source: str, *, prefix: str, single: bool = False
+    items: list[Any],
+    source: str,
+    *,
+    prefix: str,
+    single: bool = False,
+    faults: list[Fault] | None = None,
 ) -> list[Operation]:
+    """The operations of a list of functions (or API-Bank docs); a ``$ref`` in their
+    schemas that points nowhere is added to ``faults`` and to the operation's
+    ``unread``."""
+    faults = [] if faults is None else faults
     ops: list[Operation] = []
     for i, item in enumerate(items):
         where = prefix if single else join(prefix, f"[{i}]")
@@ -42,7 +51,7 @@ def load_callables(
                 where=where,
             )
         if item.get("type") == "function" and isinstance(item.get("function"), dict):
-            ops.append(_load_function(item["function"], source, join(where, "function")))
+            ops.append(_load_function(item["function"], source, join(where, "function"), faults))
         elif "input_parameters" in item or "output_parameters" in item:
             ops.append(load_api_bank(item, source, where))
         elif (
@@ -51,7 +60,7 @@ def load_callables(
             or "input_schema" in item  # an Anthropic tool
             or ("name" in item and ("description" in item or len(item) == 1))
         ):
-            ops.append(_load_function(item, source, where))
+            ops.append(_load_function(item, source, where, faults))
         else:
             raise SpecError(
                 "not a recognised spec: expected an OpenAPI/Swagger document, an OpenAI "
@@ -63,7 +72,9 @@ def load_callables(
     return ops
 
 
-def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
+def _load_function(
+    fn: Mapping[str, Any], source: str, where: str, faults: list[Fault]
+) -> Operation:
     name = name_of(fn, source, where, "function")
     # OpenAI's `parameters`, MCP's `inputSchema`, Anthropic's `input_schema`: the first
     # there (a tool whose schema sits under a key not read would take no parameters, and
@@ -108,14 +119,23 @@ def _load_function(fn: Mapping[str, Any], source: str, where: str) -> Operation:
         )
     hints = fn.get("annotations")
     hints = hints if isinstance(hints, Mapping) else {}
+    responses, output_resolver = _output(fn, source, where)
+    unread: list[str] = []
+    for r in (resolver, output_resolver):
+        if r is not None:
+            unread.extend(r.unread)
+            for why, places in r.dangling.items():
+                more = f" (and at {len(places) - 1} more places)" if len(places) > 1 else ""
+                faults.append((places[0], f"{why}{more}; that schema is not checked"))
     return Operation(
         name=name,
         description=text(fn.get("description")),
         parameters=tuple(parameters),
-        responses=_output(fn, source, where),
+        responses=responses,
         source=source,
         read_only=_hint(hints, "readOnlyHint"),
         destructive=_hint(hints, "destructiveHint"),
+        unread=tuple(dict.fromkeys(unread)),
     )
 
 
@@ -125,16 +145,18 @@ def _hint(hints: Mapping[str, Any], key: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def _output(fn: Mapping[str, Any], source: str, where: str) -> tuple[Response, ...]:
+def _output(
+    fn: Mapping[str, Any], source: str, where: str
+) -> tuple[tuple[Response, ...], Resolver | None]:
     """The documented output under the first of :data:`OUTPUT_KEYS` holding an object,
-    its local ``$ref``s (Pydantic's ``$defs``) resolved."""
+    its local ``$ref``s (Pydantic's ``$defs``) resolved, and the resolver that read it."""
     for key in OUTPUT_KEYS:
         schema = fn.get(key)
         if isinstance(schema, dict):
             resolver = Resolver(schema, source, None)
             resolved = resolver.schema(schema, join(where, key), fold_nullable=False)
-            return (Response("200", schema=_bfcl_schema(resolved)),)
-    return ()
+            return (Response("200", schema=_bfcl_schema(resolved)),), resolver
+    return (), None
 
 
 def _boolean_schema(schema: Any) -> dict[str, Any]:

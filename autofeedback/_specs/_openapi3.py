@@ -12,7 +12,15 @@ What a checker needs from an operation, read the way OpenAPI means it:
   ``allOf`` / ``oneOf`` / ``anyOf`` (a field is required when every branch requires it);
   ``requestBody.required`` says whether the body itself must be sent;
 * responses with their schema and an example; security schemes as the places
-  credentials may travel.
+  credentials may travel;
+* path items, operations, parameters, responses and schemas given as ``$ref`` to other
+  files (DigitalOcean's spec gives each operation its own file), each relative to the
+  file that holds it.
+
+What could not be read (an unknown key where OpenAPI has a fixed set; a ``$ref`` whose
+target is not there) is a fault for the load to warn about, and the place of it is in
+:attr:`~autofeedback.Operation.unread` of each operation whose documentation it is part
+of: nothing is repaired against an operation only partly read.
 """
 
 from __future__ import annotations
@@ -32,9 +40,10 @@ from autofeedback._specs._common import (
     required_names,
     server_url,
     text,
+    unknown_key_names,
     unknown_keys,
 )
-from autofeedback._specs._refs import Resolver
+from autofeedback._specs._refs import Resolver, UnreadRef
 
 __all__ = ["OpenApi3Loader", "flag", "object_properties", "pick_media"]
 
@@ -53,8 +62,9 @@ class OpenApi3Loader:
     """Reads the operations of one OpenAPI 3.x document.
 
     ``faults`` lists what loads but is wrong (an unknown key of a path item, operation,
-    parameter, request body or response; a ``$ref`` that points nowhere), each with its
-    place, for the load to warn about.
+    parameter, request body or response; a ``$ref`` whose target is not there), each with
+    its place, for the load to warn about; each operation's ``unread`` lists the places
+    of those faults that are part of its documentation.
     """
 
     locations: tuple[str, ...] = ("path", "query", "header", "cookie")
@@ -97,6 +107,8 @@ class OpenApi3Loader:
     )
     response_fields = frozenset({"description", "headers", "content", "links"})
     request_body_fields = frozenset({"description", "content", "required"})
+    #: where the security schemes are
+    security_where = "components.securitySchemes"
 
     def __init__(
         self,
@@ -111,6 +123,11 @@ class OpenApi3Loader:
         self.check_version()
         self.resolver = Resolver(doc, source, base_dir, outside_refs=outside_refs)
         self.faults: list[Fault] = []
+        # the places not read of the operation being loaded (the resolver adds its own),
+        # of every operation (a security scheme), and of each parameter by its place
+        self._unread: list[str] = []
+        self._doc_unread: list[str] = []
+        self._param_unread: dict[str, list[str]] = {}
 
     def check_version(self) -> None:
         if not str(self.doc.get("openapi", "3")).startswith("3"):
@@ -128,17 +145,42 @@ class OpenApi3Loader:
             paths = {}
         if not isinstance(paths, dict):
             raise self.error("'paths' must be an object", "paths")
+        self._collect(self._doc_unread)
         self._schemes = self.security_schemes()
         ops: list[Operation] = []
         for path, item in paths.items():
             ops.extend(self._path_item(str(path), item))
+        if not ops and self.faults:
+            where, what = self.faults[0]
+            raise self.error(f"the spec describes no operations that could be read ({what})", where)
         if not ops:
             raise self.error("the spec describes no operations", "paths")
-        for ref, places in self.resolver.dangling.items():
+        for why, places in self.resolver.dangling.items():
             more = f" (and at {len(places) - 1} more places)" if len(places) > 1 else ""
-            what = f"$ref {ref!r} points nowhere{more}; that schema is not checked"
-            self.faults.append((places[0], what))
+            self.faults.append((places[0], f"{why}{more}; that schema is not checked"))
         return ops, self.servers()
+
+    # -- what could not be read -----------------------------------------------------------
+
+    def _collect(self, places: list[str]) -> None:
+        """From now on, places not read go to ``places`` (one operation's)."""
+        self._unread = places
+        self.resolver.unread = places
+
+    def _keys(self, obj: Mapping[str, Any], fields: frozenset[str], where: str) -> list[str]:
+        """A fault for each unknown key of ``obj``; their places."""
+        self.faults.extend(unknown_keys(obj, fields, where))
+        return [join(where, key) for key in unknown_key_names(obj, fields)]
+
+    def _deref(self, obj: Any, where: str, doc_file: str, what: str) -> tuple[Any, str] | None:
+        """``obj`` with its ``$ref``s followed; ``None`` (a fault, a place not read) when
+        its target is not there."""
+        try:
+            return self.resolver.deref(obj, where, doc_file)
+        except UnreadRef as exc:
+            self.faults.append((exc.where, f"{exc.reason}; that {what} is not read"))
+            self._unread.append(exc.where)
+            return None
 
     # -- document level -----------------------------------------------------------------
 
@@ -168,19 +210,24 @@ class OpenApi3Loader:
             return {}
         out: dict[str, Any] = {}
         for name, scheme in schemes.items():
-            scheme, _ = self.resolver.deref(scheme, f"securitySchemes.{name}")
-            if isinstance(scheme, dict):
-                out[str(name)] = scheme
+            read = self._deref(scheme, f"{self.security_where}.{name}", "", "security scheme")
+            if read is not None and isinstance(read[0], dict):
+                out[str(name)] = read[0]
         return out
 
     # -- operations -----------------------------------------------------------------------
 
     def _path_item(self, path: str, item: Any) -> Iterator[Operation]:
         where = f"paths.{path}"
-        item, doc_file = self.resolver.deref(item, where)
+        shared = list(self._doc_unread)  # what every operation of this path item misses
+        self._collect(shared)
+        read = self._deref(item, where, "", "path item")
+        if read is None:
+            return
+        item, doc_file = read
         if not isinstance(item, dict):
             raise self.error("a path item must be an object", where)
-        self.faults.extend(unknown_keys(item, self.path_item_fields, where))
+        shared.extend(self._keys(item, self.path_item_fields, where))
         norm_path, fixed_query = _split_path_key(path)
         common = self._parameter_list(item.get("parameters"), join(where, "parameters"), doc_file)
         for method in _HTTP_METHODS:
@@ -188,9 +235,14 @@ class OpenApi3Loader:
             if op is None:
                 continue
             op_where = join(where, method)
+            self._collect(list(shared))
+            read = self._deref(op, op_where, doc_file, "operation")
+            # an operation whose file is not there is kept by its method and path (marked
+            # unread), so that a call to it is never taken for a call to another one
+            op, op_file = read if read is not None else ({}, doc_file)
             if not isinstance(op, dict):
                 raise self.error("an operation must be an object", op_where)
-            yield self._operation(method, norm_path, fixed_query, op, common, op_where, doc_file)
+            yield self._operation(method, norm_path, fixed_query, op, common, op_where, op_file)
 
     def _parameter_list(self, params: Any, where: str, doc_file: str) -> list[ParamEntry]:
         """Dereferenced parameter objects with the place each came from."""
@@ -201,7 +253,10 @@ class OpenApi3Loader:
         out = []
         for i, p in enumerate(params):
             p_where = f"{where}[{i}]"
-            p, p_file = self.resolver.deref(p, p_where, doc_file)
+            read = self._deref(p, p_where, doc_file, "parameter")
+            if read is None:
+                continue
+            p, p_file = read
             if not isinstance(p, dict):
                 raise self.error("a parameter must be an object", p_where)
             name = p.get("name")
@@ -215,7 +270,8 @@ class OpenApi3Loader:
                     f"{', '.join(self.locations)}",
                     p_where,
                 )
-            self.faults.extend(unknown_keys(p, self.parameter_fields, p_where))
+            # the operations this parameter is part of (not one that overrides it) miss these
+            self._param_unread[p_where] = self._keys(p, self.parameter_fields, p_where)
             out.append((p, p_where, p_file))
         return out
 
@@ -229,11 +285,13 @@ class OpenApi3Loader:
         where: str,
         doc_file: str,
     ) -> Operation:
-        self.faults.extend(unknown_keys(op, self.operation_fields, where))
+        self._unread.extend(self._keys(op, self.operation_fields, where))
         own = self._parameter_list(op.get("parameters"), join(where, "parameters"), doc_file)
         merged: dict[tuple[str, str], ParamEntry] = {}
         for entry in (*common, *own):
             merged[(entry[0]["name"], entry[0]["in"])] = entry  # operation level wins
+        for _, p_where, _ in merged.values():
+            self._unread.extend(self._param_unread.get(p_where, ()))
         plain = [e for e in merged.values() if e[0]["in"] in ("path", "query", "header", "cookie")]
         parameters = [self.parameter(p, p_where, p_file) for p, p_where, p_file in plain]
         declared = {(p.location, p.name) for p in parameters}
@@ -274,6 +332,7 @@ class OpenApi3Loader:
             source=self.source,
             tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
             auth_parameters=self._auth_parameters(op),
+            unread=tuple(dict.fromkeys(self._unread)),
         )
 
     def body(
@@ -288,10 +347,13 @@ class OpenApi3Loader:
         if body is None:
             return None, [], False, None
         where = join(where, "requestBody")
-        body, body_file = self.resolver.deref(body, where, doc_file)
+        read = self._deref(body, where, doc_file, "request body")
+        if read is None:
+            return None, [], False, None
+        body, body_file = read
         if not isinstance(body, dict):
             raise self.error("'requestBody' must be an object", where)
-        self.faults.extend(unknown_keys(body, self.request_body_fields, where))
+        self._unread.extend(self._keys(body, self.request_body_fields, where))
         required = flag(body.get("required"))
         content = body.get("content")
         if not isinstance(content, dict) or not content:
@@ -336,18 +398,20 @@ class OpenApi3Loader:
         )
 
     def _auth_parameters(self, op: Mapping[str, Any]) -> tuple[Parameter, ...]:
-        """Where the operation's credentials travel. The operation's ``security`` wins over
-        the document's; with neither, every defined scheme is accepted (credentials are
-        never required by a check, only recognised, and specs often forget ``security``)."""
+        """Where the operation's credentials may travel: every scheme the document
+        defines, those its ``security`` requirements name first (the operation's win over
+        the document's). Credentials are never required by a check, only recognised:
+        one that no requirement names (a signature ``sig`` in the query, a public
+        operation called with a key) is still a credential, never an unknown parameter
+        to drop, and always redacted."""
         if not self._schemes:
             return ()
         requirements = op.get("security", self.doc.get("security"))
+        names: list[str] = []
         if isinstance(requirements, list):
             names = [str(n) for req in requirements if isinstance(req, dict) for n in req]
-        else:
-            names = list(self._schemes)
         out: dict[tuple[str, str], Parameter] = {}
-        for name in names:
+        for name in dict.fromkeys([*names, *self._schemes]):
             scheme = self._schemes.get(name)
             if scheme is None:
                 continue
@@ -377,10 +441,13 @@ class OpenApi3Loader:
             r_where = join(where, str(status))
             if str(status).startswith("x-"):
                 continue
-            resp, r_file = self.resolver.deref(resp, r_where, doc_file)
+            read = self._deref(resp, r_where, doc_file, "response")
+            if read is None:
+                continue
+            resp, r_file = read
             if not isinstance(resp, dict):
                 raise self.error("a response must be an object", r_where)
-            self.faults.extend(unknown_keys(resp, self.response_fields, r_where))
+            self._unread.extend(self._keys(resp, self.response_fields, r_where))
             schema, example = self.response_content(resp, r_where, r_file)
             if example is None and schema is not None:
                 example = schema.get("example")
@@ -399,9 +466,9 @@ class OpenApi3Loader:
             return {}
         out: dict[str, dict[str, Any]] = {}
         for name, link in links.items():
-            link, _ = self.resolver.deref(link, join(where, str(name)), doc_file)
-            if isinstance(link, dict):
-                out[str(name)] = link
+            read = self._deref(link, join(where, str(name)), doc_file, "link")
+            if read is not None and isinstance(read[0], dict):
+                out[str(name)] = read[0]
         return out
 
     def response_content(
@@ -428,9 +495,9 @@ class OpenApi3Loader:
         examples = media.get("examples")
         if isinstance(examples, dict):
             for name, ex in examples.items():
-                ex, _ = self.resolver.deref(ex, join(where, f"examples.{name}"), doc_file)
-                if isinstance(ex, dict) and "value" in ex:
-                    return ex["value"]
+                read = self._deref(ex, join(where, f"examples.{name}"), doc_file, "example")
+                if read is not None and isinstance(read[0], dict) and "value" in read[0]:
+                    return read[0]["value"]
         return None
 
 

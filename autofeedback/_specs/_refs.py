@@ -7,7 +7,15 @@ DAG, never copied). A reference met again while its own expansion is in progress
 (recursion) becomes ``{"x-recursive-ref": ref}``, and one whose expansion would make the
 schema too big to walk ``{"x-truncated-ref": ref}``: unconstrained, as a checker must
 treat what it cannot see. References to other files work when the spec was loaded from a
-file, and stay inside the spec's folder unless the caller allows more.
+file (each relative to the file that holds it, as DigitalOcean's spec gives every operation
+its own file), and stay inside the spec's folder unless the caller allows more.
+
+A reference whose target is not there (no such place in its document; a file that does
+not exist or cannot be read or parsed) is an :class:`UnreadRef`: whoever holds it loads
+without that part, and the operation it belongs to lists the place (see
+:attr:`autofeedback.Operation.unread`). A reference the loader refuses to follow (a URL,
+a file outside the spec's folder, one that is not a regular file or is too big, too many
+files, a cycle) is a :class:`~autofeedback.SpecError` for the whole spec.
 """
 
 from __future__ import annotations
@@ -22,7 +30,14 @@ from autofeedback._specs._common import join, read_regular_file
 from autofeedback._specs._dialects import upgrade_node
 from autofeedback._specs._text import parse_text
 
-__all__ = ["TREE_BUDGET", "Resolver", "normalise_openapi_schema"]
+__all__ = [
+    "MAX_REF_FILES",
+    "MAX_REF_TOTAL_BYTES",
+    "TREE_BUDGET",
+    "Resolver",
+    "UnreadRef",
+    "normalise_openapi_schema",
+]
 
 #: The most nodes one expanded schema may have as a tree. Expansions share memoised
 #: objects, so building them is linear; but whoever walks a schema (a validator on deep
@@ -30,7 +45,11 @@ __all__ = ["TREE_BUDGET", "Resolver", "normalise_openapi_schema"]
 #: becomes ``{"x-truncated-ref": ref}``.
 TREE_BUDGET = 20_000
 
-_MAX_EXTERNAL_FILES = 64
+#: The most other files one spec's references may read (DigitalOcean's spec reads about
+#: 1,700: one file per operation, its responses, examples and models), and the most bytes
+#: they may hold together (each one at most :data:`~._common.MAX_REF_BYTES`).
+MAX_REF_FILES = 10_000
+MAX_REF_TOTAL_BYTES = 256 * 1024 * 1024
 _URL_REF = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _MAPS = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
@@ -56,6 +75,11 @@ _SUBSCHEMAS = frozenset(
 )
 
 
+class UnreadRef(SpecError):
+    """A ``$ref`` whose target is not there to read; ``where`` is the place of the
+    ``$ref``. What holds it is loaded without it."""
+
+
 class Resolver:
     """Resolves ``$ref`` (local JSON pointers and, from a file, other files) and expands
     schemas.
@@ -72,9 +96,21 @@ class Resolver:
         self.base_dir = base_dir
         self.outside_refs = outside_refs
         self.files: dict[Path, Any] = {}
-        #: each local ``$ref`` that points nowhere, with the places that use it
+        #: the referenced files that could not be read, with why
+        self.unreadable: dict[Path, str] = {}
+        #: each schema ``$ref`` that could not be followed (by what is wrong with it: "$ref
+        #: '#/x' points nowhere"), with the places that use it
         self.dangling: dict[str, list[str]] = {}
-        self._memo: dict[tuple[str, bool], tuple[Any, int]] = {}
+        #: the places of the schema ``$ref``s not followed since the loader last set it
+        #: (one operation's), also inside memoised expansions used again
+        self.unread: list[str] = []
+        #: places met inside each expansion being memoised, innermost last
+        self._inner: list[list[str]] = []
+        self._bytes = 0
+        self._paths: dict[tuple[str, str], Path] = {}
+        # an expansion, its size as a tree, and the places inside it that could not be
+        # read, relative to the place it was expanded at (".properties.a.$ref")
+        self._memo: dict[tuple[str, bool], tuple[Any, int, tuple[str, ...]]] = {}
         self._left = TREE_BUDGET
         self._active: set[tuple[str, bool]] = set()
 
@@ -89,7 +125,7 @@ class Resolver:
                     source=self.source,
                     where=where,
                 )
-            doc, doc_file = self._external(file_part, where, doc_file)
+            doc, doc_file = self._external(ref, file_part, where, doc_file)
         else:
             doc = self.root if not doc_file else self.files[Path(doc_file)]
         target = doc
@@ -100,12 +136,12 @@ class Resolver:
             elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
                 target = target[int(token)]
             else:
-                raise SpecError(
-                    f"unresolvable $ref {ref!r}", source=self.source, where=join(where, "$ref")
+                raise UnreadRef(
+                    f"$ref {ref!r} points nowhere", source=self.source, where=join(where, "$ref")
                 )
         return target, doc_file, f"{doc_file}#{pointer}"
 
-    def _external(self, file_part: str, where: str, doc_file: str) -> tuple[Any, str]:
+    def _external(self, ref: str, file_part: str, where: str, doc_file: str) -> tuple[Any, str]:
         base = Path(doc_file).parent if doc_file else self.base_dir
         if base is None or self.base_dir is None:
             raise SpecError(
@@ -113,7 +149,10 @@ class Resolver:
                 source=self.source,
                 where=join(where, "$ref"),
             )
-        path = (base / unquote(file_part)).resolve()
+        place = (str(base), file_part)
+        path = self._paths.get(place)
+        if path is None:  # a spec in many files names the same few files thousands of times
+            path = self._paths[place] = (base / unquote(file_part)).resolve()
         if not self.outside_refs and not path.is_relative_to(self.base_dir.resolve()):
             raise SpecError(
                 f"$ref {file_part!r} leaves the spec's folder ({self.base_dir}); "
@@ -122,20 +161,59 @@ class Resolver:
                 where=join(where, "$ref"),
             )
         if path not in self.files:
-            if len(self.files) >= _MAX_EXTERNAL_FILES:
-                raise SpecError(
-                    "too many referenced files", source=self.source, where=join(where, "$ref")
-                )
-            try:
-                text = read_regular_file(path).decode("utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise SpecError(
-                    f"cannot read referenced file {file_part!r}: {exc}",
+            why = self.unreadable.get(path) or self._read(path, file_part, where)
+            if why:
+                try:
+                    shown = path.relative_to(self.base_dir.resolve()).as_posix()
+                except ValueError:
+                    shown = str(path)
+                raise UnreadRef(
+                    f"$ref {ref!r} points to a file that cannot be read ({shown}: {why})",
                     source=self.source,
                     where=join(where, "$ref"),
-                ) from exc
-            self.files[path] = parse_text(text, str(path))
+                )
         return self.files[path], str(path)
+
+    def _read(self, path: Path, file_part: str, where: str) -> str:
+        """Read and parse ``path`` into :attr:`files`; else say why it cannot be read
+        (remembered in :attr:`unreadable`). A file the loader refuses to read (not a
+        regular file, too big, past the bounds) is a :class:`SpecError`."""
+        if len(self.files) + len(self.unreadable) >= MAX_REF_FILES:
+            raise SpecError(
+                f"the spec reads more than {MAX_REF_FILES:,} other files",
+                source=self.source,
+                where=join(where, "$ref"),
+            )
+        why = ""
+        try:
+            data = read_regular_file(path)
+        except (FileNotFoundError, NotADirectoryError):
+            why = "no such file"
+        except PermissionError:
+            why = "permission denied"
+        except OSError as exc:  # a FIFO, a device, a file over the size limit
+            raise SpecError(
+                f"cannot read referenced file {file_part!r}: {exc}",
+                source=self.source,
+                where=join(where, "$ref"),
+            ) from exc
+        else:
+            self._bytes += len(data)
+            if self._bytes > MAX_REF_TOTAL_BYTES:
+                raise SpecError(
+                    f"the spec's other files hold more than {MAX_REF_TOTAL_BYTES:,} bytes",
+                    source=self.source,
+                    where=join(where, "$ref"),
+                )
+            try:
+                self.files[path] = parse_text(data.decode("utf-8-sig"), str(path))
+            except UnicodeDecodeError as exc:
+                why = f"not UTF-8 text (byte {exc.start})"
+            except SpecError as exc:
+                why = f"{exc.where}: {exc.reason}" if exc.where else exc.reason
+        if why:
+            self.unreadable[path] = why
+        return why
 
     def deref(self, obj: Any, where: str, doc_file: str = "") -> tuple[Any, str]:
         """Follow a chain of ``$ref`` objects to a non-ref value (for parameters,
@@ -154,10 +232,16 @@ class Resolver:
     def schema(
         self, schema: Any, where: str, *, fold_nullable: bool = True, doc_file: str = ""
     ) -> dict[str, Any]:
-        """``schema`` with every ``$ref`` expanded and OpenAPI 3.0 quirks normalised."""
+        """``schema`` with every ``$ref`` expanded and OpenAPI 3.0 quirks normalised. A
+        ``$ref`` that cannot be followed becomes ``{"x-unresolved-ref": ref}``
+        (unconstrained), its place listed in :attr:`unread` and :attr:`dangling`."""
         self._left = TREE_BUDGET
         out, _ = self._schema(schema, where, fold_nullable, doc_file)
         return out if isinstance(out, dict) else {}
+
+    def _met(self, places: list[str]) -> None:
+        """Places not read: the expansion being memoised keeps them, else the load's."""
+        (self._inner[-1] if self._inner else self.unread).extend(places)
 
     def _schema(self, schema: Any, where: str, fold: bool, doc_file: str) -> tuple[Any, int]:
         """The expansion and its size as a tree (what a walker of it will visit)."""
@@ -193,14 +277,14 @@ class Resolver:
     ) -> tuple[Any, int]:
         try:
             target, target_file, key = self.lookup(ref, where, doc_file)
-        except SpecError:
-            if ref.startswith("#"):
-                # A dangling local schema ref (ToolAlpaca's AviationAPI has one): the
-                # schema is unknown, not the operation; leave it unconstrained, and let
-                # the load say so (what that schema's checks would find is not found)
-                self.dangling.setdefault(ref, []).append(join(where, "$ref"))
-                return {"x-unresolved-ref": ref}, 1
-            raise
+        except UnreadRef as exc:
+            # A dangling schema ref (ToolAlpaca's AviationAPI has one), or one into a file
+            # that is not there: the schema is unknown, not the operation; leave it
+            # unconstrained, and let the load say so (what that schema's checks would find
+            # is not found) and the operation list the place
+            self.dangling.setdefault(exc.reason, []).append(exc.where)
+            self._met([exc.where])
+            return {"x-unresolved-ref": ref}, 1
         memo_key = (key, fold)
         hit = self._memo.get(memo_key)
         if hit is None:
@@ -209,19 +293,22 @@ class Resolver:
             if self._left <= 0:
                 return {"x-truncated-ref": ref}, 1
             self._active.add(memo_key)
+            self._inner.append([])
             try:
-                hit = self._schema(target, where, fold, target_file)  # counts its own nodes
+                expanded, size = self._schema(target, where, fold, target_file)  # counts its nodes
             finally:
                 self._active.discard(memo_key)
-            self._memo[memo_key] = hit
-            expanded, size = hit
+                inner = self._inner.pop()
+            self._memo[memo_key] = (expanded, size, tuple(_tail(p, where) for p in inner))
+            self._met(inner)
         else:
-            expanded, size = hit
+            expanded, size, tails = hit
             if size > self._left:
                 # Inlined here, the schema would make this one too big to walk (a densely
                 # self-referencing graph unrolls factorially): leave it unconstrained.
                 return {"x-truncated-ref": ref}, 1
             self._left -= size
+            self._met([_at(where, t) for t in tails])
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         if siblings and (isinstance(expanded, dict) or expanded is True):
             # OpenAPI 3.1 / JSON Schema 2020-12: keywords beside $ref also apply.
@@ -229,6 +316,17 @@ class Resolver:
             merged = _beside_ref(expanded if isinstance(expanded, dict) else {}, rest)
             return (normalise_openapi_schema(merged) if fold else merged), size + n
         return expanded, size
+
+
+def _tail(place: str, where: str) -> str:
+    """``place`` (inside the expansion made at ``where``) relative to ``where``."""
+    tail = place[len(where) :]
+    return tail if where or not tail or tail.startswith("[") else "." + tail
+
+
+def _at(where: str, tail: str) -> str:
+    """The place ``tail`` (see :func:`_tail`) inside an expansion used at ``where``."""
+    return where + tail if where or not tail.startswith(".") else tail[1:]
 
 
 def _beside_ref(target: dict[str, Any], siblings: dict[str, Any]) -> dict[str, Any]:

@@ -89,6 +89,7 @@ class SwaggerLoader(OpenApi3Loader):
         }
     )
     response_fields = frozenset({"description", "schema", "headers", "examples"})
+    security_where = "securityDefinitions"
 
     def check_version(self) -> None:
         if not str(self.doc["swagger"]).startswith("2"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from autofeedback._catalog import ApiCatalog
@@ -76,6 +76,8 @@ def check_parameters(
     matched: list[tuple[Arg, Parameter]] = []
     params = list(op.parameters)
     auth = {(p.location, p.name.lower()) for p in op.auth_parameters}
+    # a call in function form names a credential without saying where it travels
+    auth |= {("argument", name) for _, name in auth}
     used: set[str] = set()
     body_open = _body_allows_extra(op)
     lookup = _Lookup(params)
@@ -130,7 +132,8 @@ def check_parameters(
             sole = missing[0] if len(unknown) == 1 and len(missing) == 1 else None
             if judged >= MAX_REPORTED:
                 if judged == MAX_REPORTED:  # the rest as one finding, at the first of them
-                    findings.append(_more_unknown(op, item, len(unknown) - judged, known))
+                    more = _more_unknown(op, item, len(unknown) - judged, known)
+                    findings.append(_partly_read(op, more))
                 judged += 1
                 continue
             # the closest-name searches cost a pass over every parameter (and with a
@@ -148,7 +151,7 @@ def check_parameters(
                 sole,
                 search=search,
             )
-            findings.append(finding)
+            findings.append(_partly_read(op, finding))
     else:
         findings.extend(f for f in ordered if isinstance(f, Finding))
 
@@ -430,6 +433,17 @@ def _unknown(
         operation=op.name,
         message=f"unknown {place}parameter {arg.name!r}; {hint}{op.name} takes: {known.shown}",
     )
+
+
+def _partly_read(op: Operation, finding: Finding) -> Finding:
+    """``finding`` on an unknown name, saying where ``op``'s documentation could not be
+    read (the name may be documented there: a spec whose parameter file is missing)."""
+    if not op.unread:
+        return finding
+    more = len(op.unread) - 1
+    also = f" and {more} more place{'s' if more > 1 else ''}" if more else ""
+    note = f"{op.name}'s documentation was only partly read ({op.unread[0]}{also})"
+    return replace(finding, message=f"{finding.message}; {note}")
 
 
 def _more_unknown(op: Operation, arg: Arg, count: int, known: _Known) -> Finding:
