@@ -243,3 +243,31 @@ def test_a_request_keeps_every_value_it_was_given() -> None:
     [decision] = Decider(Scanner(ApiCatalog.from_tools([tool]), retriever=None)).decide(request)
     assert decision.request.arguments == {"calendarId": "c", "limit": 5, "days": 3, "scope": "me"}
     assert decision.action == "feedback"  # scope is the model's to keep or take back
+
+
+def test_nothing_is_repaired_against_an_operation_only_partly_read() -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/books": {
+                "get": {
+                    "operationId": "searchBooks",
+                    "parameters": [
+                        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                        {"$ref": "#/components/parameters/Nowhere"},
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    with pytest.warns(Warning, match="Nowhere"):
+        catalog = ApiCatalog.from_obj(spec)
+    assert catalog.get("searchBooks").unread  # type: ignore[union-attr]
+    decider = Decider(Scanner(catalog, retriever=None))
+    for call in ({"Limit": 5}, {"limt": 5}):
+        [decision] = decider.decide({"name": "searchBooks", "arguments": call})
+        assert decision.action == "feedback" and not decision.repairs, call
+    [renamed] = decider.decide({"name": "search_books", "arguments": {"limit": 5}})
+    assert not renamed.repairs
