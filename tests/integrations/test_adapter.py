@@ -25,7 +25,8 @@ BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "booksho
 @pytest.fixture
 def session(terse_bookshop: Sandbox, bookshop: ApiCatalog) -> Iterator[requests.Session]:
     with requests.Session() as s:
-        # what is rejected and why: nothing repaired (tests/integrations/test_repairs.py)
+        # what is rejected and why: nothing repaired (the guard's repairs are in
+        # tests/decide/test_entry_points.py)
         guard_session(s, bookshop, base_url=terse_bookshop.url, repair="off")
         yield s
 

@@ -85,13 +85,14 @@ def test_a_body_in_another_form_is_read_and_checked(
 
 
 @pytest.mark.parametrize("case", ["utf-16", "utf-16-charset", "no-content-type"])
-def test_a_right_body_in_another_form_passes(
-    session: requests.Session, terse_bookshop: Sandbox, case: str
-) -> None:
+def test_a_right_body_in_another_form_passes(bookshop: ApiCatalog, case: str) -> None:
     kwargs, _ = CASES[case]
-    # reaches the server (which may or may not read it): the guard found nothing wrong
-    session.post(terse_bookshop.url + "/orders", **kwargs(GOOD))
-    assert terse_bookshop.requests_seen[-1].path.endswith("/orders")
+    # a sandbox of its own: what it saw is this test's request and nothing else's
+    with Sandbox(bookshop, terse=True) as own, requests.Session() as s:
+        guard_session(s, bookshop, base_url=own.url)
+        # reaches the server (which may or may not read it): the guard found nothing wrong
+        s.post(own.url + "/orders", **kwargs(GOOD))
+        assert [(r.method, r.path) for r in own.requests_seen] == [("POST", "/orders")]
 
 
 def _generator() -> Iterator[bytes]:

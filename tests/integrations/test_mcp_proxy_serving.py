@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -51,40 +52,59 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_server_that_stops_listing_costs_an_unknown_name_seconds_not_the_timeout(
+def _events(path: Path) -> list[str]:
+    """What the test server was asked (``WEATHER_EVENTS``), in order."""
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def _until(condition: Callable[[], bool], what: str, limit: float = LIMIT) -> None:
+    """Wait for ``condition``; ``limit`` only ends a test whose product never gets there
+    (it is no bound on how fast the product is)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+def test_a_server_that_stops_listing_is_asked_once_not_at_each_unknown_name(
     tmp_path: Path,
 ) -> None:
     """Each misspelt tool name listed the server again, and a server that did not answer
-    made the client wait the whole --timeout (300 s) every time."""
+    made the client wait the whole --timeout (300 s) every time. Now the first unknown
+    name lists it once more, the proxy gives up on the hung listing, and the next ones
+    are answered from the list it has."""
+    events = tmp_path / "events"
     # --repair off: a name one letter off would be repaired; this is about the listing
     args = [*PROXY, "--no-semantic", "--repair", "off", "--log", str(tmp_path / "log.jsonl"),
             "--", sys.executable, str(SERVER)]  # fmt: skip
     params = StdioServerParameters(
-        command=sys.executable, args=args, env=_env(WEATHER_HANG_RELIST="1")
+        command=sys.executable,
+        args=args,
+        env=_env(WEATHER_HANG_RELIST="1", WEATHER_EVENTS=str(events)),
     )
 
-    async def scenario() -> list[float]:
-        waits = []
+    async def scenario() -> list[str]:
+        # LIMIT ends a hang (the whole --timeout per name is 300 s); it times nothing
         with anyio.fail_after(LIMIT):
             async with (
                 stdio_client(params) as (read, write),
                 ClientSession(read, write) as client,
             ):
                 await client.initialize()
-                await anyio.sleep(2.5)  # past the minimum interval between listings
+                assert _events(events) == ["listed"]
+                # a listing is asked again only past its minimum interval: let it pass
+                await anyio.sleep(2.5)
                 for name in ("get_wether", "get_weathr", "weather"):
-                    started = time.monotonic()
                     with pytest.raises(MCPError) as unknown:
                         await client.call_tool(name, {"city": "Oslo"})
                     assert unknown.value.error.code == types.INVALID_PARAMS
-                    waits.append(time.monotonic() - started)
                 ok = await client.call_tool("get_weather", {"city": "Oslo"})
                 assert not ok.is_error
-        return waits
+                return _events(events)
 
-    first, *later = anyio.run(scenario)
-    assert first < 15  # one listing, given up after 5 s
-    assert all(w < 2 for w in later), later  # then no listing for a while
+    # listed at the start, once more for the first unknown name (that listing never
+    # answers), and not again for the two after it
+    assert anyio.run(scenario) == ["listed", "listed"]
 
 
 def test_a_server_that_crashes_ends_the_proxy() -> None:
@@ -108,10 +128,9 @@ def test_a_server_that_crashes_ends_the_proxy() -> None:
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
               "params": {"name": "crash", "arguments": {}}})  # fmt: skip
-        started = time.monotonic()
-        proc.wait(timeout=30)
-        assert time.monotonic() - started < 15
-        assert proc.returncode == 2
+        # ends by itself, its client still connected (stdin open): LIMIT only ends a hang
+        assert proc.wait(timeout=LIMIT) == 2
+        assert not proc.stdin.closed
         err = proc.stderr.read().decode() if proc.stderr else ""
         assert "the server exited or closed its connection" in err
         assert "Traceback" not in err
@@ -134,7 +153,9 @@ def test_one_wrong_argument_on_a_huge_tool_gets_short_feedback() -> None:
 
 def test_a_light_check_never_waits_for_a_heavy_one() -> None:
     """The gate's lock was held for a whole check: a light call checked on the event loop
-    waited for a heavy one running in a worker thread, stalling the loop."""
+    waited for a heavy one running in a worker thread, stalling the loop. Light checks
+    made while a heavy one runs are answered before it ends (behind the lock, none could
+    be but one that slipped in before the heavy check took it)."""
     props = {f"p{i}": {"type": "string"} for i in range(5_000)}
     gate = ToolGate(retriever=None, repair="off")  # feedback, not a dropped name
     small = {"type": "object", "properties": {"a": {"type": "string"}}}
@@ -143,26 +164,25 @@ def test_a_light_check_never_waits_for_a_heavy_one() -> None:
         {"name": "small", "inputSchema": small},
     ])  # fmt: skip
     heavy_args = {f"q{i}": "x" for i in range(150_000)}
-    took: list[float] = []
+    started, done = threading.Event(), threading.Event()
 
     def heavy() -> None:
-        started = time.monotonic()
-        gate.check("big", heavy_args, conversation="h")
-        took.append(time.monotonic() - started)
+        started.set()
+        try:
+            gate.check("big", heavy_args, conversation="h")
+        finally:
+            done.set()
 
     worker = threading.Thread(target=heavy)
     worker.start()
-    time.sleep(0.2)
-    slowest, n = 0.0, 0
-    while worker.is_alive():
-        started = time.monotonic()
+    assert started.wait(LIMIT)
+    during = n = 0
+    while not done.is_set():
         n += 1
         assert gate.check("small", {"b": n}, conversation="l").action == "invalid_arguments"
-        slowest = max(slowest, time.monotonic() - started)
-        time.sleep(0.01)
+        during += not done.is_set()  # answered while the heavy check still ran
     worker.join()
-    assert took[0] > 0.5  # the heavy check did take a while...
-    assert slowest < took[0] / 3, (slowest, took)  # ...and no light one waited for it
+    assert during >= 3, during
 
 
 def test_the_log_is_private_and_keeps_a_bounded_part_of_each_call(tmp_path: Path) -> None:
@@ -202,12 +222,12 @@ def test_a_non_loopback_host_needs_allow_remote() -> None:
     assert "--allow-remote" in err.getvalue() and "Traceback" not in err.getvalue()
 
 
-def _serve_http(*options: str) -> tuple[subprocess.Popen[bytes], int]:
+def _serve_http(*options: str, **env: str) -> tuple[subprocess.Popen[bytes], int]:
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, *PROXY, "--no-semantic", "--transport", "streamable-http",
          "--port", str(port), *options, "--", sys.executable, str(SERVER)],
-        stderr=subprocess.PIPE, env=_env(),
+        stderr=subprocess.PIPE, env=_env(**env),
     )  # fmt: skip
     deadline = time.monotonic() + LIMIT
     while True:
@@ -219,8 +239,10 @@ def _serve_http(*options: str) -> tuple[subprocess.Popen[bytes], int]:
         time.sleep(0.1)
 
 
-def _client_in_flight(port: int, seconds: float) -> threading.Thread:
-    """A client session over streamable HTTP with a slow call in flight."""
+def _client_in_flight(port: int, seconds: float) -> tuple[threading.Thread, list[str]]:
+    """A client session over streamable HTTP with a ``slow`` call in flight; the text of
+    its answer once it has one."""
+    answered: list[str] = []
 
     async def scenario() -> None:
         async with (
@@ -228,7 +250,8 @@ def _client_in_flight(port: int, seconds: float) -> threading.Thread:
             ClientSession(read, write) as client,
         ):
             await client.initialize()
-            await client.call_tool("slow", {"seconds": seconds})
+            result = await client.call_tool("slow", {"seconds": seconds})
+            answered.append(result.content[0].text)  # type: ignore[union-attr]
 
     def target() -> None:
         try:
@@ -238,37 +261,71 @@ def _client_in_flight(port: int, seconds: float) -> threading.Thread:
 
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
-    return thread
+    return thread, answered
 
 
-def test_sigterm_with_a_session_and_a_slow_call_stops_within_the_grace() -> None:
-    proc, port = _serve_http("--shutdown-grace", "2")
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_sigterm_with_a_session_and_a_slow_call_stops_within_the_grace(tmp_path: Path) -> None:
+    """A call the server answers only after 600 s: the proxy still ends after SIGTERM,
+    with the call in flight (the grace runs out)."""
+    events = tmp_path / "events"
+    proc, port = _serve_http("--shutdown-grace", "2", WEATHER_EVENTS=str(events))
     try:
-        _client_in_flight(port, 60)
-        time.sleep(3)  # connected, the call forwarded
-        started = time.monotonic()
+        _, answered = _client_in_flight(port, 600)
+        _until(lambda: "slow 600" in _events(events), "the call reached the server")
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
-        assert time.monotonic() - started < 2 + 5
+        assert proc.wait(timeout=2 * LIMIT) == -signal.SIGTERM
+        assert answered == []  # ended with the call in flight
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
 
 
-def test_a_second_sigterm_ends_the_mcp_proxy_at_once() -> None:
-    proc, port = _serve_http("--shutdown-grace", "60", "--host", "localhost")
+def test_a_second_sigterm_ends_the_mcp_proxy_at_once(tmp_path: Path) -> None:
+    """After the first SIGTERM the proxy takes no new connection and waits (a grace of
+    600 s) for the call in flight; the second ends it with the call still in flight."""
+    events = tmp_path / "events"
+    proc, port = _serve_http(
+        "--shutdown-grace", "600", "--host", "localhost", WEATHER_EVENTS=str(events)
+    )
     try:
-        _client_in_flight(port, 60)
-        time.sleep(3)
+        _client_in_flight(port, 600)
+        _until(lambda: "slow 600" in _events(events), "the call reached the server")
         proc.send_signal(signal.SIGTERM)
-        time.sleep(1.0)
-        assert proc.poll() is None  # waiting for the call in flight
-        started = time.monotonic()
+        _until(lambda: not _listening(port), "the proxy stopped listening")
+        assert proc.poll() is None  # the call is still in flight at the server
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-        assert time.monotonic() - started < 5
-        assert proc.returncode == -signal.SIGTERM
+        assert proc.wait(timeout=2 * LIMIT) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the first SIGTERM cuts a streamable-HTTP client off at once (sse-starlette ends "
+    "every event stream on uvicorn's exit signal), so a call in flight is never answered "
+    "within the grace; the proxy only waits for its own call to the server",
+)
+def test_the_first_sigterm_lets_a_call_in_flight_get_its_answer(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    proc, port = _serve_http(
+        "--shutdown-grace", "600", "--host", "localhost", WEATHER_EVENTS=str(events)
+    )
+    try:
+        client, answered = _client_in_flight(port, 600)
+        _until(lambda: "slow 600" in _events(events), "the call reached the server")
+        proc.send_signal(signal.SIGTERM)
+        _until(lambda: not _listening(port), "the proxy stopped listening")
+        Path(f"{events}.release-600").touch()  # the server answers the call
+        _until(lambda: bool(answered) or not client.is_alive(), "the client got its answer or left")
+        assert answered == ["done"]
     finally:
         if proc.poll() is None:
             proc.kill()

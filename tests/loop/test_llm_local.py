@@ -1,6 +1,6 @@
 """The embedded local model: GGUF assembly from the PyPI chunk packages, and a real
 llama.cpp chat completion. Slow (assembles 491 MB, loads the model); run with
-``pytest -m slow tests/test_llm_local.py``."""
+``pytest -m slow tests/loop/test_llm_local.py``."""
 
 from __future__ import annotations
 

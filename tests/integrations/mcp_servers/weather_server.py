@@ -10,7 +10,11 @@ streamable HTTP on 127.0.0.1:PORT/mcp. Tools: ``get_weather`` (an enum), ``searc
 ``echo`` (for the latency benchmark), ``slow`` (answers after ``seconds``) and
 ``crash`` (the server exits at once); one prompt (``trip``) and one resource
 (``data://cities``), which the proxy passes through. With ``WEATHER_HANG_RELIST=1`` in
-its environment the server answers ``tools/list`` once and never again.
+its environment the server answers ``tools/list`` once and never again. With
+``WEATHER_EVENTS=FILE`` it appends a line to FILE for each ``tools/list`` it is asked
+(``listed``) and each ``slow`` call it starts (``slow SECONDS``), and a ``slow`` call also
+ends as soon as the file ``FILE.release-SECONDS`` exists: the tests see what the server
+was asked, and say when a slow call is answered, without timing anything.
 """
 
 from __future__ import annotations
@@ -111,6 +115,13 @@ BETA = {
     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
 }
 state = {"beta": False, "listed": 0}
+EVENTS = os.environ.get("WEATHER_EVENTS")
+
+
+def event(line: str) -> None:
+    if EVENTS:
+        with open(EVENTS, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
 
 
 def tools() -> list[types.Tool]:
@@ -120,6 +131,7 @@ def tools() -> list[types.Tool]:
 
 async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
     state["listed"] += 1
+    event("listed")
     if state["listed"] > 1 and os.environ.get("WEATHER_HANG_RELIST") == "1":
         await anyio.sleep_forever()  # a server that stops answering tools/list
     return types.ListToolsResult(tools=tools())
@@ -147,7 +159,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
                 )
         return types.CallToolResult(content=[types.TextContent(type="text", text="3")])
     if params.name == "slow":
-        await anyio.sleep(float(args.get("seconds", 1)))
+        seconds = float(args.get("seconds", 1))
+        event(f"slow {seconds:g}")
+        with anyio.move_on_after(seconds):
+            while not (EVENTS and os.path.exists(f"{EVENTS}.release-{seconds:g}")):
+                await anyio.sleep(0.02)
         return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
     if params.name == "crash":
         os._exit(3)
