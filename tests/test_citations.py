@@ -28,7 +28,14 @@ def _files() -> list[Path]:
     found = [p for d in _SOURCES for p in (ROOT / d).rglob("*.py")]
     found += [*(ROOT / "docs").rglob("*.md"), ROOT / "README.md"]
     this = Path(__file__).resolve()  # it names missing files on purpose
-    return sorted(p for p in found if p.is_file() and p.resolve() != this)
+    # not what lives in hidden folders (benchmarks/.work holds venvs and caches)
+    return sorted(
+        p
+        for p in found
+        if p.is_file()
+        and p.resolve() != this
+        and not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
+    )
 
 
 def _comments(path: Path) -> list[tuple[int, str]]:

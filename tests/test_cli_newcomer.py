@@ -406,6 +406,11 @@ def test_a_missing_local_model_names_the_installed_one(
     from autofeedback.loop._llm import LOCAL_MODELS, ensure_local_model
 
     big = LOCAL_MODELS["1.5b"]
+    # no model's weight packages importable, whatever this environment installed (CI
+    # installs the 0.5B one): the 1.5B model is only in the cache
+    for model in LOCAL_MODELS.values():
+        for dist in model.distributions:
+            monkeypatch.setitem(sys.modules, dist.replace("-", "_"), None)
     monkeypatch.setenv("AUTOFEEDBACK_CACHE_DIR", str(tmp_path))
     cache = tmp_path / "models"
     cache.mkdir()
