@@ -16,10 +16,11 @@ Off unless asked, per run or per test::
     @pytest.mark.autofeedback(spec="specs/bookshop.yaml", expect="E4.1")
     def test_server_rejects_a_bad_type(): ...   # a negative test: the bad call is sent
 
-In fail mode a malformed call is still sent, so the test runs as it would without the
-plugin; the test fails afterwards with the report. ``expect`` (codes or code families,
-``"E4"`` covers ``"E4.1"``) marks the calls a test makes wrong on purpose: they are sent
-and not reported, and the test fails if no call had them.
+In fail mode a malformed call is still sent, as the test wrote it (the plugin makes the
+guard's one decision, :meth:`HttpGuard.decide`, and never repairs), so the test runs as
+it would without the plugin; the test fails afterwards with the report. ``expect``
+(codes or code families, ``"E4"`` covers ``"E4.1"``) marks the calls a test makes wrong
+on purpose: they are sent and not reported, and the test fails if no call had them.
 
 A URL is covered when its host is one of the spec's servers; every other URL passes
 through untouched. The terminal summary counts the findings per error code over the
