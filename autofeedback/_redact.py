@@ -170,6 +170,19 @@ _SLIP_WORDS = frozenset(
     }
 )
 
+#: the slip words a word of each length may be one slip from (one letter more or less)
+_SLIP_BY_LENGTH: dict[int, tuple[str, ...]] = {
+    n: tuple(t for t in sorted(_SLIP_WORDS) if abs(len(t) - n) <= 1)
+    for n in range(1, max(map(len, _SLIP_WORDS)) + 2)
+}
+#: per word of a pair, the words it makes a credential with (after it, before it)
+_PAIR_SECOND: dict[str, tuple[str, ...]] = {
+    x: tuple(sorted(y for a, y in _PAIRS if a == x)) for x, _ in _PAIRS
+}
+_PAIR_FIRST: dict[str, tuple[str, ...]] = {
+    y: tuple(sorted(x for x, b in _PAIRS if b == y)) for _, y in _PAIRS
+}
+
 
 def _keyboard() -> dict[str, frozenset[str]]:
     """Each letter's neighbours on a QWERTY keyboard (the rows are offset by about half a
@@ -201,6 +214,8 @@ def _slip(word: str, target: str) -> bool:
     """
     if word == target or abs(len(word) - len(target)) > 1 or len(word) < 2:
         return False
+    if len(target) >= 3 and word[0] != target[0] and word[-1] != target[-1]:
+        return False  # one slip leaves the first letter or the last one as it was
     if len(word) == len(target):
         diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
         if len(diff) == 1:
@@ -276,13 +291,17 @@ def _sensitive_name(low: str, original: str) -> bool:
     if any(pair in _PAIRS for pair in pairwise(words)):
         return True
     # one slip away: a long credential word, or one word of a pair beside the other
-    if any(_slip(w, t) for w in words if len(w) >= 4 for t in _SLIP_WORDS):
-        return True
-    return any(
-        (a == x and _slip(b, y)) or (b == y and _slip(a, x))
-        for a, b in pairwise(words)
-        for x, y in _PAIRS
-    )
+    # (the candidates looked up by length and by the other word: a log of a million
+    # distinct keys passes through here)
+    for w in words:
+        if len(w) >= 4 and any(_slip(w, t) for t in _SLIP_BY_LENGTH.get(len(w), ())):
+            return True
+    for a, b in pairwise(words):
+        if any(_slip(b, y) for y in _PAIR_SECOND.get(a, ())):
+            return True
+        if any(_slip(a, x) for x in _PAIR_FIRST.get(b, ())):
+            return True
+    return False
 
 
 def is_sensitive(name: Any, extra: Collection[str] = ()) -> bool:
