@@ -93,16 +93,17 @@ class ApiCatalog:
         """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools.
 
         A tool whose name cannot be told from another by eye (letters of two scripts, an
-        invisible character, one NFKC changes), and every tool of a name listed twice,
-        is set aside (:attr:`set_aside`, with a :class:`SpecWarning`): never matched to
-        a call, and a call naming it exactly gets a finding.
+        invisible character, one NFKC changes), and every tool of a name listed twice as
+        two different tools, is set aside (:attr:`set_aside`, with a :class:`SpecWarning`):
+        never matched to a call, and a call naming it exactly gets a finding.
 
         >>> import warnings
-        >>> with warnings.catch_warnings(record=True):
-        ...     c = ApiCatalog.from_tools([{"name": n, "parameters": {"type": "object"}}
-        ...                                for n in ("read_file", "ping", "ping")])
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     c = ApiCatalog.from_tools([{"name": n, "description": d, "parameters": {}}
+        ...         for n, d in (("read_file", ""), ("ping", "a"), ("ping", "b"))])
         >>> c.names, c.set_aside
-        (('read_file',), {'ping': 'is listed 2 times'})
+        (('read_file',), {'ping': 'is listed 2 times, as different tools'})
         """
         return cls.from_obj(tools, source=source)
 
@@ -446,15 +447,26 @@ def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
 
 
 def set_aside_tools(ops: Iterable[Operation]) -> tuple[list[Operation], dict[str, str]]:
-    """The operations of one list without the tools never matched to a call (function
-    style only: an HTTP operation is called by its method and path), and why each is."""
+    """The operations of one list without the tools never matched to a call, and why
+    each is: a tool whose name passes for another, every tool of a name listed twice
+    with two definitions. A tool listed twice as the same definition is one tool (kept
+    once, as before). Function style only: an HTTP operation is called by its method and
+    path."""
     from autofeedback._tool_names import set_aside
 
-    ops = list(ops)
-    aside = set_aside(op.name for op in ops if op.method is None and op.path is None)
+    kept: list[Operation] = []
+    tools: dict[str, list[Operation]] = {}
+    for op in ops:
+        if op.method is None and op.path is None:
+            same = tools.setdefault(op.name, [])
+            if any(op == other for other in same):
+                continue  # the same tool again
+            same.append(op)
+        kept.append(op)
+    aside = set_aside(op.name for same in tools.values() for op in same)
     if not aside:
-        return ops, {}
-    return [op for op in ops if op.name not in aside or op.path is not None], aside
+        return kept, {}
+    return [op for op in kept if op.name not in aside or op.path is not None], aside
 
 
 def _warn_set_aside(catalog: ApiCatalog) -> None:

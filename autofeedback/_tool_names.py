@@ -1,5 +1,5 @@
-"""Tool names that cannot be told apart by eye, and names listed twice: set aside, never
-matched to a call.
+"""Tool names that cannot be told apart by eye, and names of two different tools: set
+aside, never matched to a call.
 
 A tools list may hold ``reаd_file`` (its ``а`` Cyrillic), ``read\\u200bfile`` (a zero-width
 space) or ``ｒｅａｄ_file`` (full-width letters) beside, or instead of, ``read_file``; or two
@@ -26,7 +26,7 @@ True
 >>> name_problem("re\\u0430d_file")
 "mixes Latin and Cyrillic letters ('re\\\\u0430d_file')"
 >>> set_aside(["read_file", "get_weather", "get_weather"])
-{'get_weather': 'is listed 2 times'}
+{'get_weather': 'is listed 2 times, as different tools'}
 """
 
 from __future__ import annotations
@@ -101,7 +101,8 @@ def name_problem(name: str) -> str | None:
 
 def set_aside(names: Iterable[str]) -> dict[str, str]:
     """The names of one tools list that are never matched to a call, each with why: the
-    confusable ones (:func:`name_problem`) and those listed more than once.
+    confusable ones (:func:`name_problem`) and those listed more than once (give one
+    name per distinct definition: a tool listed twice as itself is one tool).
 
     >>> [(ascii(k), v) for k, v in set_aside(["read_file", "re\\u0430d_file"]).items()]
     [("'re\\\\u0430d_file'", "mixes Latin and Cyrillic letters ('re\\\\u0430d_file')")]
@@ -114,7 +115,7 @@ def set_aside(names: Iterable[str]) -> dict[str, str]:
         if problem is not None:
             out[name] = problem
         elif counts[name] > 1:
-            out[name] = f"is listed {counts[name]} times"
+            out[name] = f"is listed {counts[name]} times, as different tools"
     return out
 
 

@@ -93,12 +93,22 @@ def test_a_name_listed_twice_is_reported_and_never_called() -> None:
     first."""
     catalog, said = _catalog("get_time", "get_time", "list_files")
     assert catalog.names == ("list_files",)
-    assert catalog.set_aside == {"get_time": "is listed 2 times"}
+    assert catalog.set_aside == {"get_time": "is listed 2 times, as different tools"}
     assert said and "'get_time' is listed 2 times" in said[0]
     decision = _decide(catalog, "get_time")
     assert decision.action == "feedback" and "listed 2 times" in decision.errors[0].message
     decision = _decide(catalog, "get_tme")  # nor is a near name repaired to it
     assert decision.action == "feedback" and not decision.repairs
+
+
+def test_the_same_tool_listed_twice_is_one_tool() -> None:
+    """Real tool lists repeat a definition (GraphQL-RestBench does): no ambiguity there."""
+    same = {"name": "get_time", "description": "The time.", "parameters": PATH}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        catalog = ApiCatalog.from_tools([same, dict(same)])
+    assert catalog.names == ("get_time",) and catalog.set_aside == {}
+    assert _decide(catalog, "get_time").action == "forward"
 
 
 def test_tools_a_response_documents_are_set_aside_alike() -> None:
@@ -123,7 +133,7 @@ def test_http_operations_keep_their_names() -> None:
 
 def test_set_aside_and_looks_alike() -> None:
     assert set_aside(["a", "b", "a", HIDDEN]) == {
-        "a": "is listed 2 times",
+        "a": "is listed 2 times, as different tools",
         HIDDEN: name_problem(HIDDEN),
     }
     assert looks_alike("read_file", CYRILLIC) and looks_alike("read_file", HIDDEN)

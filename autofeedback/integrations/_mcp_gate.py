@@ -163,7 +163,11 @@ class ToolGate:
         # a name that looks like another (mixed scripts, an invisible character) or is
         # listed twice is never matched to a call: said now, and a call to it is fed back
         aside = set_aside(
-            t["name"] for t in tools if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+            {  # one name per distinct definition: a tool listed twice as itself is one tool
+                _digest(t): t["name"]
+                for t in tools
+                if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+            }.values()
         )
         said: set[str] = set()
         for tool in tools:
