@@ -17,7 +17,7 @@ import re2  # type: ignore[import-untyped]
 
 from autofeedback._model import Operation
 
-__all__ = ["ApiCatalog"]
+__all__ = ["ApiCatalog", "set_aside_tools"]
 
 _TEMPLATE_VAR = re.compile(r"\{([^{}/]+)\}")
 
@@ -38,11 +38,16 @@ class ApiCatalog:
         *,
         servers: Iterable[str] = (),
         source: str = "<memory>",
+        set_aside: Mapping[str, str] | None = None,
     ) -> None:
         ops = tuple(operations)
         self.operations: tuple[Operation, ...] = ops
         self.servers: tuple[str, ...] = tuple(dict.fromkeys(servers))
         self.source = source
+        #: the tool names of the list that are never matched to a call, with why (a
+        #: name that looks like another, one listed twice: :mod:`autofeedback._tool_names`);
+        #: their tools are not among :attr:`operations`
+        self.set_aside: dict[str, str] = dict(set_aside or {})
         self._by_name: dict[str, Operation] = {}
         for op in ops:
             self._by_name.setdefault(op.name, op)
@@ -65,8 +70,10 @@ class ApiCatalog:
         from autofeedback._specs import load_spec_file
 
         ops, servers = load_spec_file(Path(path), outside_refs=outside_refs)
-        catalog = cls(ops, servers=servers, source=str(path))
+        kept, aside = set_aside_tools(ops)
+        catalog = cls(kept, servers=servers, source=str(path), set_aside=aside)
         _warn_unknown_types(catalog)
+        _warn_set_aside(catalog)
         return catalog
 
     @classmethod
@@ -75,13 +82,29 @@ class ApiCatalog:
         from autofeedback._specs import load_spec
 
         ops, servers = load_spec(document, source=source)
-        catalog = cls(ops, servers=servers, source=source)
+        kept, aside = set_aside_tools(ops)
+        catalog = cls(kept, servers=servers, source=source, set_aside=aside)
         _warn_unknown_types(catalog)
+        _warn_set_aside(catalog)
         return catalog
 
     @classmethod
     def from_tools(cls, tools: Any, *, source: str = "<tools>") -> ApiCatalog:
-        """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools."""
+        """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools.
+
+        A tool whose name cannot be told from another by eye (letters of two scripts, an
+        invisible character, one NFKC changes), and every tool of a name listed twice as
+        two different tools, is set aside (:attr:`set_aside`, with a :class:`SpecWarning`):
+        never matched to a call, and a call naming it exactly gets a finding.
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     c = ApiCatalog.from_tools([{"name": n, "description": d, "parameters": {}}
+        ...         for n, d in (("read_file", ""), ("ping", "a"), ("ping", "b"))])
+        >>> c.names, c.set_aside
+        (('read_file',), {'ping': 'is listed 2 times, as different tools'})
+        """
         return cls.from_obj(tools, source=source)
 
     def to_tools(self) -> list[dict[str, Any]]:
@@ -103,7 +126,11 @@ class ApiCatalog:
         ops = [op for c in catalogs for op in c.operations]
         servers = [s for c in catalogs for s in c.servers]
         source = "+".join(c.source for c in catalogs)
-        return cls(ops, servers=servers, source=source)
+        aside: dict[str, str] = {}
+        for c in catalogs:
+            for name, why in c.set_aside.items():
+                aside.setdefault(name, why)
+        return cls(ops, servers=servers, source=source, set_aside=aside)
 
     # -- look-ups -------------------------------------------------------------------
 
@@ -417,6 +444,48 @@ def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
         for p in op.parameters:
             walk(p.schema, f"{op.name} {p.location}.{p.name}", 0)
     return found
+
+
+def set_aside_tools(ops: Iterable[Operation]) -> tuple[list[Operation], dict[str, str]]:
+    """The operations of one list without the tools never matched to a call, and why
+    each is: a tool whose name passes for another, every tool of a name listed twice
+    with two definitions. A tool listed twice as the same definition is one tool (kept
+    once, as before). Function style only: an HTTP operation is called by its method and
+    path."""
+    from autofeedback._tool_names import set_aside
+
+    kept: list[Operation] = []
+    tools: dict[str, list[Operation]] = {}
+    for op in ops:
+        if op.method is None and op.path is None:
+            same = tools.setdefault(op.name, [])
+            if any(op == other for other in same):
+                continue  # the same tool again
+            same.append(op)
+        kept.append(op)
+    aside = set_aside(op.name for same in tools.values() for op in same)
+    if not aside:
+        return kept, {}
+    return [op for op in kept if op.name not in aside or op.path is not None], aside
+
+
+def _warn_set_aside(catalog: ApiCatalog) -> None:
+    """One :class:`SpecWarning` per load naming the tools set aside: a tools list that
+    holds them may be built to take a call meant for another tool."""
+    if not catalog.set_aside:
+        return
+    import warnings
+
+    from autofeedback._exceptions import SpecWarning
+
+    shown = "; ".join(f"{n!a} {why}" for n, why in list(catalog.set_aside.items())[:5])
+    more = f" and {len(catalog.set_aside) - 5} more" if len(catalog.set_aside) > 5 else ""
+    warnings.warn(
+        SpecWarning(
+            f"{catalog.source}: tool names set aside, never matched to a call: {shown}{more}"
+        ),
+        stacklevel=3,
+    )
 
 
 def _warn_unknown_types(catalog: ApiCatalog) -> None:

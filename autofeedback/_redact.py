@@ -7,7 +7,10 @@ What counts as a credential:
   ``Cookie``/``Set-Cookie``, API-key names (:data:`SENSITIVE`), any name whose words
   include ``password``, ``secret``, ``token``, ``apikey``, ``credential``... (so
   ``access_token`` and ``clientSecret`` are, ``max_tokens`` and ``author`` are not),
-  plus the names a spec's ``securitySchemes`` declare (passed as ``names``);
+  payment and personal secrets (``cvv``, ``card_number``, ``ssn``, ``pin``...), the
+  names one slip of the keyboard away from any of these (``api_kye``, ``passwrod``,
+  ``acces_tokne``: a credential the model misspelt is still a credential), plus the
+  names a spec's ``securitySchemes`` declare (passed as ``names``);
 * URL user info (``https://user:PASSWORD@host/``);
 * ``Bearer``/``Basic`` credentials written anywhere in text;
 * every value known to be a secret (``secrets``, e.g. the ones a request carried), wherever
@@ -90,6 +93,13 @@ SENSITIVE = frozenset(
         "x-amz-security-token",
         "x-goog-api-key",
         "ocp-apim-subscription-key",
+        # payment and personal secrets
+        "pin",
+        "cvv",
+        "cvc",
+        "cvv2",
+        "cvc2",
+        "ssn",
     }
 )
 
@@ -111,6 +121,13 @@ _WORDS = frozenset(
         "authorization",
         "bearer",
         "signature",
+        "cvv",
+        "cvc",
+        "cvv2",
+        "cvc2",
+        "ssn",
+        "cardnumber",
+        "pincode",
     }
 )
 # pairs of words that make one: api key, access key, private key, session id...
@@ -124,8 +141,104 @@ _PAIRS = frozenset(
         ("session", "id"),
         ("auth", "key"),
         ("client", "secret"),
+        ("card", "number"),
+        ("card", "cvv"),
+        ("card", "cvc"),
+        ("card", "pin"),
+        ("security", "code"),
+        ("social", "security"),
+        ("pin", "code"),
+        ("pin", "number"),
     }
 )
+# The words a name may hold misspelt by one slip of the keyboard and still be taken for a
+# credential (long enough that a slip of them is no other word a spec uses: "passwd" is
+# one key from "passed", "pwd" and "ssn" from many things)
+_SLIP_WORDS = frozenset(
+    {
+        "password",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "credential",
+        "credentials",
+        "cookie",
+        "authorization",
+        "signature",
+        "cardnumber",
+    }
+)
+
+#: the slip words a word of each length may be one slip from (one letter more or less)
+_SLIP_BY_LENGTH: dict[int, tuple[str, ...]] = {
+    n: tuple(t for t in sorted(_SLIP_WORDS) if abs(len(t) - n) <= 1)
+    for n in range(1, max(map(len, _SLIP_WORDS)) + 2)
+}
+#: per word of a pair, the words it makes a credential with (after it, before it)
+_PAIR_SECOND: dict[str, tuple[str, ...]] = {
+    x: tuple(sorted(y for a, y in _PAIRS if a == x)) for x, _ in _PAIRS
+}
+_PAIR_FIRST: dict[str, tuple[str, ...]] = {
+    y: tuple(sorted(x for x, b in _PAIRS if b == y)) for _, y in _PAIRS
+}
+
+
+def _keyboard() -> dict[str, frozenset[str]]:
+    """Each letter's neighbours on a QWERTY keyboard (the rows are offset by about half a
+    key: the same and next column above, the same and previous column below)."""
+    rows = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+    near: dict[str, frozenset[str]] = {}
+    for r, row in enumerate(rows):
+        for c, letter in enumerate(row):
+            found = {row[j] for j in (c - 1, c + 1) if 0 <= j < len(row)}
+            if r > 0:
+                found |= {rows[r - 1][j] for j in (c, c + 1) if j < len(rows[r - 1])}
+            if r + 1 < len(rows):
+                found |= {rows[r + 1][j] for j in (c - 1, c) if 0 <= j < len(rows[r + 1])}
+            near[letter] = frozenset(found)
+    return near
+
+
+#: a slip replaces a letter with one of its neighbours, or adds one beside it
+_NEAR = _keyboard()
+
+
+def _slip(word: str, target: str) -> bool:
+    """Whether ``word`` is ``target`` typed with one slip: two neighbouring letters
+    swapped, one letter left out, one key beside the right one pressed instead, or one
+    extra key (the same again, or a neighbour) pressed; never the plural (``tokens``).
+
+    >>> [_slip(w, "token") for w in ("tokne", "tiken", "toke", "tokken", "tokens", "taken")]
+    [True, True, True, True, False, False]
+    """
+    if word == target or abs(len(word) - len(target)) > 1 or len(word) < 2:
+        return False
+    if len(target) >= 3 and word[0] != target[0] and word[-1] != target[-1]:
+        return False  # one slip leaves the first letter or the last one as it was
+    if len(word) == len(target):
+        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diff) == 1:
+            i = diff[0]
+            return word[i] in _NEAR.get(target[i], frozenset())
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and word[diff[0]] == target[diff[1]]
+            and word[diff[1]] == target[diff[0]]
+        )
+    if len(word) < len(target):
+        return any(target[:i] + target[i + 1 :] == word for i in range(len(target)))
+    if word == target + "s":
+        return False
+    for i in range(len(word)):
+        if word[:i] + word[i + 1 :] == target:
+            extra = word[i]
+            beside = {word[j] for j in (i - 1, i + 1) if 0 <= j < len(word) and j != i}
+            return any(extra == b or extra in _NEAR.get(b, frozenset()) for b in beside)
+    return False
+
+
 _SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 # a secret shorter than this is not searched for in text: it would mask common words
 _MIN_SECRET = 4
@@ -175,7 +288,20 @@ def _sensitive_name(low: str, original: str) -> bool:
     words = [w.lower() for w in _SPLIT.split(original) if w]
     if any(w in _WORDS for w in words):
         return True
-    return any(pair in _PAIRS for pair in pairwise(words))
+    if any(pair in _PAIRS for pair in pairwise(words)):
+        return True
+    # one slip away: a long credential word, or one word of a pair beside the other
+    # (the candidates looked up by length and by the other word: a log of a million
+    # distinct keys passes through here)
+    for w in words:
+        if len(w) >= 4 and any(_slip(w, t) for t in _SLIP_BY_LENGTH.get(len(w), ())):
+            return True
+    for a, b in pairwise(words):
+        if any(_slip(b, y) for y in _PAIR_SECOND.get(a, ())):
+            return True
+        if any(_slip(a, x) for x in _PAIR_FIRST.get(b, ())):
+            return True
+    return False
 
 
 def is_sensitive(name: Any, extra: Collection[str] = ()) -> bool:
@@ -306,6 +432,12 @@ def redact_finding(
     suggestion = finding.suggestion
     expected = r.value(finding.expected)
     message = r.text(finding.message)
+    if got == REDACTED and isinstance(finding.got, (str, int, float)):
+        # the value at a credential's place, however short ("cvv must be an integer,
+        # got string '987'"): shorter ones than a known secret is searched for in text
+        shown = str(finding.got)
+        if shown and not isinstance(finding.got, bool):
+            message = re.sub(rf"(?<!\w){re.escape(shown)}(?!\w)", REDACTED, message)
     if isinstance(suggestion, str):
         suggestion = r.text(suggestion)
     if (got, expected, message, suggestion) == (
@@ -351,6 +483,10 @@ def redact_repair(
 
 def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> None:
     if depth > _MAX_DEPTH or len(out) > 256:
+        return
+    if isinstance(value, str):
+        if "://" in value and ("?" in value or "@" in value) and len(value) <= 65536:
+            out.extend(url_secrets(value, r.names))  # a URL's user info and query token
         return
     if isinstance(value, Mapping):
         for k, v in value.items():
@@ -416,7 +552,8 @@ def _leaves(value: Any, out: list[str], depth: int = 0) -> None:
 
 def value_secrets(value: Any, names: Iterable[str] = ()) -> list[str]:
     """The credential values held under sensitive names anywhere in JSON-like ``value``
-    (a log record's ``request``: its headers, query, body).
+    (a log record's ``request``: its headers, query, body), and in the URLs it holds
+    (user info, sensitive query parameters).
 
     >>> value_secrets({"headers": {"Cookie": "sid=XYZ123"}, "params": {"q": "dune"}})
     ['sid=XYZ123', 'XYZ123']

@@ -175,11 +175,15 @@ def _dispatch(
 
 
 def _dedupe(ops: list[Operation]) -> list[Operation]:
-    """Keep the first operation of each name: later ones would be unreachable by name."""
+    """Keep the first HTTP operation of each name: later ones would be unreachable by
+    name. Tools (function style) are all kept: a name listed twice is the catalog's to
+    set aside and say so (:attr:`ApiCatalog.set_aside`), never a silent first-wins."""
     seen: set[str] = set()
     out: list[Operation] = []
     for op in ops:
-        if op.name not in seen:
+        if op.method is None and op.path is None:
+            out.append(op)
+        elif op.name not in seen:
             seen.add(op.name)
             out.append(op)
     return out

@@ -19,21 +19,34 @@ from typing import Any
 
 from autofeedback._findings import Repair
 from autofeedback._model import ApiRequest
+from autofeedback._redact import redact, redact_repair, value_secrets
 from autofeedback._scan import Scanner
-from autofeedback.audit._audit import AuditResult
+from autofeedback.audit._audit import _DOCUMENTATION, AuditResult
 from autofeedback.decide import Decider, Decision, with_fixes
 from autofeedback.decide._render import rewrite_output
 
 __all__ = ["fix_record", "fix_sequence"]
 
 
-def _done(result: AuditResult, repaired: Any, repairs: Sequence[Repair]) -> AuditResult:
+def _done(
+    result: AuditResult, repaired: Any, repairs: Sequence[Repair], scanner: Scanner, source: Any
+) -> AuditResult:
+    """``result`` with the repaired call as every report shows it: credentials masked
+    (the names a credential goes by, the spec's ``securitySchemes`` included, and every
+    credential value ``source``, the record, carries, wherever it is repeated)."""
+    names = scanner._auth_names
+    shown = redact(repaired, names=names, secrets=value_secrets(source, names))
     return dataclasses.replace(
         result,
         findings=tuple(with_fixes(result.findings, repairs)),
-        repaired=repaired,
-        repairs=tuple(repairs),
+        repaired=shown,
+        repairs=tuple(redact_repair(r, names=names) for r in repairs),
     )
+
+
+def _calls(record: Mapping[str, Any]) -> list[Any]:
+    """What a record's credentials are read from: all of it but its documentation."""
+    return [v for k, v in record.items() if k not in _DOCUMENTATION]
 
 
 def fix_record(
@@ -55,14 +68,14 @@ def fix_record(
         written = decisions[0].text if isinstance(value, str) else None
         if written is None:
             return result
-        return _done(result, written, _located(decisions, repairs))
+        return _done(result, written, _located(decisions, repairs), scanner, value)
     decision = decisions[0]
     if decision.original is None or decision.request is None:
         return result
     written_call = _write(value, kind, decision.original, decision.request)
     if written_call is None:
         return result
-    return _done(result, written_call, decision.repairs)
+    return _done(result, written_call, decision.repairs, scanner, value)
 
 
 def _located(decisions: Sequence[Decision], repairs: Sequence[Repair]) -> list[Repair]:
@@ -116,7 +129,7 @@ def fix_sequence(
         )
         if not decision.repairs or decision.text is None:
             return result
-        return _done(result, decision.text, decision.repairs)
+        return _done(result, decision.text, decision.repairs, checker.scanner, _calls(record))
     decisions = decider.decide_steps(seq, 0, checker=checker, findings=result.findings)
     changed = {i: d for i, d in enumerate(decisions) if d.repairs and d.original and d.request}
     if not changed:
@@ -132,7 +145,7 @@ def fix_sequence(
         for i, d in sorted(changed.items())
         for r in d.repairs
     ]
-    return _done(result, written, repairs)
+    return _done(result, written, repairs, checker.scanner, _calls(record))
 
 
 def _write_steps(steps: Any, changed: Mapping[int, Decision]) -> list[Any] | None:

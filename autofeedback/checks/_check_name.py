@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation
+from autofeedback._tool_names import looks_alike
 from autofeedback.checks._names import (
     NameMatcher,
     Scored,
@@ -86,6 +87,23 @@ def check_name(
         return NameCheck(op)
     names = list(catalog.names)
     where = ("api",)
+    if name in catalog.set_aside:
+        # a name that looks like another, or one listed twice: never called, never
+        # matched to another name (issue 43)
+        return _fail(
+            Finding(
+                "E2",
+                where,
+                name,
+                message=f"API {name!a} is not called: its name {catalog.set_aside[name]}, "
+                + (
+                    "and which of those tools would run cannot be told"
+                    if catalog.set_aside[name].startswith("is listed")
+                    else "so it can pass for another name"
+                )
+                + "; tell the user instead of calling it",
+            )
+        )
     literal = closest_literal(name, names)
     if literal is not None:
         return _fail(
@@ -131,8 +149,15 @@ def check_name(
             )
         )
     guess = closest_spelling(name, names)
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") or "none"
     hint = f"did you mean {guess!r}? " if guess else ""
+    message = f"API {name!r} does not exist; {hint}documented APIs: {shown}"
+    alike = [n for n in catalog.set_aside if looks_alike(name, n)]
+    if alike:
+        message += (
+            f" ({alike[0]!a} is listed too, but never called: its name "
+            f"{catalog.set_aside[alike[0]]})"
+        )
     return _fail(
         Finding(
             "E2",
@@ -140,7 +165,7 @@ def check_name(
             name,
             expected=names[:20],
             suggestion=guess,
-            message=f"API {name!r} does not exist; {hint}documented APIs: {shown}",
+            message=message,
         )
     )
 

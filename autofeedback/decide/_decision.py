@@ -495,6 +495,10 @@ class Decider:
         findings of a repaired request the same way."""
         if self.repair == "off" or not any(f.severity == "error" for f in found):
             return _as_checked(request, found)
+        if request.name is not None and request.name in self.scanner.catalog.set_aside:
+            # a tool name that looks like another, or is listed twice: fed back, never
+            # renamed to the name it looks like (issue 43)
+            return _as_checked(request, found)
         repaired, made, remaining = self._call_repairer(check).repair(request, found)
         if not made:
             return _as_checked(request, found)

@@ -117,6 +117,7 @@ def documented_tools(body: Any) -> ApiCatalog | None:
 
 
 def _catalog(tools: list[Any]) -> ApiCatalog | None:
+    from autofeedback._catalog import set_aside_tools
     from autofeedback._specs import load_spec
 
     try:
@@ -125,7 +126,9 @@ def _catalog(tools: list[Any]) -> ApiCatalog | None:
         ops, servers = load_spec(tools, source=_SOURCE)
     except Exception:
         return None  # a response that only looks like tool docs is just a response
-    return ApiCatalog(ops, servers=servers, source=_SOURCE)
+    # a name that looks like another, or is listed twice, is set aside here too
+    kept, aside = set_aside_tools(ops)
+    return ApiCatalog(kept, servers=servers, source=_SOURCE, set_aside=aside)
 
 
 def _results(text: str) -> list[str]:

@@ -18,6 +18,7 @@ already handles request failures handles these)::
 
 from __future__ import annotations
 
+import copy as copy_module
 import dataclasses
 import json
 import logging
@@ -26,7 +27,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -39,7 +40,7 @@ from autofeedback._exceptions import (
     SpecError,
 )
 from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding
+from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
 from autofeedback._redact import (
@@ -48,6 +49,7 @@ from autofeedback._redact import (
     is_sensitive,
     redact,
     redact_finding,
+    redact_repair,
     url_secrets,
 )
 from autofeedback._scan import Scanner, unreadable
@@ -67,6 +69,7 @@ __all__ = [
     "Mode",
     "RequestRejected",
     "ResponseRejected",
+    "Verdict",
     "Violation",
     "guard_session",
 ]
@@ -165,6 +168,36 @@ class Violation:
             if f.doc:
                 lines.append(f"    doc: {' '.join(f.doc.split())}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The one decision on a prepared request (:meth:`HttpGuard.decide`): ``request`` is
+    what to send, the one given or, with the certain ``repairs``, a rewritten copy that
+    reads back as exactly the repaired call; ``violation`` the errors that remain in
+    it (``None``: none); ``findings`` every finding of the request as written (each
+    repaired one with its ``fix``); ``call`` is ``METHOD URL`` as sent. Everything
+    shown is redacted."""
+
+    request: requests.PreparedRequest
+    violation: Violation | None
+    repairs: tuple[Repair, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    call: str = ""
+
+    @property
+    def remaining(self) -> tuple[Finding, ...]:
+        """The errors left in :attr:`request`."""
+        return self.violation.errors if self.violation is not None else ()
+
+    def note(self) -> str:
+        """What the user is told of a repaired request: the call as sent and each repair.
+
+        >>> r = Repair("E3.2", ("body", "Qty"), "Qty", "qty")
+        >>> Verdict(requests.PreparedRequest(), None, (r,), call="POST http://h/orders").note()
+        "POST http://h/orders was sent with the repairs: E3.2 body.Qty: 'Qty' -> 'qty'"
+        """
+        return f"{self.call} was sent with the repairs: " + "; ".join(map(str, self.repairs))
 
 
 # -- turning a PreparedRequest into an ApiRequest ---------------------------------------
@@ -318,6 +351,71 @@ def _body(
         return None, False, [*problems, _unread(f"it is not valid JSON ({reason})", operation)]
 
 
+def _is_form(request: requests.PreparedRequest) -> bool:
+    ctype = (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+    return ctype == "application/x-www-form-urlencoded"
+
+
+def _charset(media: str) -> str | None:
+    return next(
+        (
+            part.split("=", 1)[1].strip().strip('"').lower()
+            for part in media.split(";")[1:]
+            if part.strip().lower().startswith("charset=")
+        ),
+        None,
+    )
+
+
+def _form_text(value: Any) -> str:
+    """A typed form value as text on the wire."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _form_pairs(
+    request: requests.PreparedRequest, written: Any, fixed: Mapping[str, Any]
+) -> list[tuple[str, str]] | None:
+    """The form fields of ``fixed`` as text: a value the model wrote keeps its own text
+    (under its new name when it was renamed), a repaired one is written as text."""
+    if not isinstance(written, Mapping):
+        return None
+    raw = request.body.decode("utf-8") if isinstance(request.body, bytes) else request.body
+    texts: dict[str, list[str]] = {}
+    for k, v in parse_qsl(raw or "", keep_blank_values=True):
+        texts.setdefault(k, []).append(v)
+    pairs: list[tuple[str, str]] = []
+    for key, value in fixed.items():
+        if key in written and written[key] == value:
+            source: str | None = key
+        else:  # renamed: the one field the model wrote with this value under another name
+            source = next(
+                (o for o in written if o not in fixed and written[o] == value and o in texts),
+                None,
+            )
+        if source is not None and source in texts:
+            pairs += [(key, t) for t in texts[source]]
+        else:
+            values = value if isinstance(value, list) else [value]
+            pairs += [(key, _form_text(v)) for v in values]
+    return pairs
+
+
+def _same_url(a: str | None, b: str | None) -> bool:
+    """Whether two URLs name the same path and query (quoting aside)."""
+    x, y = urlsplit(a or ""), urlsplit(b or "")
+    return (x.scheme, x.netloc, unquote(x.path)) == (
+        y.scheme,
+        y.netloc,
+        unquote(y.path),
+    ) and parse_qsl(x.query, keep_blank_values=True) == parse_qsl(y.query, keep_blank_values=True)
+
+
 def _typed_form(body: Mapping[str, Any], catalog: ApiCatalog, method: str, url: str) -> Any:
     # form fields are text on the wire; read them as their documented types first
     match = catalog.match_http(method, url)
@@ -387,13 +485,21 @@ class HttpGuard:
         allowlisted host name allows any port of it)."""
         return self.allowed.allows(url)
 
-    def violation(self, request: requests.PreparedRequest) -> Violation | None:
-        """What ``request`` breaks, or ``None`` when it has no error finding.
+    def decide(self, request: requests.PreparedRequest) -> Verdict:
+        """The one decision on ``request``: what to send and what to say about it.
+
+        With ``repair="sure"``, a request whose every error has a certain repair (a
+        query, form or JSON body key spelled another way, ``"3"`` for an integer in a
+        JSON body, a path spelled as documented) is rewritten, read back, and its
+        :attr:`Verdict.request` is the rewritten one only when it reads back as exactly
+        the repaired call the decision made: what is sent is what the verdict reports.
+        Otherwise :attr:`Verdict.request` is ``request`` itself and
+        :attr:`Verdict.violation` says what it breaks (``None`` when nothing).
 
         Never raises on what the request holds: a request that cannot be checked is a
         violation with one E1 finding saying why."""
         try:
-            return self._violation(request)
+            return self._decide(request)
         except (ConfigurationError, SpecError):
             raise
         except Exception as exc:
@@ -403,7 +509,7 @@ class HttpGuard:
                 finding, message=_scrub(finding.message, secrets, self.auth_names)
             )
             call = _scrub(f"{request.method} {redact_url(request.url or '')}", secrets)
-            return Violation(call, (finding,), None)
+            return Verdict(request, Violation(call, (finding,), None), findings=(finding,))
 
     def _request(self, request: requests.PreparedRequest) -> tuple[ApiRequest, bool, list[Finding]]:
         """The prepared request as the checks read it, whether its body was readable,
@@ -411,7 +517,7 @@ class HttpGuard:
         method = (request.method or "GET").upper()
         url = request.url or ""
         body, readable, body_findings = _body(request, _wants_json(self.catalog, method, url))
-        if isinstance(body, Mapping) and "form" in (request.headers.get("Content-Type") or ""):
+        if isinstance(body, Mapping) and _is_form(request):
             body = _typed_form(body, self.catalog, method, url)
         api_request = ApiRequest(
             method=method,
@@ -422,56 +528,86 @@ class HttpGuard:
         )
         return api_request, readable, body_findings
 
-    def repaired(
-        self, request: requests.PreparedRequest
-    ) -> tuple[requests.PreparedRequest, Decision] | None:
-        """``request`` with the certain repairs of the decision, and the decision, where
-        every error of it has one (a query parameter spelled another way, ``"3"`` for an
-        integer in a JSON body, a path spelled as documented); ``None`` otherwise (then
-        :meth:`rejection` says what is wrong)."""
-        if self.decider.repair == "off":
-            return None
-        api_request, readable, body_findings = self._request(request)
-        if body_findings or not readable:
-            return None
-        decision = self.decider.decide_request(api_request)
-        fixed = decision.request
-        if decision.action != "forward" or not decision.repairs or fixed is None:
-            return None
-        prepared = request.copy()
-        if fixed.url != api_request.url:
-            prepared.prepare_url(fixed.url, None)
-        if fixed.body != api_request.body:
-            media = request.headers.get("Content-Type") or ""
-            if not isinstance(fixed.body, Mapping) or "json" not in media.lower():
-                return None  # a body rewritten only where it was JSON
-            prepared.prepare_body(data=None, files=None, json=dict(fixed.body))
-            prepared.headers["Content-Type"] = media
-        return prepared, decision
-
-    def _violation(self, request: requests.PreparedRequest) -> Violation | None:
+    def _decide(self, request: requests.PreparedRequest) -> Verdict:
         method = (request.method or "GET").upper()
         url = request.url or ""
-        api_request, readable, body_findings = self._request(request)
-        findings = [*body_findings, *self.scanner.iter_findings(api_request)]
+        written, readable, body_findings = self._request(request)
+        found = [*body_findings, *self.scanner.iter_findings(written)]
         if not readable:
             # a body we could not read is not a missing body
-            findings = [
-                f for f in findings if not (f.code == "E3.4" and f.location[:1] == ("body",))
-            ]
-        if not any(f.severity == "error" for f in findings):
-            return None
-        findings.sort(key=lambda f: f.severity != "error")
+            found = [f for f in found if not (f.code == "E3.4" and f.location[:1] == ("body",))]
         secrets = _secrets(request, self.auth_names)
-        findings = [redact_finding(f, names=self.auth_names, secrets=secrets) for f in findings]
-        match = self.catalog.match_http(method, url)
-        call = _scrub(f"{method} {redact_url(url, self.auth_names)}", secrets)
-        return Violation(call, tuple(findings), match[0].name if match else None)
 
-    def rejection(self, request: requests.PreparedRequest) -> RequestRejected | None:
-        """:class:`RequestRejected` for ``request``, or ``None`` when it is fine."""
-        found = self.violation(request)
-        return None if found is None else rejected(found, request)
+        def shown(findings: Iterable[Finding]) -> tuple[Finding, ...]:
+            ordered = sorted(findings, key=lambda f: f.severity != "error")
+            return tuple(redact_finding(f, names=self.auth_names, secrets=secrets) for f in ordered)
+
+        call = _scrub(f"{method} {redact_url(url, self.auth_names)}", secrets)
+        if not any(f.severity == "error" for f in found):
+            return Verdict(request, None, findings=shown(found), call=call)
+        decided: Decision | None = None
+        if self.decider.repair != "off" and readable and not body_findings:
+            # decided on a copy: the decision's record of the call as written must stay
+            # what was written, whatever the repairer does to the values it is given
+            copy = dataclasses.replace(written, body=copy_module.deepcopy(written.body))
+            decided = self.decider.from_findings(
+                copy, found, lambda r: list(self.scanner.iter_findings(r))
+            )
+        if decided is not None and decided.action == "forward" and decided.repairs:
+            prepared = self._rewrite(request, written, decided.request)
+            if prepared is not None:
+                sent = prepared.url or ""
+                repairs = tuple(
+                    redact_repair(r, names=self.auth_names, secrets=secrets)
+                    for r in decided.repairs
+                )
+                return Verdict(
+                    prepared,
+                    None,
+                    repairs=repairs,
+                    findings=shown(decided.findings),
+                    call=_scrub(f"{method} {redact_url(sent, self.auth_names)}", secrets),
+                )
+        findings = shown(decided.findings if decided is not None else found)
+        match = self.catalog.match_http(method, url)
+        violation = Violation(call, findings, match[0].name if match else None)
+        return Verdict(request, violation, findings=findings, call=call)
+
+    def _rewrite(
+        self,
+        request: requests.PreparedRequest,
+        written: ApiRequest,
+        fixed: ApiRequest | None,
+    ) -> requests.PreparedRequest | None:
+        """``request`` rewritten as ``fixed`` says (URL, JSON or form body), or ``None``
+        when that cannot be done exactly: the rewritten request is read back as the
+        checks read it, and must be ``fixed``, nothing more or less."""
+        if fixed is None or fixed.headers != written.headers or fixed.params != written.params:
+            return None
+        prepared = request.copy()
+        if fixed.url != written.url:
+            prepared.prepare_url(fixed.url, None)
+        if fixed.body != written.body:
+            coding = (request.headers.get("Content-Encoding") or "identity").strip().lower()
+            media = request.headers.get("Content-Type") or ""
+            if coding != "identity" or _charset(media) not in (None, "utf-8", "utf8"):
+                return None  # rewritten only where it is plain text on the wire
+            if _is_form(request) and isinstance(fixed.body, Mapping):
+                pairs = _form_pairs(request, written.body, fixed.body)
+                if pairs is None:
+                    return None
+                prepared.prepare_body(data=pairs, files=None)
+            elif _is_json(media.split(";")[0].strip().lower()):
+                prepared.prepare_body(data=None, files=None, json=fixed.body)
+            else:
+                return None
+            prepared.headers["Content-Type"] = media
+        sent, readable, problems = self._request(prepared)
+        if not readable or problems or sent.body != fixed.body:
+            return None
+        if not _same_url(sent.url, fixed.url):
+            return None
+        return prepared
 
     # -- responses ---------------------------------------------------------------------
 
@@ -596,25 +732,16 @@ class GuardAdapter(HTTPAdapter):
         if not self.guard.allows(url):
             raise HostNotAllowed(shown_origin(url), list(self.guard.allowed))
         if self.guard.covers(url):
-            fixed = self.guard.repaired(request)
-            if fixed is not None:
+            verdict = self.guard.decide(request)
+            if verdict.violation is not None:
+                report_problem(rejected(verdict.violation, request), self.mode, stacklevel=4)
+            elif verdict.repairs:
                 # sent repaired, and said so: never a silent change of a request
-                request, decision = fixed
-                secrets = _secrets(request, self.guard.auth_names)
-                note = _scrub(
-                    f"{request.method} {redact_url(request.url or '', self.guard.auth_names)} "
-                    "was sent with the repairs: " + "; ".join(map(str, decision.repairs)),
-                    secrets,
-                    self.guard.auth_names,
-                )
+                request = verdict.request
                 if self.mode == "warn":
-                    warnings.warn(AutoFeedbackWarning(note), stacklevel=3)
+                    warnings.warn(AutoFeedbackWarning(verdict.note()), stacklevel=3)
                 else:
-                    logger.warning("%s", note)
-            else:
-                problem = self.guard.rejection(request)
-                if problem is not None:
-                    report_problem(problem, self.mode, stacklevel=4)
+                    logger.warning("%s", verdict.note())
         response = super().send(
             request, stream=stream, timeout=timeout, verify=verify, cert=cert, proxies=proxies
         )

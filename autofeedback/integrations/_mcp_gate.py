@@ -26,6 +26,7 @@ from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._redact import auth_names, redact
 from autofeedback._scan import Scanner
+from autofeedback._tool_names import looks_alike, set_aside
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair
 from autofeedback.decide import Decision as OneDecision
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
@@ -136,6 +137,8 @@ class ToolGate:
         self.tools: list[dict[str, Any]] = []
         self.issues: list[SchemaIssue] = []
         self.unchecked: frozenset[str] = frozenset()
+        #: listed tool names never matched to a call, with why (:mod:`autofeedback._tool_names`)
+        self.set_aside: dict[str, str] = {}
         self.catalog: ApiCatalog | None = None
         self._scanner: Scanner | None = None
         self._decider: Decider | None = None
@@ -157,6 +160,16 @@ class ToolGate:
         issues: list[SchemaIssue] = []
         catalogs: list[ApiCatalog] = []
         unchecked: set[str] = set()
+        # a name that looks like another (mixed scripts, an invisible character) or is
+        # listed twice is never matched to a call: said now, and a call to it is fed back
+        aside = set_aside(
+            {  # one name per distinct definition: a tool listed twice as itself is one tool
+                _digest(t): t["name"]
+                for t in tools
+                if isinstance(t, Mapping) and isinstance(t.get("name"), str)
+            }.values()
+        )
+        said: set[str] = set()
         for tool in tools:
             if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
                 issues.append(SchemaIssue("?", "name", "a tool without a name", "dropped"))
@@ -164,6 +177,18 @@ class ToolGate:
             repaired, found = check_tool(tool)
             issues.extend(found)
             fixed.append(repaired)
+            if repaired["name"] in aside:
+                if repaired["name"] not in said:  # once per name, not per listing of it
+                    said.add(repaired["name"])
+                    issues.append(
+                        SchemaIssue(
+                            repaired["name"],
+                            "name",
+                            f"the name {aside[repaired['name']]}",
+                            "never matched to a call: a call naming it is answered with feedback",
+                        )
+                    )
+                continue
             if any("unchecked" in i.fix for i in found):
                 unchecked.add(repaired["name"])
                 continue
@@ -177,11 +202,16 @@ class ToolGate:
                     )
                 )
         catalog = ApiCatalog.merge(*catalogs) if catalogs else None
+        if catalog is not None and aside:
+            catalog = ApiCatalog(
+                catalog.operations, servers=catalog.servers, source=catalog.source, set_aside=aside
+            )
         scanner = Scanner(catalog, retriever=self.retriever) if catalog is not None else None
         decider = Decider(scanner, repair=self.repair) if scanner is not None else None
         # everything built first, then swapped in together: a check running meanwhile
         # sees the old listing or the new one
         self.tools, self.issues, self.unchecked = fixed, issues, frozenset(unchecked)
+        self.set_aside = aside
         self._names = frozenset(t["name"] for t in fixed)
         self.catalog, self._scanner, self._decider = catalog, scanner, decider
         return issues
@@ -258,15 +288,31 @@ class ToolGate:
         the one decision on the call (:mod:`autofeedback.decide`) and the digest its
         repeats are counted by. A worker process with the same listing gives the same."""
         args = dict(arguments or {})
-        if self._decider is not None:
+        if name in self.set_aside:
+            # answered here, whatever the catalog holds: no checkable tool may be left
+            aside = Finding(
+                "E2",
+                ("api",),
+                name,
+                message=f"API {name!a} is not called: its name {self.set_aside[name]}; "
+                "tell the user instead of calling it",
+            )
+            decided = OneDecision("feedback", "errors", None, None, (aside,), (aside,))
+        elif self._decider is not None:
             request = ApiRequest(name=name, arguments=args, format="openai")
             decided = self._decider.decide_request(request)
         else:
+            alike = [n for n in self.set_aside if looks_alike(name, n)]
+            hint = (
+                f" ({alike[0]!a} is listed, but never called: its name {self.set_aside[alike[0]]})"
+                if alike
+                else ""
+            )
             missing = Finding(
                 "E2",
                 ("api",),
                 name,
-                message=f"API {name!r} does not exist; the server lists no checkable tools",
+                message=f"API {name!r} does not exist; the server lists no checkable tools{hint}",
             )
             decided = OneDecision("feedback", "errors", None, None, (missing,), (missing,))
         return Checked(decided, _digest(args))
@@ -277,7 +323,12 @@ class ToolGate:
         decided = checked.decided
         unknown = name not in self._names
         called = decided.request
-        if decided.action == "forward" and called is not None and called.name in self._names:
+        if (
+            decided.action == "forward"
+            and called is not None
+            and called.name in self._names
+            and called.name not in self.set_aside
+        ):
             repaired = bool(decided.repairs)
             return Decision(
                 "forward",
@@ -294,7 +345,12 @@ class ToolGate:
         suggestion = next((f.suggestion for f in ordered if f.code.startswith("E2")), None)
         if unknown and suggestion is None:
             suggestion = next(
-                (str(f.expected) for f in ordered if f.code.startswith("E2") and f.expected), None
+                (
+                    f.expected
+                    for f in ordered
+                    if f.code.startswith("E2") and isinstance(f.expected, str) and f.expected
+                ),
+                None,
             )
         # an MCP tools/call: worded as a tool call (issue 28), as through the OpenAI proxy
         feedback = (

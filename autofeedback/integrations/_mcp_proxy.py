@@ -17,6 +17,10 @@ and ``tools/call`` results and errors) over an upstream :class:`mcp.ClientSessio
   the server;
 * the same rejected call, repeated ``repeat_limit`` times, gets a firm "stop repeating";
 * a valid call is forwarded and its result passed back unchanged;
+* a call forwarded repaired gets the server's result with the repairs and the call that
+  ran in its ``_meta`` (``autofeedback``) and one more text item the model reads;
+* a tool whose name passes for another (mixed scripts, an invisible character) or is
+  listed twice is reported at listing time and never matched to a call;
 * every decision is one JSON line in ``log`` (credentials redacted, the arguments of a
   call cut at 4 KB, the file created readable by its owner only).
 
@@ -69,7 +73,7 @@ from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.decide import RepairMode
 from autofeedback.integrations._gate_worker import GateWorker
 from autofeedback.integrations._jsonlog import JsonLog
-from autofeedback.integrations._mcp_gate import ToolGate
+from autofeedback.integrations._mcp_gate import Decision, ToolGate
 
 __all__ = ["McpProxy", "McpProxyOptions", "run_mcp_proxy"]
 
@@ -88,6 +92,11 @@ _PING_EVERY = 2.0
 #: 9 MB line); findings per line likewise.
 _LOGGED_ARGUMENTS = 4096
 _LOGGED_FINDINGS = 20
+#: The key of a repaired call's result ``_meta`` that says what ran instead; the note the
+#: model reads shows this many characters of the arguments and this many repairs.
+_META_KEY = "autofeedback"
+_NOTE_ARGUMENTS = 1000
+_NOTE_REPAIRS = 5
 
 
 @dataclass
@@ -422,7 +431,10 @@ class McpProxy:
                 explained=explained is not None,
                 ms=_ms(started),
             )
-            return explained or result
+            result = explained or result
+            if decision.call_name is not None:
+                result = self._told(decision, result)
+            return result
         self.log.write("tools/call", **logged, ms=_ms(started))
         if decision.action == "unknown_tool" or (
             decision.action == "repeated" and decision.unknown
@@ -440,6 +452,31 @@ class McpProxy:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=decision.feedback)], is_error=True
         )
+
+    def _told(self, decision: Decision, result: types.CallToolResult) -> types.CallToolResult:
+        """``result`` of a call forwarded repaired, telling the client what ran: the
+        repairs and the call made in its ``_meta`` (``autofeedback``: ``repairs``,
+        ``called``), and one text item the model reads, after the server's own content
+        (``structuredContent`` and the content before it are the server's, unchanged).
+        Credentials are masked, the arguments cut as in the log."""
+        arguments = self._logged_arguments(decision.call_arguments or {})
+        repairs = [self.gate.redact(r.as_dict()) for r in decision.repairs]
+        meta = dict(result.meta or {})
+        meta[_META_KEY] = {
+            "repairs": repairs,
+            "called": {"name": decision.call_name, "arguments": arguments},
+        }
+        shown = json.dumps(arguments, ensure_ascii=False, default=repr)
+        if len(shown) > _NOTE_ARGUMENTS:
+            shown = shown[:_NOTE_ARGUMENTS] + "..."
+        listed = "; ".join(str(self.gate.redact(str(r))) for r in decision.repairs[:_NOTE_REPAIRS])
+        if len(decision.repairs) > _NOTE_REPAIRS:
+            listed += f"; and {len(decision.repairs) - _NOTE_REPAIRS} more"
+        note = types.TextContent(
+            type="text",
+            text=f"autofeedback: called {decision.call_name} with {shown} (repaired: {listed})",
+        )
+        return result.model_copy(update={"meta": meta, "content": [*result.content, note]})
 
     def _logged_arguments(self, arguments: Any) -> Any:
         """The arguments as a log line shows them: redacted, and cut past

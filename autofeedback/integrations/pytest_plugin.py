@@ -16,10 +16,11 @@ Off unless asked, per run or per test::
     @pytest.mark.autofeedback(spec="specs/bookshop.yaml", expect="E4.1")
     def test_server_rejects_a_bad_type(): ...   # a negative test: the bad call is sent
 
-In fail mode a malformed call is still sent, so the test runs as it would without the
-plugin; the test fails afterwards with the report. ``expect`` (codes or code families,
-``"E4"`` covers ``"E4.1"``) marks the calls a test makes wrong on purpose: they are sent
-and not reported, and the test fails if no call had them.
+In fail mode a malformed call is still sent, as the test wrote it (the plugin makes the
+guard's one decision, :meth:`HttpGuard.decide`, and never repairs), so the test runs as
+it would without the plugin; the test fails afterwards with the report. ``expect``
+(codes or code families, ``"E4"`` covers ``"E4.1"``) marks the calls a test makes wrong
+on purpose: they are sent and not reported, and the test fails if no call had them.
 
 A URL is covered when its host is one of the spec's servers; every other URL passes
 through untouched. The terminal summary counts the findings per error code over the
@@ -70,7 +71,9 @@ class _Session:
             catalogs = [_load(spec) for spec in specs]
             catalog = catalogs[0] if len(catalogs) == 1 else ApiCatalog.merge(*catalogs)
             try:
-                cached = HttpGuard(catalog)
+                # a test's call is sent as the test wrote it: the plugin reports what
+                # it would repair, it never repairs (a test must not pass because of it)
+                cached = HttpGuard(catalog, repair="off")
             except AutoFeedbackError as exc:
                 raise _SpecProblem(f"autofeedback: cannot use {', '.join(specs)}: {exc}") from None
             self.guards[specs] = cached
@@ -115,21 +118,24 @@ class _Test:
             self.patch.undo()
             self.patch = None
 
-    def check(self, request: requests.PreparedRequest) -> None:
+    def check(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        """The request to send (the guard's one decision, :meth:`HttpGuard.decide`), its
+        violation recorded (and warned of in warn mode)."""
         if not self.specs:
-            return
+            return request
         guard = self.session.guard(self.specs)
         if not guard.covers(request.url or ""):
-            return
+            return request
         self.session.requests += 1
-        violation = guard.violation(request)
+        verdict = guard.decide(request)
+        violation = verdict.violation
         if violation is None:
-            return
+            return verdict.request
         if self.expect:
             wanted = [f for f in violation.errors if self.expects(f.code)]
             self.expected_seen.update(e for e in self.expect for f in wanted if _covers(e, f.code))
             if len(wanted) == len(violation.errors):
-                return  # made wrong on purpose: sent, not reported
+                return verdict.request  # made wrong on purpose: sent, not reported
         where, level = _caller(self.item)
         self.violations.append((violation, where))
         self.session.counts.update(f.code for f in violation.errors)
@@ -137,9 +143,9 @@ class _Test:
         if self.mode == "warn":
             # attributed to the test's line, where a person looks first
             warnings.warn(AutoFeedbackWarning(problem.report), stacklevel=level)
-            return
         # fail mode still sends it: the test runs as it would without the plugin, and
         # fails afterwards with the report (pytest_runtest_call)
+        return verdict.request
 
     def expects(self, code: str) -> bool:
         return any(_covers(e, code) for e in self.expect)
@@ -156,8 +162,7 @@ class _Test:
 
 def _patched_send(test: _Test, original: Any) -> Any:
     def send(self: requests.Session, request: requests.PreparedRequest, **kwargs: Any) -> Any:
-        test.check(request)
-        return original(self, request, **kwargs)
+        return original(self, test.check(request), **kwargs)
 
     return send
 

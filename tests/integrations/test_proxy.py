@@ -1001,3 +1001,76 @@ def test_a_call_the_rule_leaves_is_never_sent_changed(
     assert reply["content"].startswith("There is an error in your tool call.")
     shown = upstream.seen[1]["json"]["messages"][-2]["tool_calls"][0]["function"]
     assert shown["name"] == call["name"] and json.loads(shown["arguments"]) == call["arguments"]
+
+
+PAY_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "pay",
+            "description": "Pay an order by card.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "order_id": {"type": "string"},
+                    "card_number": {"type": "string"},
+                    "cvv": {"type": "integer"},
+                },
+                "required": ["order_id", "card_number", "cvv"],
+            },
+        },
+    }
+]
+
+
+def test_a_card_code_is_in_no_header_summary_or_log(upstream: Upstream, tmp_path: Path) -> None:
+    """Issue 43: ``"cvv": "987"`` repaired to 987 was shown in clear in the
+    ``x-autofeedback`` header and the body's ``autofeedback`` summary. A card code is a
+    secret now: it is masked wherever it is shown (so, like every credential's, its value
+    is never coerced: the model is asked again)."""
+    upstream.script.clear()
+    upstream.seen.clear()
+    card = {"order_id": "A1", "card_number": "4111111111111111"}
+    upstream.script += [
+        completion({**card, "cvv": "987"}, name="pay", n=1),
+        completion({**card, "cvv": 987}, name="pay", n=2),
+    ]
+    log = tmp_path / "proxy.jsonl"
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=3, log=log, retriever=None))
+    try:
+        raw = running.client().chat.completions.with_raw_response.create(
+            model="scripted",
+            messages=[{"role": "user", "content": "Pay order A1 with my card 4111111111111111"}],
+            tools=PAY_TOOLS,
+        )
+    finally:
+        running.close()
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header["codes"] == ["E4.1"]
+    summary = raw.parse().model_extra["autofeedback"]
+    shown = raw.headers["x-autofeedback"] + json.dumps(summary) + log.read_text()
+    assert "987" not in shown and "4111111111111111" not in shown
+    assert "[REDACTED]" in log.read_text()
+
+
+def test_a_credential_under_a_misspelt_name_is_masked_in_the_log(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    """Issue 43: ``api_kye`` (one slip from ``api_key``) was stored in clear in the
+    decision log."""
+    upstream.script.clear()
+    upstream.seen.clear()
+    upstream.script += [
+        completion({"city": "Paris", "api_kye": "kye-live-5f4e3d2c1b"}, n=1),
+        completion({"city": "Paris"}, n=2),
+    ]
+    log = tmp_path / "proxy.jsonl"
+    running = Proxy(ProxyConfig(upstream.url, max_rounds=3, log=log, retriever=None))
+    try:
+        running.client().chat.completions.create(model="scripted", messages=USER, tools=TOOLS)
+    finally:
+        running.close()
+    text = log.read_text()
+    assert "kye-live-5f4e3d2c1b" not in text
+    first = json.loads(text.splitlines()[0])
+    assert first["calls"][0]["arguments"] == {"city": "Paris", "api_kye": "[REDACTED]"}

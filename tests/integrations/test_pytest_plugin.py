@@ -265,3 +265,26 @@ def test_a_fixture_that_checks_nothing_says_so(project: pytest.Pytester) -> None
     result = project.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*autofeedback_guard fixture checked nothing*use(SPEC)*"])
+
+
+def test_a_call_it_could_repair_is_sent_as_written_and_reported(project: pytest.Pytester) -> None:
+    """The plugin makes the guard's one decision (issue 43): a test's call is never
+    repaired behind its back, so what the report shows is what the server got; the
+    certain repair is the report's suggestion."""
+    project.makepyfile(
+        """
+        import requests
+        from conftest import SERVER
+
+        def test_wrong_case(autofeedback_guard):
+            autofeedback_guard.use("api.yaml", mode="warn")
+            r = requests.post(SERVER + "/orders", json={"book_id": 7, "Quantity": 2})
+            assert r.status_code == 400
+            assert r.request.body == b'{"book_id": 7, "Quantity": 2}'
+            [violation] = autofeedback_guard.violations
+            assert [f.code for f in violation.errors] == ["E3.2", "E3.4"]
+        """
+    )
+    result = project.runpytest(*PLUGIN, *RECORD)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*E3.2*body.Quantity*", "*suggestion: quantity*"])
