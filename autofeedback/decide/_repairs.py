@@ -410,7 +410,9 @@ class _Edits:
         self.args: dict[str, Any] = dict(request.arguments)
         self.query: list[tuple[str, str]] | None = None
         self.params: dict[str, Any] = dict(request.params)
-        self.body: Any = request.body
+        # a copy: renames change the body's own mapping, and the model's request (the
+        # decision's ``original``) must keep what the model wrote
+        self.body: Any = dict(request.body) if isinstance(request.body, Mapping) else request.body
         if request.is_http:
             assert request.url is not None
             self.query = parse_qsl(urlsplit(request.url).query, keep_blank_values=True)

@@ -271,3 +271,33 @@ def test_nothing_is_repaired_against_an_operation_only_partly_read() -> None:
         assert decision.action == "feedback" and not decision.repairs, call
     [renamed] = decider.decide({"name": "search_books", "arguments": {"limit": 5}})
     assert not renamed.repairs
+
+
+def test_the_model_s_own_request_is_never_changed_by_its_repair() -> None:
+    tool = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "paths": {
+            "/orders": {
+                "post": {
+                    "operationId": "createOrder",
+                    "requestBody": {
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"quantity": {"type": "integer"}},
+                                }
+                            }
+                        }
+                    },
+                    "responses": {"201": {"description": "made"}},
+                }
+            }
+        },
+    }
+    body = {"Quantity": 2}
+    request = ApiRequest(method="POST", url="/orders", body=body, format="request")
+    [decision] = Decider(Scanner(ApiCatalog.from_obj(tool), retriever=None)).decide(request)
+    assert decision.request.body == {"quantity": 2}
+    assert body == {"Quantity": 2} and decision.original.body == {"Quantity": 2}
