@@ -317,6 +317,9 @@ class Sandbox:
         self.error_key = keys.most_common(1)[0][0] if keys else "info_code"
         self._auth = auth_names(catalog)
         self._state = SessionState(catalog.operations, seed=seed, max_resources=max_resources)
+        #: what the sandbox cannot know from the spec, one line each (a list whose items
+        #: share no id field with their detail); ``autofeedback sandbox`` prints them once
+        self.notes: tuple[str, ...] = self._state.notes
         self._prefixes = sorted(
             {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
         )
@@ -1080,7 +1083,9 @@ def run_sandbox(
         return 2
     if sandbox.warning:
         stderr.write(f"autofeedback: {sandbox.warning}\n")
-        stderr.flush()
+    for note in sandbox.notes:
+        stderr.write(f"autofeedback: note: {note}\n")
+    stderr.flush()
     mode = "terse" if terse else "verbose"
     stdout.write(
         f"Serving {len(catalog)} operations of {spec} at {sandbox.url} ({mode} errors); "
