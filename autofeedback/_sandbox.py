@@ -291,7 +291,10 @@ class Sandbox:
         # whose name ends the URL, and "/{id}" also ends "/books/{id}"
         document["servers"] = [{"url": _HOST_URL}]
         document["paths"] = {
-            path: {method: _without_response_bodies(op) for method, op in item.items()}
+            path: {
+                method: _one_type_parameters(_without_response_bodies(op))
+                for method, op in item.items()
+            }
             for path, item in sorted(document["paths"].items(), key=lambda kv: -len(kv[0]))
         }
         try:
@@ -523,7 +526,9 @@ class Sandbox:
             if documented.example is not None:
                 payload: Any = documented.example
             else:
-                payload = generate(sanitize_schema(documented.schema), Random(self.seed))
+                payload = generate(
+                    sanitize_schema(documented.schema, drop="writeOnly"), Random(self.seed)
+                )
                 if isinstance(payload, dict):
                     _fill_error(payload, missing.message)
             return 404, {}, payload, SeenRequest(method, path, 404, "not_found", op.name)
@@ -719,6 +724,25 @@ def _without_response_bodies(operation: dict[str, Any]) -> dict[str, Any]:
     every ``$ref`` is inlined) would only slow openapi-core's spec check tenfold."""
     responses = {s: {"description": r["description"]} for s, r in operation["responses"].items()}
     return {**operation, "responses": responses}
+
+
+def _one_type_parameters(operation: dict[str, Any]) -> dict[str, Any]:
+    """Parameters typed ``["object", "null"]`` as ``"object"``: openapi-core's style
+    deserializers read ``type`` as one string and raised TypeError on every request to
+    the operation (OpenAI's ``GET /fine_tuning/jobs`` and its ``metadata``), and a value
+    in a query string is never JSON null anyway."""
+    parameters = operation.get("parameters")
+    if not isinstance(parameters, list):
+        return operation
+    fixed = []
+    for parameter in parameters:
+        schema = parameter.get("schema") if isinstance(parameter, dict) else None
+        types = schema.get("type") if isinstance(schema, dict) else None
+        if isinstance(types, list):
+            kept = [t for t in types if t != "null"] or ["null"]
+            parameter = {**parameter, "schema": {**schema, "type": kept[0]}}  # type: ignore[dict-item]
+        fixed.append(parameter)
+    return {**operation, "parameters": fixed}
 
 
 def _json_body(body: bytes | None) -> Any:

@@ -52,7 +52,7 @@ from autofeedback._sandbox_store import (
     props_of,
     singular,
 )
-from autofeedback._sandbox_values import fits, fresh_id, generate
+from autofeedback._sandbox_values import fits, fresh_id, generate, without_marked
 
 __all__ = ["IdParam", "NotFound", "SessionState", "generate", "id_params", "singular"]
 
@@ -155,8 +155,11 @@ class SessionState:
         self._schemas: dict[str, dict[str, Any] | None] = {}
         for op in operations:
             _, response = _success_response(op)
-            has = response is not None and response.schema is not None
-            self._schemas[op.name] = sanitize_schema(response.schema) if has else None  # type: ignore[union-attr]
+            raw = response.schema if response is not None else None
+            # what an answer never shows (a writeOnly password) is never made up for one
+            self._schemas[op.name] = (
+                sanitize_schema(raw, drop="writeOnly") if raw is not None else None
+            )
         self.collections, self._roles, self.notes = find_collections(
             operations, self._schemas, self._examples
         )
@@ -499,11 +502,8 @@ class SessionState:
             collection, tuple(path_vars.get(n, "") for n in names[: collection.parents])
         )
         schema = self._schemas.get(op.name)
-        fields = (
-            {k: v for k, v in body.items() if isinstance(k, str) and k != collection.id_field}
-            if isinstance(body, Mapping)
-            else {}
-        )
+        sent = without_marked(body, op.body_schema) if isinstance(body, Mapping) else {}
+        fields = {k: v for k, v in sent.items() if isinstance(k, str) and k != collection.id_field}
         payload: Any
         if role == "list":
             payload = self._list(op, store, query, rng)

@@ -292,8 +292,14 @@ def _paging(op: Operation) -> Paging:
         schema = next(p.schema for p in op.parameters if p.name == page)
         if schema.get("minimum") == 0 or schema.get("default") == 0:
             first_page = 0
-        return Paging("page", page=page, size=size, default_size=default, max_size=maximum,
-                      first_page=first_page)  # fmt: skip
+        return Paging(
+            "page",
+            page=page,
+            size=size,
+            default_size=default,
+            max_size=maximum,
+            first_page=first_page,
+        )
     if offset is not None:
         return Paging("offset", size=size, offset=offset, default_size=default, max_size=maximum)
     if token is not None:
@@ -418,6 +424,8 @@ def find_collections(
         for op in ops:
             method = (op.method or "").upper()
             role = {"GET": "read", "PATCH": "update", "POST": "update", "PUT": "replace"}
-            roles[op.name] = (role.get(method, "delete" if method == "DELETE" else "other"),
-                              collection)  # fmt: skip
+            roles[op.name] = (
+                role.get(method, "delete" if method == "DELETE" else "other"),
+                collection,
+            )
     return collections, roles, tuple(notes)

@@ -46,7 +46,15 @@ from jsonschema.validators import extend, validator_for
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._patterns import matches
 
-__all__ = ["fits", "fresh_id", "from_pattern", "generate", "is_id_name", "merged"]
+__all__ = [
+    "fits",
+    "fresh_id",
+    "from_pattern",
+    "generate",
+    "is_id_name",
+    "merged",
+    "without_marked",
+]
 
 _MAX_ITEMS = 20
 _MAX_DEPTH = 8
@@ -64,6 +72,38 @@ _SPAN = 6 * 365 * 24 * 3600  # dates fall in 2020-2025
 # the sandbox's own validation semantics: 2020-12, patterns in linear time
 _Validator = extend(Draft202012Validator, PATTERN_KEYWORDS)  # type: ignore[no-untyped-call]
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
+
+
+def without_marked(value: Any, schema: Any, flag: str = "writeOnly", _depth: int = 0) -> Any:
+    """``value`` less the properties its (raw) ``schema`` marks ``flag``: a request's
+    ``password`` (``writeOnly``) is kept by no record and shown by no answer.
+
+    >>> without_marked({"a": 1, "pw": "x"}, {"properties": {"pw": {"writeOnly": True}}})
+    {'a': 1}
+    """
+    if _depth > _MAX_DEPTH * 4 or not isinstance(schema, Mapping):
+        return value
+    if isinstance(value, list):
+        item = schema.get("items")
+        return [without_marked(v, item, flag, _depth + 1) for v in value]
+    if not isinstance(value, dict):
+        return value
+    props: dict[str, Any] = {}
+    for part in (schema, *(schema.get("allOf") or ()), *(schema.get("oneOf") or ())):
+        if isinstance(part, Mapping) and isinstance(part.get("properties"), Mapping):
+            for key, sub in part["properties"].items():
+                props.setdefault(key, sub)
+    for part in schema.get("anyOf") or ():
+        if isinstance(part, Mapping) and isinstance(part.get("properties"), Mapping):
+            for key, sub in part["properties"].items():
+                props.setdefault(key, sub)
+    out = {}
+    for key, sub_value in value.items():
+        sub = props.get(key)
+        if isinstance(sub, Mapping) and sub.get(flag) is True:
+            continue
+        out[key] = without_marked(sub_value, sub, flag, _depth + 1)
+    return out
 
 
 def is_id_name(name: str) -> bool:
@@ -277,13 +317,17 @@ def _gen(
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return rng.choice(schema["enum"])
+        # null only when nothing else is allowed: OpenAPI 3.0 readers (openapi-core) take
+        # `nullable` beside an `enum` without null as not allowing it
+        return rng.choice([v for v in schema["enum"] if v is not None] or schema["enum"])
     options = schema.get("oneOf")
     if isinstance(options, list) and options:
+        options = _with_siblings(schema, "oneOf", options)
         return _one_of(options, rng, depth, max_depth, max_items, budget, name)
     options = schema.get("anyOf")
     if isinstance(options, list) and options and isinstance(options[0], Mapping):
-        return _gen(options[0], rng, depth + 1, max_depth, max_items, budget, name)
+        first = _with_siblings(schema, "anyOf", options[:1])[0]
+        return _gen(first, rng, depth + 1, max_depth, max_items, budget, name)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         return _gen(merged(schema), rng, depth, max_depth, max_items, budget, name)
     kind = _type(schema)
@@ -364,6 +408,22 @@ def _gen_array(
     return out
 
 
+_ANNOTATIONS = frozenset({"description", "title", "example", "examples", "default"})
+
+
+def _with_siblings(schema: Mapping[str, Any], key: str, options: list[Any]) -> list[Any]:
+    """The options of ``oneOf``/``anyOf``, each joined with what ``schema`` says beside
+    it (``{"type": "object", "properties": ..., "oneOf": [{"required": ["a"]}, ...]}``:
+    a value must satisfy both)."""
+    siblings = {k: v for k, v in schema.items() if k != key and k not in _ANNOTATIONS}
+    if not siblings:
+        return options
+    return [
+        merged({**siblings, "allOf": [option]}) if isinstance(option, Mapping) else option
+        for option in options
+    ]
+
+
 def _one_of(
     options: list[Any],
     rng: Random,
@@ -381,6 +441,14 @@ def _one_of(
             continue
         value = _gen(option, rng, depth + 1, max_depth, max_items, budget, name)
         others = [o for o in options if o is not option and isinstance(o, Mapping)]
+        if isinstance(value, dict):
+            # oneOf: [{required: [a]}, {required: [b]}] means a or b, not both: leave out
+            # what only the other options require
+            own = set(merged(option).get("required") or ())
+            for other in others:
+                for key in merged(other).get("required") or ():
+                    if key not in own:
+                        value.pop(key, None)
         try:
             if not any(validator_for(o)(o).is_valid(value) for o in others):
                 return value
