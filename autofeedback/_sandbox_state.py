@@ -52,7 +52,7 @@ from autofeedback._sandbox_store import (
     props_of,
     singular,
 )
-from autofeedback._sandbox_values import fits, fresh_id, generate, without_marked
+from autofeedback._sandbox_values import fits, fresh_id, generate, merged, without_marked
 
 __all__ = ["IdParam", "NotFound", "SessionState", "generate", "id_params", "singular"]
 
@@ -185,6 +185,11 @@ class SessionState:
         self._record_bytes = 0
         # which store holds an id of a kind: ids are unique within a kind
         self._owner: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+        # per schema object (each kept alive by the entry): its properties, whether an
+        # item of it can be read straight from a record; per list: its envelope schema
+        self._props_cache: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self._plain: dict[int, tuple[Mapping[str, Any], bool]] = {}
+        self._envelopes: dict[str, dict[str, Any]] = {}
         self.reset()
 
     # -- state -------------------------------------------------------------------
@@ -429,6 +434,10 @@ class SessionState:
             size = _size(record)
         self._drop(store, rid)
         store.records[rid] = record
+        kind = store.collection.kind
+        for issued in _walk(record, self.kinds, self._id_fields, kind, None):
+            if issued.value != rid or issued.kind != kind:  # other kinds' ids it names
+                self._remember(issued.kind, issued.value, issued.obj)
         self._records[(store.key, rid)] = size
         self._record_bytes += size
         self._owner[(store.collection.kind, rid)] = store.key
@@ -470,6 +479,34 @@ class SessionState:
             store.deleted.pop(next(iter(store.deleted)))
         self._forget(store.collection.kind, rid)
 
+    def _props(self, schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        """:func:`props_of`, once per (long-lived, cached) schema object."""
+        if schema is None:
+            return {}
+        hit = self._props_cache.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        props = props_of(schema)
+        if len(self._props_cache) < 20_000:
+            self._props_cache[id(schema)] = (schema, props)
+        return props
+
+    def _item(self, schema: Mapping[str, Any], record: dict[str, Any], key: str) -> Any:
+        """An item of ``schema`` showing ``record``; straight from the record once it
+        holds every field the schema has (the common case: it learned them when first
+        shown), else generated around it from ``key``'s seed."""
+        plain = self._plain.get(id(schema))
+        if plain is None or plain[0] is not schema:
+            flat = merged(schema)
+            is_plain = not any(k in flat for k in ("oneOf", "anyOf"))
+            plain = (schema, is_plain and bool(flat.get("properties")))
+            if len(self._plain) < 20_000:
+                self._plain[id(schema)] = plain
+        props = self._props(schema)
+        if plain[1] and all(k in record and fits(props[k], record[k]) for k in props):
+            return {k: record[k] for k in props}
+        return self._project(schema, generate(schema, random.Random(key)), record)
+
     def _project(
         self, schema: Mapping[str, Any] | None, filler: Any, record: dict[str, Any]
     ) -> Any:
@@ -478,7 +515,7 @@ class SessionState:
         record keeps what the answer showed first, so every answer agrees with it."""
         if not isinstance(filler, dict):
             return filler
-        props = props_of(schema)
+        props = self._props(schema)
         for key, value in record.items():
             if (key in props or key in filler) and fits(props.get(key), value):
                 filler[key] = value
@@ -547,10 +584,29 @@ class SessionState:
                 )
             if role in ("read", "update", "replace"):
                 payload = self._project(schema, payload, record)
-        self._harvest(op, payload)
+        if role == "list" and isinstance(payload, dict) and collection.list_at:
+            # the items' ids were taken when each record was added; the rest is small
+            rest = {k: v for k, v in payload.items() if k != collection.list_at[0]}
+            self._harvest(op, rest)
+        elif role != "list":
+            self._harvest(op, payload)
         if status == 204:
             return status, None
         return status, payload
+
+    def _envelope(self, op: Operation, collection: Collection, rng: random.Random) -> Any:
+        """A list answer around its items: the example, else generated from the schema
+        less the items (made from the store instead)."""
+        if self._examples[op.name] is not None or not collection.list_at:
+            return self._body(op, _success_response(op)[1], rng)
+        schema = self._schemas.get(op.name) or {}
+        hit = self._envelopes.get(op.name)
+        if hit is None:
+            flat = merged(schema)
+            props = {k: v for k, v in (flat.get("properties") or {}).items()}
+            props.pop(collection.list_at[0], None)
+            hit = self._envelopes[op.name] = {**flat, "properties": props}
+        return generate(hit, rng)
 
     def _list(
         self, op: Operation, store: Store, query: list[tuple[str, str]], rng: random.Random
@@ -582,14 +638,14 @@ class SessionState:
             size = min(size, array["maxItems"])
         shown = ids[start : start + size]
         more = start + size < len(ids)
-        items = []
-        for rid in shown:
-            item_rng = random.Random(f"{self.seed}|item|{store.key}|{rid}|{op.name}")
-            schema = collection.item_schema or {}
-            items.append(self._project(schema, generate(schema, item_rng), store.records[rid]))
+        schema = collection.item_schema or {}
+        items = [
+            self._item(schema, store.records[rid], f"{self.seed}|item|{store.key}|{rid}|{op.name}")
+            for rid in shown
+        ]
         if collection.list_at in ((), None):
             return items
-        envelope = self._body(op, _success_response(op)[1], rng)
+        envelope = self._envelope(op, collection, rng)
         if not isinstance(envelope, dict):
             envelope = {}
         envelope[collection.list_at[0]] = items

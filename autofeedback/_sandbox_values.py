@@ -32,7 +32,9 @@ from __future__ import annotations
 import base64
 import re
 import string
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -121,10 +123,47 @@ def fits(schema: Mapping[str, Any] | None, value: Any) -> bool:
     """
     if not schema:
         return True
+    key = (id(schema), id(value))
+    hit = _FITS.get(key)
+    if hit is not None and hit[0] is schema and hit[1] is value:
+        return hit[2]
     try:
-        return bool(_Validator(schema, format_checker=_FORMATS).is_valid(value))
+        result = bool(_validator(schema).is_valid(value))
     except Exception:  # a schema jsonschema cannot read: nothing to hold the value to
-        return True
+        result = True
+    if len(_FITS) >= _FITS_MAX:
+        _FITS.clear()
+    # keeps both alive, so neither id is reused while the entry stands; a value changed
+    # in place (a record's dict) is a new question only through a new object
+    _FITS[key] = (schema, value, result)
+    return result
+
+
+# Validators by schema object: building one costs more than most checks it makes, and
+# the sandbox asks about the same (cached, long-lived) sub-schemas on every answer.
+# Each entry keeps its schema alive, so an id is never reused while it is cached.
+_VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any]] = OrderedDict()
+_VALIDATORS_MAX = 4096
+# answers of fits() by (schema, value) object: a record's fields are checked against the
+# same schemas on every list and detail that shows them
+_FITS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
+_FITS_MAX = 50_000
+_VALIDATORS_LOCK = threading.Lock()
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    key = id(schema)
+    with _VALIDATORS_LOCK:
+        hit = _VALIDATORS.get(key)
+        if hit is not None and hit[0] is schema:
+            _VALIDATORS.move_to_end(key)
+            return hit[1]
+    validator = _Validator(schema, format_checker=_FORMATS)
+    with _VALIDATORS_LOCK:
+        _VALIDATORS[key] = (schema, validator)
+        while len(_VALIDATORS) > _VALIDATORS_MAX:
+            _VALIDATORS.popitem(last=False)
+    return validator
 
 
 # -- formats and patterns -------------------------------------------------------------
