@@ -31,11 +31,14 @@ code   HTTP  kind                 meaning
 =====  ====  ===================  ==================================================
 
 Valid requests are answered by :class:`autofeedback._sandbox_state.SessionState`,
-consistently across calls: the ids a search returns are the ids detail endpoints
-accept, a created resource can be read back until it is deleted, and an id never
-issued gets the operation's documented 404 (its example, its schema with the message
-filled in, or its documented code), else the ``not_found`` row above.
-``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session.
+consistently across calls: each collection of the spec (:mod:`autofeedback._sandbox_store`)
+is one store that its list pages through, its detail reads, and its creates, updates
+and deletes change; the ids a search returns are the ids detail endpoints accept; an id
+never issued, or deleted, gets the operation's documented 404 (its example, its schema
+with the message filled in, or its documented code), else the ``not_found`` row above.
+Values are made by :mod:`autofeedback._sandbox_values` and satisfy their schemas.
+``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session;
+:attr:`Sandbox.notes` says what the spec gives no way to know.
 
 The server binds to a loopback address (another one needs ``allow_remote``, see
 :mod:`autofeedback._serve`) and logs only method, path and status.

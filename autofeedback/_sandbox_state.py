@@ -19,12 +19,23 @@ valid one the way the real API would, consistently across the calls of one sessi
   documented 404 for any other. Only ids of a kind some operation hands out (a search,
   a list, a create) are checked: an airport code or a year that no operation lists can
   only come from the caller's own knowledge, so any value is taken as given.
+* **collections** (:mod:`autofeedback._sandbox_store`): a path with a detail below it
+  that is listed or created is one :class:`Store` of whole records per parent. Its list
+  pages through the store (the paging the spec documents), its detail reads a record,
+  a create adds one with a fresh id of the documented shape, an update or replace
+  changes one in place, a delete removes it for good. Every answer shows the record's
+  value in each field it shares with it, and the record keeps what an answer showed
+  first, so lists and details agree field by field. A store starts with the list's
+  example items, then :data:`SEED_RECORDS` generated ones, drawn from the seed and the
+  store alone. Documented state errors (a second create of the same name: 409) would
+  be answered where :meth:`SessionState._answer_from_store` creates and deletes.
 * **bodies**: the operation's documented example, else generated from its response
-  schema by :func:`generate`: deterministic for a seed and the request, types, formats,
-  enums and required fields respected, arrays and depth bounded.
+  schema by :func:`generate` (:mod:`autofeedback._sandbox_values`): deterministic for a
+  seed and the request, every value valid under its schema, arrays and depth bounded.
 
-Bounded: at most ``max_resources`` remembered ids (least recently used forgotten first),
-snapshots of at most 4 KiB each, generated bodies of at most 2,000 values.
+Bounded: at most ``max_resources`` remembered ids and records (least recently used
+forgotten first), 64 MiB of records, 4,096 stores, snapshots of at most 4 KiB each,
+generated bodies of at most 2,000 values.
 """
 
 from __future__ import annotations
