@@ -15,15 +15,15 @@ and the same requests give the same answers, and it satisfies its schema:
 * enums, ``const``, numeric bounds, ``multipleOf``, lengths and required fields as
   :func:`generate` says; a documented example is used where it satisfies its schema.
 
-Why ``rstr`` and not Hypothesis (measured, see ``docs/sandbox.md``): a value is made
-while a request waits, deterministically per seed. ``rstr`` takes a ``Random`` and
-draws one string in ~80 us; Hypothesis's ``from_regex`` has no public way to draw one
-value from a given seed outside a test (``.example()`` is random and warns), and
-through ``@given(...)``/``@seed`` it took 1.6 s for the first value and ~1 ms for each
-of the next ones, the simplest values first (``evt_000000``). hypothesis-jsonschema
-0.23.1 (the latest) fails on every object schema with Hypothesis 6.170 (``'many'
-object has no attribute 'more'``), and jsf draws from the global ``random`` module,
-shared by every thread. Bodies are therefore built here, and the property tests check
+Why ``rstr`` and not Hypothesis (``benchmarks/sandbox_values.py``): a value is made
+while a request waits, deterministically per seed. ``rstr`` takes a ``Random``;
+Hypothesis's ``from_regex`` has no public way to draw one value from a given seed outside
+a test (``.example()`` is random and warns), and as a one-example ``@seed``/``@given``
+run per value it was 6-13 times slower, its first value starting the engine (1.6 s with
+its import), the simplest values first (``evt_000000``). hypothesis-jsonschema 0.23.1
+(the latest) fails on every object schema with Hypothesis 6.170 (``'many' object has no
+attribute 'more'``), and jsf draws from the global ``random`` module, shared by every
+thread. Bodies are therefore built here, and the property tests check
 them against the documented schema with openapi-core.
 """
 
