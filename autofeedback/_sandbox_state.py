@@ -434,6 +434,14 @@ class SessionState:
                 typed = _as_schema(value, sub)
                 if fits(sub, typed):
                     record[name] = typed
+        if collection.item_schema is not None:
+            # a value the list's schema allows too, where the detail's does not force
+            # another: both show the same (OpenAI's certificate "object" field)
+            for name, sub in self._props(collection.item_schema).items():
+                if name in record and not fits(sub, record[name]):
+                    other = generate(sub, rng, max_nodes=200)
+                    if fits(props.get(name), other):
+                        record[name] = other
         record.update(fields)
         record[collection.id_field] = _as_schema(rid, collection.id_schema)
         return record

@@ -52,8 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AUTOFEEDBACK_SHARED_DATA", ROOT.parent / "shared" / "data"))
 UNRESOLVED = re.compile(r"reference '[^']*' could not be resolved")
 RUNS = settings(
-    max_examples=6,
-    stateful_step_count=12,
+    max_examples=5,
+    stateful_step_count=10,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
@@ -330,7 +330,7 @@ class _Walk(RuleBasedStateMachine):
             return  # a 404 the operation does not document (the sandbox's own not_found)
         except Exception as exc:
             errors = _leaf_errors(exc)
-            if errors and all(UNRESOLVED.search(e) for e in errors):
+            if _undecided(exc):
                 self.spec.undecided[op.name] = self.spec.undecided.get(op.name, 0) + 1
                 return
             raise AssertionError(
@@ -429,9 +429,14 @@ class _Walk(RuleBasedStateMachine):
 
     # -- rules -----------------------------------------------------------------------
 
+    def pick(self, data: Any) -> Collection:
+        templates = sorted(c.template for c in self.collections)
+        template = data.draw(st.sampled_from(templates), label="collection")
+        return next(c for c in self.collections if c.template == template)
+
     @rule(data=st.data())
     def list_pages(self, data: Any) -> None:
-        collection = data.draw(st.sampled_from(self.collections), label="collection")
+        collection = self.pick(data)
         where = self.store(collection, data)
         if where is None:
             return
@@ -441,7 +446,7 @@ class _Walk(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def read(self, data: Any) -> None:
-        collection = data.draw(st.sampled_from(self.collections), label="collection")
+        collection = self.pick(data)
         reader = self.ops(collection).get("read")
         where = self.store(collection, data)
         if reader is None or where is None:
@@ -456,15 +461,18 @@ class _Walk(RuleBasedStateMachine):
         detail = r.json()
         assert str(detail.get(collection.id_field)) == rid
         listed = self.shown.get((collection.template, parents), {}).get(rid)
+        props = props_of(self.sandbox._state._schemas.get(reader.name))
         for name, value in (listed or {}).items():
-            if name in detail:
+            # the same value, wherever the detail's schema allows what the list showed
+            # (OpenAI lists "organization.certificate" objects its detail calls otherwise)
+            if name in detail and fits(props.get(name), value):
                 assert detail[name] == value, (
                     f"{reader.name} {rid}: {name} {detail[name]!r} != listed {value!r}"
                 )
 
     @rule(data=st.data())
     def create(self, data: Any) -> None:
-        collection = data.draw(st.sampled_from(self.collections), label="collection")
+        collection = self.pick(data)
         creator = self.ops(collection).get("create")
         where = self.store(collection, data)
         if creator is None or where is None:
@@ -497,7 +505,7 @@ class _Walk(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def update(self, data: Any) -> None:
-        collection = data.draw(st.sampled_from(self.collections), label="collection")
+        collection = self.pick(data)
         ops = self.ops(collection)
         changer = ops.get("update") or ops.get("replace")
         where = self.store(collection, data)
@@ -535,7 +543,7 @@ class _Walk(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def delete(self, data: Any) -> None:
-        collection = data.draw(st.sampled_from(self.collections), label="collection")
+        collection = self.pick(data)
         ops = self.ops(collection)
         deleter = ops.get("delete")
         where = self.store(collection, data)
@@ -580,6 +588,30 @@ def _server(document: Mapping[str, Any], op: Operation) -> str:
     return str(servers[0]["url"]).rstrip("/")
 
 
+def _schema_errors(exc: BaseException) -> list[Any]:
+    cause: BaseException | None = exc
+    while cause is not None and not hasattr(cause, "schema_errors"):
+        cause = cause.__cause__
+    return list(getattr(cause, "schema_errors", ()))
+
+
+def _undecided(exc: BaseException) -> bool:
+    """Whether openapi-core could not decide: every error it found rests on a reference
+    it could not resolve (an ``anyOf`` or ``oneOf`` one of whose branches could not be
+    evaluated is undecided whatever its other branches say)."""
+
+    def undecided(error: Any, depth: int = 0) -> bool:
+        if UNRESOLVED.search(str(error.message)):
+            return True
+        if not error.context or depth > 20:
+            return False
+        parts = [undecided(sub, depth + 1) for sub in error.context]
+        return any(parts) if error.validator in ("anyOf", "oneOf") else all(parts)
+
+    errors = _schema_errors(exc)
+    return bool(errors) and all(undecided(e) for e in errors)
+
+
 def _leaf_errors(exc: BaseException) -> list[str]:
     cause: BaseException | None = exc
     while cause is not None and not hasattr(cause, "schema_errors"):
@@ -593,7 +625,10 @@ def _leaf_errors(exc: BaseException) -> list[str]:
             for sub in error.context:
                 leaves(sub, depth + 1)
         else:
-            out.append(f"{list(error.absolute_path)}: {str(error.message)[:300]}")
+            message = str(error.message)
+            if len(message) > 300:  # the instance's repr comes first, the reason last
+                message = f"{message[:150]} ... {message[-150:]}"
+            out.append(f"{list(error.absolute_path)}: {message}")
 
     for error in getattr(cause, "schema_errors", ()):
         leaves(error)
@@ -611,4 +646,9 @@ def test_a_random_walk_keeps_every_promise(case: tuple[str, Any]) -> None:
             "Walk", (_Walk,), {"spec": spec, "sandbox": sandbox, "collections": collections}
         )
         run_state_machine_as_test(walk, settings=RUNS)
+    undecided = sum(spec.undecided.values())
+    print(
+        f"{Path(spec.name).name}: {len(collections)} collections, {spec.checked} answers valid "
+        f"by openapi-core, {undecided} it could not decide ({sorted(spec.undecided)})"
+    )
     assert spec.checked > 0
