@@ -201,6 +201,8 @@ class SessionState:
         self._props_cache: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         self._plain: dict[int, tuple[Mapping[str, Any], bool]] = {}
         self._envelopes: dict[str, dict[str, Any]] = {}
+        # per record: (field, schema id) -> (value, schema, whether the value fits)
+        self._checked: dict[tuple[Any, str], dict[tuple[str, int], tuple[Any, Any, bool]]] = {}
         self.reset()
 
     # -- state -------------------------------------------------------------------
@@ -214,6 +216,7 @@ class SessionState:
             self._deleted.clear()
             self._created = 0
             self._stores.clear()
+            self._checked.clear()
             self._records.clear()
             self._record_bytes = 0
             self._owner.clear()
@@ -485,6 +488,7 @@ class SessionState:
     def _drop(self, store: Store, rid: str) -> None:
         """Forget a record (the bound: it is not deleted, only no longer known)."""
         store.records.pop(rid, None)
+        self._checked.pop((store.key, rid), None)
         size = self._records.pop((store.key, rid), None)
         if size is not None:
             self._record_bytes -= size
@@ -510,10 +514,11 @@ class SessionState:
             self._props_cache[id(schema)] = (schema, props)
         return props
 
-    def _item(self, schema: Mapping[str, Any], record: dict[str, Any], key: str) -> Any:
-        """An item of ``schema`` showing ``record``; straight from the record once it
+    def _item(self, schema: Mapping[str, Any], store: Store, rid: str, key: str) -> Any:
+        """An item of ``schema`` showing record ``rid``; straight from the record once it
         holds every field the schema has (the common case: it learned them when first
         shown), else generated around it from ``key``'s seed."""
+        record = store.records[rid]
         plain = self._plain.get(id(schema))
         if plain is None or plain[0] is not schema:
             flat = merged(schema)
@@ -522,8 +527,19 @@ class SessionState:
             if len(self._plain) < 20_000:
                 self._plain[id(schema)] = plain
         props = self._props(schema)
-        if plain[1] and all(k in record and fits(props[k], record[k]) for k in props):
-            return {k: record[k] for k in props}
+        if plain[1] and all(k in record for k in props):
+            # what each field was found to be, kept with the record (and dropped with it):
+            # a list shows the same records against the same schemas on every call
+            checked = self._checked.setdefault((store.key, rid), {})
+            ok = True
+            for name, sub in props.items():
+                value = record[name]
+                hit = checked.get((name, id(sub)))
+                if hit is None or hit[0] is not value or hit[1] is not sub:
+                    hit = checked[(name, id(sub))] = (value, sub, fits(sub, value))
+                ok = ok and hit[2]
+            if ok:
+                return {k: record[k] for k in props}
         return self._project(schema, generate(schema, random.Random(key)), record)
 
     def _project(
@@ -659,7 +675,7 @@ class SessionState:
         more = start + size < len(ids)
         schema = collection.item_schema or {}
         items = [
-            self._item(schema, store.records[rid], f"{self.seed}|item|{store.key}|{rid}|{op.name}")
+            self._item(schema, store, rid, f"{self.seed}|item|{store.key}|{rid}|{op.name}")
             for rid in shown
         ]
         if collection.list_at in ((), None):

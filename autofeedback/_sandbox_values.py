@@ -123,20 +123,10 @@ def fits(schema: Mapping[str, Any] | None, value: Any) -> bool:
     """
     if not schema:
         return True
-    key = (id(schema), id(value))
-    hit = _FITS.get(key)
-    if hit is not None and hit[0] is schema and hit[1] is value:
-        return hit[2]
     try:
-        result = bool(_validator(schema).is_valid(value))
+        return bool(_validator(schema).is_valid(value))
     except Exception:  # a schema jsonschema cannot read: nothing to hold the value to
-        result = True
-    if len(_FITS) >= _FITS_MAX:
-        _FITS.clear()
-    # keeps both alive, so neither id is reused while the entry stands; a value changed
-    # in place (a record's dict) is a new question only through a new object
-    _FITS[key] = (schema, value, result)
-    return result
+        return True
 
 
 # Validators by schema object: building one costs more than most checks it makes, and
@@ -144,10 +134,6 @@ def fits(schema: Mapping[str, Any] | None, value: Any) -> bool:
 # Each entry keeps its schema alive, so an id is never reused while it is cached.
 _VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], Any]] = OrderedDict()
 _VALIDATORS_MAX = 4096
-# answers of fits() by (schema, value) object: a record's fields are checked against the
-# same schemas on every list and detail that shows them
-_FITS: dict[tuple[int, int], tuple[Any, Any, bool]] = {}
-_FITS_MAX = 50_000
 _VALIDATORS_LOCK = threading.Lock()
 
 
