@@ -374,11 +374,12 @@ def _json_safe(value: Any, depth: int = 0) -> bool:
 # -- schemas -----------------------------------------------------------------------
 
 
-def sanitize_schema(schema: Any, _depth: int = 0) -> dict[str, Any]:
+def sanitize_schema(schema: Any, _depth: int = 0, *, drop: str | None = None) -> dict[str, Any]:
     """A copy of ``schema`` that is valid JSON Schema 2020-12 as OpenAPI 3.1 reads it.
 
     Unknown keywords, unresolved ``$ref`` and anything below the depth limit (recursive
-    schemas) become "any value".
+    schemas) become "any value". ``drop="writeOnly"`` leaves out the properties marked
+    so (what a response never shows), ``drop="readOnly"`` those a request never sends.
 
     >>> sanitize_schema({"type": "dict", "properties": {"n": {"type": "float"}}})
     {'type': 'object', 'properties': {'n': {'type': 'number'}}}
@@ -433,28 +434,37 @@ def sanitize_schema(schema: Any, _depth: int = 0) -> dict[str, Any]:
     for key in _SCHEMA_VALUED:
         value = schema.get(key)
         if key == "items" and isinstance(value, list | tuple):
-            out["prefixItems"] = [sanitize_schema(v, _depth + 1) for v in value]
+            out["prefixItems"] = [sanitize_schema(v, _depth + 1, drop=drop) for v in value]
         elif isinstance(value, Mapping):
-            out[key] = sanitize_schema(value, _depth + 1)
+            out[key] = sanitize_schema(value, _depth + 1, drop=drop)
     additional = schema.get("additionalProperties")
     if isinstance(additional, bool):
         out["additionalProperties"] = additional
     elif isinstance(additional, Mapping):
-        out["additionalProperties"] = sanitize_schema(additional, _depth + 1)
+        out["additionalProperties"] = sanitize_schema(additional, _depth + 1, drop=drop)
     for key in _SCHEMA_MAPS:
         value = schema.get(key)
         if isinstance(value, Mapping):
             out[key] = {
-                str(k): sanitize_schema(v, _depth + 1)
+                str(k): sanitize_schema(v, _depth + 1, drop=drop)
                 for k, v in value.items()
-                if key != "patternProperties" or _valid_regex(str(k))
+                if (key != "patternProperties" or _valid_regex(str(k)))
+                and not (drop and key == "properties" and _marked(v, drop))
             }
+            if key == "properties" and len(out[key]) < len(value) and "required" in out:
+                out["required"] = [r for r in out["required"] if r in out[key]]
+                if not out["required"]:
+                    del out["required"]
     for key in _SCHEMA_LISTS:
         value = schema.get(key)
         if isinstance(value, list | tuple) and value:
-            out[key] = [sanitize_schema(v, _depth + 1) for v in value]
+            out[key] = [sanitize_schema(v, _depth + 1, drop=drop) for v in value]
     _drop_nonconforming_values(out)
     return out
+
+
+def _marked(schema: Any, flag: str) -> bool:
+    return isinstance(schema, Mapping) and schema.get(flag) is True
 
 
 _SafeValidator = extend(Draft202012Validator, _PATTERN_KEYWORDS)  # type: ignore[no-untyped-call]

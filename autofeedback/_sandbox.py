@@ -31,11 +31,14 @@ code   HTTP  kind                 meaning
 =====  ====  ===================  ==================================================
 
 Valid requests are answered by :class:`autofeedback._sandbox_state.SessionState`,
-consistently across calls: the ids a search returns are the ids detail endpoints
-accept, a created resource can be read back until it is deleted, and an id never
-issued gets the operation's documented 404 (its example, its schema with the message
-filled in, or its documented code), else the ``not_found`` row above.
-``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session.
+consistently across calls: each collection of the spec (:mod:`autofeedback._sandbox_store`)
+is one store that its list pages through, its detail reads, and its creates, updates
+and deletes change; the ids a search returns are the ids detail endpoints accept; an id
+never issued, or deleted, gets the operation's documented 404 (its example, its schema
+with the message filled in, or its documented code), else the ``not_found`` row above.
+Values are made by :mod:`autofeedback._sandbox_values` and satisfy their schemas.
+``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session;
+:attr:`Sandbox.notes` says what the spec gives no way to know.
 
 The server binds to a loopback address (another one needs ``allow_remote``, see
 :mod:`autofeedback._serve`) and logs only method, path and status.
@@ -291,7 +294,10 @@ class Sandbox:
         # whose name ends the URL, and "/{id}" also ends "/books/{id}"
         document["servers"] = [{"url": _HOST_URL}]
         document["paths"] = {
-            path: {method: _without_response_bodies(op) for method, op in item.items()}
+            path: {
+                method: _one_type_parameters(_without_response_bodies(op))
+                for method, op in item.items()
+            }
             for path, item in sorted(document["paths"].items(), key=lambda kv: -len(kv[0]))
         }
         try:
@@ -317,6 +323,9 @@ class Sandbox:
         self.error_key = keys.most_common(1)[0][0] if keys else "info_code"
         self._auth = auth_names(catalog)
         self._state = SessionState(catalog.operations, seed=seed, max_resources=max_resources)
+        #: what the sandbox cannot know from the spec, one line each (a list whose items
+        #: share no id field with their detail); ``autofeedback sandbox`` prints them once
+        self.notes: tuple[str, ...] = self._state.notes
         self._prefixes = sorted(
             {urlsplit(s).path.rstrip("/") for s in catalog.servers} - {""}, key=len, reverse=True
         )
@@ -520,7 +529,9 @@ class Sandbox:
             if documented.example is not None:
                 payload: Any = documented.example
             else:
-                payload = generate(sanitize_schema(documented.schema), Random(self.seed))
+                payload = generate(
+                    sanitize_schema(documented.schema, drop="writeOnly"), Random(self.seed)
+                )
                 if isinstance(payload, dict):
                     _fill_error(payload, missing.message)
             return 404, {}, payload, SeenRequest(method, path, 404, "not_found", op.name)
@@ -716,6 +727,25 @@ def _without_response_bodies(operation: dict[str, Any]) -> dict[str, Any]:
     every ``$ref`` is inlined) would only slow openapi-core's spec check tenfold."""
     responses = {s: {"description": r["description"]} for s, r in operation["responses"].items()}
     return {**operation, "responses": responses}
+
+
+def _one_type_parameters(operation: dict[str, Any]) -> dict[str, Any]:
+    """Parameters typed ``["object", "null"]`` as ``"object"``: openapi-core's style
+    deserializers read ``type`` as one string and raised TypeError on every request to
+    the operation (OpenAI's ``GET /fine_tuning/jobs`` and its ``metadata``), and a value
+    in a query string is never JSON null anyway."""
+    parameters = operation.get("parameters")
+    if not isinstance(parameters, list):
+        return operation
+    fixed = []
+    for parameter in parameters:
+        schema = parameter.get("schema") if isinstance(parameter, dict) else None
+        types = schema.get("type") if isinstance(schema, dict) else None
+        if isinstance(types, list):
+            kept = [t for t in types if t != "null"] or ["null"]
+            parameter = {**parameter, "schema": {**schema, "type": kept[0]}}  # type: ignore[dict-item]
+        fixed.append(parameter)
+    return {**operation, "parameters": fixed}
 
 
 def _json_body(body: bytes | None) -> Any:
@@ -1080,7 +1110,9 @@ def run_sandbox(
         return 2
     if sandbox.warning:
         stderr.write(f"autofeedback: {sandbox.warning}\n")
-        stderr.flush()
+    for note in sandbox.notes:
+        stderr.write(f"autofeedback: note: {note}\n")
+    stderr.flush()
     mode = "terse" if terse else "verbose"
     stdout.write(
         f"Serving {len(catalog)} operations of {spec} at {sandbox.url} ({mode} errors); "

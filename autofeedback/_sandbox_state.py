@@ -19,12 +19,23 @@ valid one the way the real API would, consistently across the calls of one sessi
   documented 404 for any other. Only ids of a kind some operation hands out (a search,
   a list, a create) are checked: an airport code or a year that no operation lists can
   only come from the caller's own knowledge, so any value is taken as given.
+* **collections** (:mod:`autofeedback._sandbox_store`): a path with a detail below it
+  that is listed or created is one :class:`Store` of whole records per parent. Its list
+  pages through the store (the paging the spec documents), its detail reads a record,
+  a create adds one with a fresh id of the documented shape, an update or replace
+  changes one in place, a delete removes it for good. Every answer shows the record's
+  value in each field it shares with it, and the record keeps what an answer showed
+  first, so lists and details agree field by field. A store starts with the list's
+  example items, then :data:`SEED_RECORDS` generated ones, drawn from the seed and the
+  store alone. Documented state errors (a second create of the same name: 409) would
+  be answered where :meth:`SessionState._answer_from_store` creates and deletes.
 * **bodies**: the operation's documented example, else generated from its response
-  schema by :func:`generate`: deterministic for a seed and the request, types, formats,
-  enums and required fields respected, arrays and depth bounded.
+  schema by :func:`generate` (:mod:`autofeedback._sandbox_values`): deterministic for a
+  seed and the request, every value valid under its schema, arrays and depth bounded.
 
-Bounded: at most ``max_resources`` remembered ids (least recently used forgotten first),
-snapshots of at most 4 KiB each, generated bodies of at most 2,000 values.
+Bounded: at most ``max_resources`` remembered ids and records (least recently used
+forgotten first), 64 MiB of records, 4,096 stores, snapshots of at most 4 KiB each,
+generated bodies of at most 2,000 values.
 """
 
 from __future__ import annotations
@@ -38,69 +49,41 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.validators import validator_for
-
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._model import Operation, Response
-from autofeedback._openapi import _FORMAT_SAMPLES, sanitize_schema
-from autofeedback.checks._names import id_stem
+from autofeedback._openapi import sanitize_schema
+from autofeedback._sandbox_store import (
+    Collection,
+    IdParam,
+    Paging,
+    Store,
+    find_collections,
+    id_params,
+    normal_template,
+    props_of,
+    singular,
+)
+from autofeedback._sandbox_values import fits, fresh_id, generate, merged, without_marked
 
 __all__ = ["IdParam", "NotFound", "SessionState", "generate", "id_params", "singular"]
 
 #: Largest documented example used as a body; a larger one is generated instead.
 MAX_EXAMPLE_BYTES = 1 << 20
 _SNAPSHOT_BYTES = 4096
-_MAX_ITEMS = 20
-_MAX_DEPTH = 8
-_MAX_NODES = 2000
 _WALK_NODES = 20_000
 _VAR = re.compile(r"^\{([^{}/]+)\}$")
+_VARS = re.compile(r"\{[^{}/]+\}")
+#: records a store starts with, generated (after the list's documented example items)
+SEED_RECORDS = 12
+#: most items one list answer shows when the spec documents no paging
+MAX_LIST = 100
+#: bytes of records all stores together keep (the oldest are forgotten first)
+_MAX_RECORD_BYTES = 64 << 20
+_MAX_RECORD = 64 << 10
+_MAX_STORES = 4096
+_MAX_PAGE = 1000
 _LIST_KEYS = frozenset({"results", "items", "data", "content", "records", "entries"})
 _KIND_FIELDS = ("type", "media_type", "object", "kind")
-
-
-_IRREGULAR = {
-    "people": "person",
-    "children": "child",
-    "men": "man",
-    "women": "woman",
-    "alias": "alias",
-    "aliases": "alias",
-    "status": "status",
-    "series": "series",
-    "news": "news",
-    "indices": "index",
-    "analyses": "analysis",
-}
-
-
-def singular(word: str) -> str:
-    """``"companies"`` -> ``"company"``, ``"artists"`` -> ``"artist"``; lower-case.
-
-    >>> singular("Categories"), singular("people"), singular("email_aliases")
-    ('category', 'person', 'email_alias')
-    """
-    w = word.lower().replace("-", "_")
-    head, _, last = w.rpartition("_")
-    if last in _IRREGULAR:
-        return (head + "_" if head else "") + _IRREGULAR[last]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "sses", "xes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")) and len(w) > 3:
-        return w[:-1]
-    return w
-
-
-@dataclass(frozen=True)
-class IdParam:
-    """A path parameter that names a resource: ``movie_id`` of kind ``movie``."""
-
-    name: str
-    kind: str | None
-    #: whether it is the last segment of the path (a detail endpoint)
-    last: bool
 
 
 @dataclass(frozen=True)
@@ -115,36 +98,6 @@ class NotFound:
     def message(self) -> str:
         what = self.kind or "resource"
         return f"no {what} has {self.parameter} '{self.value}'"
-
-
-def id_params(op: Operation) -> tuple[IdParam, ...]:
-    """The id path parameters of ``op``, in path order.
-
-    >>> id_params(Operation("x", method="GET", path="/artists/{id}/albums"))
-    (IdParam(name='id', kind='artist', last=False),)
-    """
-    if op.path is None:
-        return ()
-    segments = [s for s in op.path.split("?", 1)[0].strip("/").split("/") if s]
-    out: list[IdParam] = []
-    for i, seg in enumerate(segments):
-        m = _VAR.match(seg)
-        if m is None:
-            continue
-        name = m.group(1)
-        prev = segments[i - 1] if i > 0 and _VAR.match(segments[i - 1]) is None else None
-        kind: str | None
-        stem = id_stem(name)
-        if name.lower() in ("id", "uuid"):
-            kind = singular(prev) if prev else None
-        elif stem is not None:
-            kind = singular(stem)
-        elif prev is not None and singular(prev) != prev.lower().replace("-", "_"):
-            kind = singular(prev)  # /users/{username}: what follows a plural collection
-        else:
-            continue  # /tv/{tv_id}/season/{season_number}: a number, not an id
-        out.append(IdParam(name, kind, i == len(segments) - 1))
-    return tuple(out)
 
 
 def _path_kinds(op: Operation, kinds: frozenset[str]) -> list[str]:
@@ -209,15 +162,47 @@ class SessionState:
             if p.kind and p.name.lower() not in ("id", "uuid")
         }
         self._examples = {op.name: self._example(op) for op in operations}
+        # sanitized once: a schema of thousands of nodes is not re-read per request
+        self._schemas: dict[str, dict[str, Any] | None] = {}
+        for op in operations:
+            _, response = _success_response(op)
+            raw = response.schema if response is not None else None
+            # what an answer never shows (a writeOnly password) is never made up for one
+            self._schemas[op.name] = (
+                sanitize_schema(raw, drop="writeOnly") if raw is not None else None
+            )
+        self.collections, self._roles, self.notes = find_collections(
+            operations, self._schemas, self._examples
+        )
+        # each operation's path parameters in path order: a store's parents are the first ones
+        self._path_vars = {
+            op.name: [v.strip("{}") for v in _VARS.findall(op.path.split("?", 1)[0])]
+            if op.path
+            else []
+            for op in operations
+        }
         #: the kinds whose ids are checked: those some operation hands out (a search, a
         #: list, a create). An id of another kind can only come from the caller's own
         #: knowledge (a year, a country code), so any value is accepted for it.
-        self.checked_kinds = self._issued_kinds()
+        self.checked_kinds = self._issued_kinds() | {c.kind for c in self.collections.values()}
         self._lock = threading.RLock()
         self._known: OrderedDict[tuple[str | None, str], Mapping[str, Any] | None] = OrderedDict()
         self._by_value: dict[str, int] = {}
         self._deleted: OrderedDict[tuple[str | None, str], None] = OrderedDict()
         self._created = 0
+        self._stores: OrderedDict[tuple[str, tuple[str, ...]], Store] = OrderedDict()
+        # every record of every store, oldest first, with its size: the bound
+        self._records: OrderedDict[tuple[tuple[str, tuple[str, ...]], str], int] = OrderedDict()
+        self._record_bytes = 0
+        # which store holds an id of a kind: ids are unique within a kind
+        self._owner: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+        # per schema object (each kept alive by the entry): its properties, whether an
+        # item of it can be read straight from a record; per list: its envelope schema
+        self._props_cache: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+        self._plain: dict[int, tuple[Mapping[str, Any], bool]] = {}
+        self._envelopes: dict[str, dict[str, Any]] = {}
+        # per record: (field, schema id) -> (value, schema, whether the value fits)
+        self._checked: dict[tuple[Any, str], dict[tuple[str, int], tuple[Any, Any, bool]]] = {}
         self.reset()
 
     # -- state -------------------------------------------------------------------
@@ -230,6 +215,11 @@ class SessionState:
             self._by_value.clear()
             self._deleted.clear()
             self._created = 0
+            self._stores.clear()
+            self._checked.clear()
+            self._records.clear()
+            self._record_bytes = 0
+            self._owner.clear()
             for op in self._ops:
                 example = self._examples[op.name]
                 if example is not None:
@@ -300,10 +290,18 @@ class SessionState:
         ids = [p for p in self._ids[op.name] if p.name in path_vars]
         with self._lock:
             for p in ids:
-                if p.kind not in self.checked_kinds:
-                    self._remember(p.kind, path_vars[p.name], None)
-                elif not self.known(p.kind, path_vars[p.name]):
-                    return NotFound(p.name, p.kind, path_vars[p.name])
+                value = path_vars[p.name]
+                store = self._store_of(op, p.name, path_vars)
+                if store is not None:
+                    if not self._holds(store, value):
+                        return NotFound(p.name, p.kind, value)
+                elif p.kind not in self.checked_kinds:
+                    self._remember(p.kind, value, None)
+                elif not self.known(p.kind, value):
+                    return NotFound(p.name, p.kind, value)
+            role = self._roles.get(op.name)
+            if role is not None:
+                return self._answer_from_store(op, role[0], role[1], path_vars, query, body)
             status, response = _success_response(op)
             rng = random.Random(
                 f"{self.seed}|{op.name}|{sorted(path_vars.items())}|{sorted(query)}"
@@ -337,9 +335,376 @@ class SessionState:
         example = self._examples[op.name]
         if example is not None:
             return json.loads(json.dumps(example))  # a fresh copy to fill in
-        if response is not None and response.schema is not None:
-            return generate(sanitize_schema(response.schema), rng)
+        schema = self._schemas.get(op.name)
+        if schema is not None:
+            return generate(schema, rng)
         return {"ok": True, "operation": op.name}
+
+    # -- collections: one store each -------------------------------------------------
+
+    def _store_of(self, op: Operation, param: str, path_vars: Mapping[str, str]) -> Store | None:
+        """The store the path parameter ``param`` of ``op`` names an item of, if the path
+        up to it is a collection (``/calendars/{calendar_id}``: the calendars)."""
+        if op.path is None:
+            return None
+        segments = [s for s in op.path.split("?", 1)[0].strip("/").split("/") if s]
+        token = "{" + param + "}"
+        if token not in segments:
+            return None
+        at = segments.index(token)
+        collection = self.collections.get(normal_template("/" + "/".join(segments[:at])))
+        if collection is None:
+            return None
+        names = self._path_vars[op.name][: collection.parents]
+        return self._store(collection, tuple(path_vars.get(n, "") for n in names))
+
+    def _store(self, collection: Collection, parents: tuple[str, ...]) -> Store:
+        key = (collection.template, parents)
+        store = self._stores.get(key)
+        if store is not None:
+            self._stores.move_to_end(key)
+            return store
+        store = self._stores[key] = Store(collection, key)
+        while len(self._stores) > _MAX_STORES:
+            _, gone = self._stores.popitem(last=False)
+            for rid in list(gone.records):
+                self._drop(gone, rid)
+        self._seed_store(store)
+        return store
+
+    def _seed_store(self, store: Store) -> None:
+        """The records a store starts with: the list's documented example items, then
+        generated ones, each drawn from the seed and the store alone (not from what was
+        asked before), so a session is the same whatever order it reads its stores in."""
+        collection = store.collection
+        for item in collection.seed_items:
+            shown = str(item[collection.id_field])
+            if (collection.kind, shown) not in self._owner:
+                self._add(store, shown, json.loads(json.dumps(item)))
+        for i in range(SEED_RECORDS - len(store.records)):
+            rid = self._new_id(store, f"{self.seed}|seed|{store.key}|{i}")
+            if rid is None:
+                break
+            rng = random.Random(f"{self.seed}|record|{store.key}|{rid}")
+            self._add(store, rid, self._new_record(store, rid, {}, rng))
+
+    def _holds(self, store: Store, value: str) -> bool:
+        """Whether ``store`` has an item ``value``; one that another answer issued (a
+        search, an example) joins it, one deleted stays gone."""
+        if value in store.records:
+            return True
+        collection = store.collection
+        if value in store.deleted or (collection.kind, value) in self._owner:
+            return False
+        if not self.known(collection.kind, value):
+            return False
+        snapshot = self._known.get((collection.kind, value)) or self._known.get((None, value))
+        rng = random.Random(f"{self.seed}|record|{store.key}|{value}")
+        record = self._new_record(store, value, {}, rng)
+        for key, field_value in (snapshot or {}).items():
+            if key != collection.id_field:
+                record[key] = field_value
+        self._add(store, value, record)
+        return True
+
+    def _new_id(self, store: Store, key: str) -> str | None:
+        """A fresh id for ``store``'s kind, of the documented shape, that no store, no
+        earlier answer and no delete has used; ``None`` if the id space is spent."""
+        collection = store.collection
+        for attempt in range(50):
+            rng = random.Random(f"{key}|{attempt}")
+            text = str(fresh_id(collection.id_schema, rng))
+            if (
+                (collection.kind, text) not in self._owner
+                and text not in store.deleted
+                and not self.known(collection.kind, text)
+            ):
+                return text
+        return None
+
+    def _new_record(
+        self, store: Store, rid: str, fields: Mapping[str, Any], rng: random.Random
+    ) -> dict[str, Any]:
+        """A whole item: generated from the record schema, the parents' ids in the
+        fields named after them (an event's ``calendar_id``), ``fields`` as sent."""
+        collection = store.collection
+        record = generate(collection.record_schema, rng)
+        record = record if isinstance(record, dict) else {}
+        props = props_of(collection.record_schema)
+        for name, value in zip(collection.parent_fields, store.key[1], strict=False):
+            sub = props.get(name)
+            if sub is not None:
+                typed = _as_schema(value, sub)
+                if fits(sub, typed):
+                    record[name] = typed
+        if collection.item_schema is not None:
+            # a value the list's schema allows too, where the detail's does not force
+            # another: both show the same (OpenAI's certificate "object" field)
+            for name, sub in self._props(collection.item_schema).items():
+                if name in record and not fits(sub, record[name]):
+                    other = generate(sub, rng, max_nodes=200)
+                    if fits(props.get(name), other):
+                        record[name] = other
+        record.update(fields)
+        record[collection.id_field] = _as_schema(rid, collection.id_schema)
+        return record
+
+    def _add(self, store: Store, rid: str, record: dict[str, Any]) -> None:
+        size = _size(record)
+        if size > _MAX_RECORD:
+            record = _snapshot(record)
+            size = _size(record)
+        self._drop(store, rid)
+        store.records[rid] = record
+        kind = store.collection.kind
+        for issued in _walk(record, self.kinds, self._id_fields, kind, None):
+            if issued.value != rid or issued.kind != kind:  # other kinds' ids it names
+                self._remember(issued.kind, issued.value, issued.obj)
+        self._records[(store.key, rid)] = size
+        self._record_bytes += size
+        self._owner[(store.collection.kind, rid)] = store.key
+        self._evict()
+
+    def _resize(self, store: Store, rid: str) -> None:
+        """Count a changed record's new size; it keeps its place in the list."""
+        record = store.records[rid]
+        size = _size(record)
+        if size > _MAX_RECORD:
+            record = store.records[rid] = _snapshot(record)
+            size = _size(record)
+        self._record_bytes += size - self._records.pop((store.key, rid), 0)
+        self._records[(store.key, rid)] = size  # the most recently used: forgotten last
+        self._evict()
+
+    def _evict(self) -> None:
+        while len(self._records) > self.max_resources or self._record_bytes > _MAX_RECORD_BYTES:
+            key, old = next(iter(self._records))
+            gone = self._stores.get(key)
+            if gone is None:
+                self._record_bytes -= self._records.pop((key, old))
+            else:
+                self._drop(gone, old)
+
+    def _drop(self, store: Store, rid: str) -> None:
+        """Forget a record (the bound: it is not deleted, only no longer known)."""
+        store.records.pop(rid, None)
+        self._checked.pop((store.key, rid), None)
+        size = self._records.pop((store.key, rid), None)
+        if size is not None:
+            self._record_bytes -= size
+        if self._owner.get((store.collection.kind, rid)) == store.key:
+            del self._owner[(store.collection.kind, rid)]
+
+    def _delete(self, store: Store, rid: str) -> None:
+        self._drop(store, rid)
+        store.deleted[rid] = None
+        while len(store.deleted) > self.max_resources:
+            store.deleted.pop(next(iter(store.deleted)))
+        self._forget(store.collection.kind, rid)
+
+    def _props(self, schema: Mapping[str, Any] | None) -> Mapping[str, Any]:
+        """:func:`props_of`, once per (long-lived, cached) schema object."""
+        if schema is None:
+            return {}
+        hit = self._props_cache.get(id(schema))
+        if hit is not None and hit[0] is schema:
+            return hit[1]
+        props = props_of(schema)
+        if len(self._props_cache) < 20_000:
+            self._props_cache[id(schema)] = (schema, props)
+        return props
+
+    def _item(self, schema: Mapping[str, Any], store: Store, rid: str, key: str) -> Any:
+        """An item of ``schema`` showing record ``rid``; straight from the record once it
+        holds every field the schema has (the common case: it learned them when first
+        shown), else generated around it from ``key``'s seed."""
+        record = store.records[rid]
+        plain = self._plain.get(id(schema))
+        if plain is None or plain[0] is not schema:
+            flat = merged(schema)
+            is_plain = not any(k in flat for k in ("oneOf", "anyOf"))
+            plain = (schema, is_plain and bool(flat.get("properties")))
+            if len(self._plain) < 20_000:
+                self._plain[id(schema)] = plain
+        props = self._props(schema)
+        if plain[1] and all(k in record for k in props):
+            # what each field was found to be, kept with the record (and dropped with it):
+            # a list shows the same records against the same schemas on every call
+            checked = self._checked.setdefault((store.key, rid), {})
+            ok = True
+            for name, sub in props.items():
+                value = record[name]
+                hit = checked.get((name, id(sub)))
+                if hit is None or hit[0] is not value or hit[1] is not sub:
+                    hit = checked[(name, id(sub))] = (value, sub, fits(sub, value))
+                ok = ok and hit[2]
+            if ok:
+                return {k: record[k] for k in props}
+        return self._project(schema, generate(schema, random.Random(key)), record)
+
+    def _project(
+        self, schema: Mapping[str, Any] | None, filler: Any, record: dict[str, Any]
+    ) -> Any:
+        """``filler`` (an answer of ``schema``, generated or the documented example)
+        showing ``record``: every field they share takes the record's value, and the
+        record keeps what the answer showed first, so every answer agrees with it."""
+        if not isinstance(filler, dict):
+            return filler
+        props = self._props(schema)
+        for key, value in record.items():
+            if (key in props or key in filler) and fits(props.get(key), value):
+                filler[key] = value
+        for key, value in filler.items():
+            record.setdefault(key, value)
+        return filler
+
+    def _answer_from_store(
+        self,
+        op: Operation,
+        role: str,
+        collection: Collection,
+        path_vars: Mapping[str, str],
+        query: list[tuple[str, str]],
+        body: Any,
+    ) -> tuple[int, Any]:
+        status, response = _success_response(op)
+        rng = random.Random(f"{self.seed}|{op.name}|{sorted(path_vars.items())}|{sorted(query)}")
+        names = self._path_vars[op.name]
+        store = self._store(
+            collection, tuple(path_vars.get(n, "") for n in names[: collection.parents])
+        )
+        schema = self._schemas.get(op.name)
+        sent = without_marked(body, op.body_schema) if isinstance(body, Mapping) else {}
+        fields = {k: v for k, v in sent.items() if isinstance(k, str) and k != collection.id_field}
+        payload: Any
+        if role == "list":
+            payload = self._list(op, store, query, rng)
+        elif role == "create":
+            # the hook for documented state errors (issue 38): a create whose unique
+            # field is taken would answer the documented 409 here
+            rid = self._new_id(store, f"{self.seed}|create|{store.key}|{store.created}")
+            store.created += 1
+            payload = self._body(op, response, rng)
+            if rid is not None:
+                record = self._new_record(store, rid, fields, rng)
+                self._add(store, rid, record)
+                payload = self._project(schema, payload, record)
+                self._project(
+                    collection.record_schema, generate(collection.record_schema, rng), record
+                )
+        else:
+            rid = (
+                path_vars.get(names[collection.parents], "")
+                if len(names) > collection.parents
+                else ""
+            )
+            record = store.records.get(rid, {})
+            payload = self._body(op, response, rng)
+            if role == "delete":
+                self._delete(store, rid)
+                if isinstance(payload, dict):
+                    _own_id(payload, IdParam(collection.param, collection.kind, True), rid)
+                    if isinstance(payload.get("deleted"), bool):
+                        payload["deleted"] = True
+                return (status, None) if status == 204 else (status, payload)
+            if role in ("update", "replace"):
+                if role == "replace":
+                    keep = (collection.id_field, *collection.parent_fields)
+                    for key in [k for k in record if k not in keep]:
+                        del record[key]
+                record.update(fields)
+                self._resize(store, rid)
+                self._project(
+                    collection.record_schema, generate(collection.record_schema, rng), record
+                )
+            if role in ("read", "update", "replace"):
+                payload = self._project(schema, payload, record)
+        if role == "list" and isinstance(payload, dict) and collection.list_at:
+            # the items' ids were taken when each record was added; the rest is small
+            rest = {k: v for k, v in payload.items() if k != collection.list_at[0]}
+            self._harvest(op, rest)
+        elif role != "list":
+            self._harvest(op, payload)
+        if status == 204:
+            return status, None
+        return status, payload
+
+    def _envelope(self, op: Operation, collection: Collection, rng: random.Random) -> Any:
+        """A list answer around its items: the example, else generated from the schema
+        less the items (made from the store instead)."""
+        if self._examples[op.name] is not None or not collection.list_at:
+            return self._body(op, _success_response(op)[1], rng)
+        schema = self._schemas.get(op.name) or {}
+        hit = self._envelopes.get(op.name)
+        if hit is None:
+            flat = merged(schema)
+            props = {k: v for k, v in (flat.get("properties") or {}).items()}
+            props.pop(collection.list_at[0], None)
+            hit = self._envelopes[op.name] = {**flat, "properties": props}
+        return generate(hit, rng)
+
+    def _list(
+        self, op: Operation, store: Store, query: list[tuple[str, str]], rng: random.Random
+    ) -> Any:
+        """One page of ``store`` in the list's answer, the paging fields filled in."""
+        collection = store.collection
+        paging = collection.paging
+        asked = dict(query)
+        ids = list(store.records)
+        size = MAX_LIST if paging.style == "all" else paging.default_size
+        if paging.size is not None and _is_int(asked.get(paging.size)):
+            size = int(asked[paging.size])
+        size = max(0, min(size, _MAX_PAGE))
+        start = 0
+        page = paging.first_page
+        if paging.style == "page" and paging.page is not None and _is_int(asked.get(paging.page)):
+            page = int(asked[paging.page])
+            start = max(0, page - paging.first_page) * size
+        elif paging.style == "offset" and paging.offset and _is_int(asked.get(paging.offset)):
+            start = int(asked[paging.offset])
+        elif paging.style == "token" and paging.cursor and paging.cursor in asked:
+            token = asked[paging.cursor]
+            start = int(token) if _is_int(token) else len(ids)  # a token never issued: no page
+        elif paging.style == "after" and paging.cursor and paging.cursor in asked:
+            after = asked[paging.cursor]
+            start = ids.index(after) + 1 if after in ids else len(ids)
+        array = _array_schema(self._schemas.get(op.name), collection.list_at)
+        if isinstance(array.get("maxItems"), int):
+            size = min(size, array["maxItems"])
+        shown = ids[start : start + size]
+        more = start + size < len(ids)
+        schema = collection.item_schema or {}
+        items = [
+            self._item(schema, store, rid, f"{self.seed}|item|{store.key}|{rid}|{op.name}")
+            for rid in shown
+        ]
+        if collection.list_at in ((), None):
+            return items
+        envelope = self._envelope(op, collection, rng)
+        if not isinstance(envelope, dict):
+            envelope = {}
+        envelope[collection.list_at[0]] = items
+        if paging.style == "page":
+            following: Any = page + 1
+        elif paging.style in ("offset", "token"):
+            following = start + size
+        elif paging.style == "after":
+            following = shown[-1] if shown else None
+        else:
+            following = None
+        values = {
+            "total": len(ids),
+            "page": page,
+            "pages": -(-len(ids) // size) if size else 0,
+            "size": size,
+            "offset": start,
+            "more": more,
+            "next": str(following) if more and following is not None else None,
+            "first": shown[0] if shown else None,
+            "last": shown[-1] if shown else None,
+        }
+        _fill_paging(envelope, self._schemas.get(op.name), values, paging)
+        return envelope
 
     def _fill(self, payload: dict[str, Any], target: IdParam, value: str) -> None:
         """Make a detail answer describe the resource asked for: its id, and the fields
@@ -357,13 +722,17 @@ class SessionState:
         template = payload[field]
         for attempt in range(1000):
             rng = random.Random(f"{self.seed}|create|{kind}|{self._created}|{attempt}")
-            fresh = _fresh_id(template, rng)
+            fresh = fresh_id(self._field_schema(op, field), rng, example=template)
             if not self.known(kind, str(fresh)):
                 break
         self._created += 1
         payload[field] = fresh
         self._remember(kind, str(fresh), payload)
         return kind, str(fresh)
+
+    def _field_schema(self, op: Operation, name: str) -> Mapping[str, Any]:
+        sub = props_of(self._schemas.get(op.name)).get(name)
+        return sub if isinstance(sub, Mapping) else {}
 
     def _created_kind(
         self, op: Operation, payload: dict[str, Any]
@@ -389,10 +758,9 @@ class SessionState:
             ids = self._ids[op.name]
             body = self._examples[op.name]
             if body is None:
-                _, response = _success_response(op)
-                if response is None or not response.schema:
+                schema = self._schemas[op.name]
+                if not schema:
                     continue
-                schema = sanitize_schema(response.schema)
                 body = generate(schema, random.Random(self.seed), max_nodes=400)
             creates = (op.method or "").upper() == "POST" and _creates(op, list(ids))
             if creates and isinstance(body, dict):
@@ -521,6 +889,99 @@ def _walk(
                 stack.append((value, inner, inner_context))
 
 
+_PAGING_FIELDS: dict[str, tuple[str, ...]] = {
+    "total": (
+        "total",
+        "total_count",
+        "total_results",
+        "total_items",
+        "total_entries",
+        "total_size",
+        "total_elements",
+    ),
+    "page": ("page", "page_number", "current_page", "page_index"),
+    "pages": ("total_pages", "page_count", "num_pages"),
+    "size": ("page_size", "per_page", "limit", "size"),
+    "offset": ("offset", "skip", "start"),
+    "more": ("has_more", "has_next", "more"),
+    "next": (
+        "next_cursor",
+        "next_page_token",
+        "next_token",
+        "next_marker",
+        "next",
+        "next_page",
+        "cursor",
+        "continuation_token",
+    ),
+    "prev": ("prev_marker", "previous", "prev", "prev_cursor", "previous_cursor", "prev_page"),
+    "first": ("first_id",),
+    "last": ("last_id",),
+}
+_FIELD_ROLE = {name: role for role, names in _PAGING_FIELDS.items() for name in names}
+
+
+def _fill_paging(
+    envelope: dict[str, Any],
+    schema: Mapping[str, Any] | None,
+    values: Mapping[str, Any],
+    paging: Paging,
+) -> None:
+    """Set the paging fields a list answer documents (``total``, ``next_cursor``,
+    ``has_more``, ``first_id``...) to what the page shows, where the value fits."""
+    props = props_of(schema)
+    required = set(schema.get("required") or ()) if isinstance(schema, Mapping) else set()
+    for key in props:
+        role = _FIELD_ROLE.get(re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower())
+        if role is None or (role == "page" and paging.style != "page"):
+            continue
+        value = values.get(role)
+        sub = props.get(key)
+        candidates = [value]
+        if isinstance(value, str) and _is_int(value):
+            candidates.append(int(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            candidates.append(str(value))
+        for candidate in candidates:
+            if fits(sub, candidate):
+                envelope[key] = candidate
+                break
+        else:
+            if value is None and key not in required:
+                envelope.pop(key, None)
+
+
+def _array_schema(
+    schema: Mapping[str, Any] | None, at: tuple[str, ...] | None
+) -> Mapping[str, Any]:
+    if not isinstance(schema, Mapping) or at is None:
+        return {}
+    if not at:
+        return schema
+    sub = props_of(schema).get(at[0])
+    return sub if isinstance(sub, Mapping) else {}
+
+
+def _is_int(text: Any) -> bool:
+    return isinstance(text, str) and text.lstrip("-").isdigit() and len(text) < 19
+
+
+def _as_schema(value: str, schema: Mapping[str, Any]) -> Any:
+    """A path's text as the type ``schema`` gives it (``"42"`` -> ``42``)."""
+    types = schema.get("type")
+    types = types if isinstance(types, list) else [types]
+    if ("integer" in types or "number" in types) and _is_int(value):
+        return int(value)
+    return value
+
+
+def _size(record: Mapping[str, Any]) -> int:
+    try:
+        return len(json.dumps(record, default=str))
+    except (TypeError, ValueError):
+        return _MAX_RECORD
+
+
 def _snapshot(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The scalar fields of ``obj``, at most :data:`_SNAPSHOT_BYTES` of them."""
     out: dict[str, Any] = {}
@@ -557,312 +1018,3 @@ def _typed(value: str, like: Any) -> Any:
         except ValueError:
             return value
     return value
-
-
-def _fresh_id(template: Any, rng: random.Random) -> Any:
-    """An id shaped like ``template``: ``ORD-123456`` -> ``ORD-804417``."""
-    if isinstance(template, int):
-        return rng.randint(100_000, 999_999)
-    text = str(template)
-    digits = sum(c.isdigit() for c in text)
-    out = []
-    for c in text:
-        if c.isdigit():
-            out.append(str(rng.randint(0, 9)))
-        elif digits >= 4 or not c.isascii() or not c.isalpha():
-            out.append(c)  # keep the prefix and separators of "ORD-123456"
-        elif c.isupper():
-            out.append(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
-        else:
-            out.append(rng.choice("abcdefghijklmnopqrstuvwxyz"))
-    fresh = "".join(out)
-    if fresh == text or not any(c.isalnum() for c in text):
-        fresh = f"{text}-{rng.randint(1000, 9999)}"
-    return fresh
-
-
-# -- generating bodies ------------------------------------------------------------------
-
-
-def generate(
-    schema: Mapping[str, Any],
-    rng: random.Random,
-    *,
-    max_depth: int = _MAX_DEPTH,
-    max_items: int = 3,
-    max_nodes: int = _MAX_NODES,
-) -> Any:
-    """A value that conforms to a *sanitized* ``schema``, drawn from ``rng``.
-
-    Enums and bounds are respected, ``id`` fields get distinct ids, arrays hold up to
-    ``max_items`` items (``minItems`` is honoured up to 20), objects below ``max_depth``
-    keep only required fields, and at most ``max_nodes`` values are made.
-
-    >>> generate({"type": "object", "properties": {"n": {"type": "integer",
-    ...     "minimum": 3, "maximum": 3}}, "required": ["n"]}, random.Random(0))
-    {'n': 3}
-    """
-    budget = [max_nodes]
-    return _gen(schema, rng, 0, max_depth, max_items, budget, "")
-
-
-def _gen(
-    schema: Mapping[str, Any],
-    rng: random.Random,
-    depth: int,
-    max_depth: int,
-    max_items: int,
-    budget: list[int],
-    name: str,
-) -> Any:
-    budget[0] -= 1
-    if budget[0] < -_MAX_NODES:
-        return None  # far past the budget (a required, recursive, wide schema): stop here
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return rng.choice(schema["enum"])
-    options = schema.get("oneOf")
-    if isinstance(options, list) and options:
-        return _one_of(options, rng, depth, max_depth, max_items, budget, name)
-    options = schema.get("anyOf")
-    if isinstance(options, list) and options:
-        return _gen(options[0], rng, depth + 1, max_depth, max_items, budget, name)
-    if isinstance(schema.get("allOf"), list) and schema["allOf"]:
-        merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        for part in schema["allOf"]:
-            if not isinstance(part, Mapping):
-                continue
-            for k, v in part.items():
-                if k == "properties":
-                    merged["properties"] = {**merged.get("properties", {}), **v}
-                elif k == "required":
-                    merged["required"] = list(dict.fromkeys([*merged.get("required", []), *v]))
-                else:
-                    merged.setdefault(k, v)
-        return _gen(merged, rng, depth, max_depth, max_items, budget, name)
-    types = schema.get("type")
-    kind = types[0] if isinstance(types, list) and types else types
-    if isinstance(types, list) and kind == "null" and len(types) > 1:
-        kind = types[1]
-    if kind is None:
-        if "properties" in schema:
-            kind = "object"
-        elif "items" in schema:
-            kind = "array"
-        elif "example" in schema:
-            return schema["example"]
-        else:
-            kind = "string"
-    if "example" in schema and kind not in ("object", "array"):
-        if _is_id_name(name) and _is_id_value(schema["example"]):
-            return _fresh_id(schema["example"], rng)  # distinct ids of the documented shape
-        return schema["example"]
-    if kind == "null":
-        return None
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind in ("integer", "number"):
-        return _gen_number(schema, kind, rng, name)
-    if kind == "string":
-        return _gen_string(schema, rng, name)
-    if kind == "array":
-        count = rng.randint(1, max_items)
-        low = schema.get("minItems")
-        if isinstance(low, int) and low > count:
-            count = min(low, _MAX_ITEMS)
-        high = schema.get("maxItems")
-        if isinstance(high, int):
-            count = min(count, high)
-        if depth >= max_depth:
-            count = min(low, _MAX_ITEMS) if isinstance(low, int) else 0
-        if budget[0] <= 0:
-            count = 0
-        item = schema.get("items")
-        if not isinstance(item, Mapping):
-            item = {}
-        return [
-            _gen(item, rng, depth + 1, max_depth, max_items, budget, name) for _ in range(count)
-        ]
-    props = schema.get("properties")
-    props = props if isinstance(props, Mapping) else {}
-    required = schema.get("required")
-    required = set(required) if isinstance(required, list) else set()
-    out: dict[str, Any] = {}
-    for prop, sub in props.items():
-        deep = depth >= max_depth or budget[0] <= 0
-        if deep and (prop not in required or depth >= max_depth * 2):
-            continue  # below the limit only what is required, so recursive schemas end
-        if isinstance(sub, Mapping):
-            out[prop] = _gen(sub, rng, depth + 1, max_depth, max_items, budget, prop)
-    for prop in required - set(out):
-        if isinstance(prop, str) and prop not in props:
-            out[prop] = "string"  # required but undocumented: any value will do
-    return out
-
-
-def _one_of(
-    options: list[Any],
-    rng: random.Random,
-    depth: int,
-    max_depth: int,
-    max_items: int,
-    budget: list[int],
-    name: str,
-) -> Any:
-    """A value valid under exactly one option, as ``oneOf`` asks: ``oneOf: [integer,
-    number]`` needs a number with a fraction."""
-    value: Any = None
-    for option in options[:4]:
-        if not isinstance(option, Mapping):
-            continue
-        value = _gen(option, rng, depth + 1, max_depth, max_items, budget, name)
-        others = [o for o in options if o is not option and isinstance(o, Mapping)]
-        try:
-            if not any(validator_for(o)(o).is_valid(value) for o in others):
-                return value
-        except Exception:  # a schema jsonschema cannot read: the value will have to do
-            return value
-    return value
-
-
-def _is_id_name(name: str) -> bool:
-    return name.lower() == "id" or name.endswith(("_id", "Id"))
-
-
-def _gen_number(schema: Mapping[str, Any], kind: str, rng: random.Random, name: str) -> Any:
-    low = schema.get("minimum")
-    high = schema.get("maximum")
-    step = 1 if kind == "integer" else 0.5
-    if isinstance(schema.get("exclusiveMinimum"), int | float):
-        low = schema["exclusiveMinimum"] + step
-    if isinstance(schema.get("exclusiveMaximum"), int | float):
-        high = schema["exclusiveMaximum"] - step
-    is_id = _is_id_name(name)
-    default_high = 999_999 if is_id else 100
-    lo = low if isinstance(low, int | float) else (1 if high is None or high >= 1 else high - 100)
-    hi = high if isinstance(high, int | float) else max(lo, default_high if lo < 100 else lo * 2)
-    if kind == "integer":
-        lo_i, hi_i = int(-(-lo // 1)), int(hi // 1)
-        value: float = rng.randint(lo_i, hi_i) if lo_i <= hi_i else lo_i
-    else:
-        value = round(rng.uniform(lo, hi), 2) if lo <= hi else lo
-    multiple = schema.get("multipleOf")
-    if isinstance(multiple, int | float) and multiple > 0:
-        value = multiple * max(1, round(value / multiple))
-    if kind == "integer":
-        return int(value)
-    return float(value)
-
-
-# a description that states the one value a string takes, as Spotify's do
-_STATED_VALUE = re.compile(r'^[^"`]*:\s*["`]([\w-]{1,64})["`]\.?\s*$')
-_WORDS = ("alpha", "bravo", "cedar", "delta", "ember", "fjord", "grove", "harbor", "indigo")
-
-
-def _gen_string(schema: Mapping[str, Any], rng: random.Random, name: str) -> str:
-    fmt = schema.get("format")
-    stated = _STATED_VALUE.match(str(schema.get("description", "")))
-    pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        sample = _from_pattern(pattern, rng)
-        if sample is not None:
-            return sample
-    if isinstance(fmt, str) and fmt in _FORMAT_SAMPLES:
-        text = _FORMAT_SAMPLES[fmt]
-    elif isinstance(schema.get("default"), str):
-        text = schema["default"]
-    elif stated is not None:
-        text = stated.group(1)  # 'The object type: "playlist"' states the one value
-    elif _is_id_name(name):
-        text = "".join(rng.choice("0123456789abcdefghijklmnopqrstuvwxyz") for _ in range(12))
-    else:
-        text = f"{rng.choice(_WORDS)} {rng.randint(1, 999)}"
-    min_len = schema.get("minLength")
-    max_len = schema.get("maxLength")
-    if isinstance(min_len, int) and len(text) < min_len:
-        text += "x" * min(min_len - len(text), 10_000)
-    if isinstance(max_len, int) and len(text) > max_len:
-        text = text[: max(max_len, 0)]
-    return text
-
-
-_CLASSES = {
-    "d": "0123456789",
-    "w": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
-    "s": " ",
-}
-_QUANTIFIER = re.compile(r"\{(\d{1,4})(,(\d{0,4}))?\}|[?*+]")
-
-
-def _from_pattern(pattern: str, rng: random.Random) -> str | None:
-    """A string matching ``pattern`` when it is a plain sequence of literals, classes
-    (``[A-Z0-9]``, ``\\d``, ``\\w``) and counts (``{7}``, ``{2,4}``, ``+``): what id and
-    code patterns are (``^tt[0-9]{7}``, ``^ORD-[0-9]{6}$``). ``None`` for anything else
-    (groups, alternation, negated classes), so the caller falls back to the docs."""
-    text = pattern[1:] if pattern.startswith("^") else pattern
-    if text.endswith("$") and not text.endswith("\\$"):
-        text = text[:-1]
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c in "()|^$":
-            return None
-        if c == "\\":
-            if i + 1 >= len(text):
-                return None
-            nxt = text[i + 1]
-            choices = _CLASSES.get(nxt, nxt if not nxt.isalnum() else None)
-            if choices is None:
-                return None
-            i += 2
-        elif c == "[":
-            end = text.find("]", i + 1)
-            if end < 0 or text[i + 1 : i + 2] == "^":
-                return None
-            choices = _class_chars(text[i + 1 : end])
-            if not choices:
-                return None
-            i = end + 1
-        elif c == ".":
-            choices, i = "x", i + 1
-        elif c in "?*+{":
-            return None
-        else:
-            choices, i = c, i + 1
-        low, high = 1, 1
-        m = _QUANTIFIER.match(text, i)
-        if m is not None:
-            if m.group(0) == "?":
-                low, high = 0, 1
-            elif m.group(0) == "*":
-                low, high = 0, 3
-            elif m.group(0) == "+":
-                low, high = 1, 3
-            else:
-                low = int(m.group(1))
-                high = low if m.group(2) is None else int(m.group(3) or low + 3)
-            i = m.end()
-        if high < low or low > 256:
-            return None
-        out.extend(rng.choice(choices) for _ in range(rng.randint(low, min(high, low + 3))))
-    return "".join(out)
-
-
-def _class_chars(body: str) -> str:
-    chars: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body):
-            chars.extend(_CLASSES.get(body[i + 1], body[i + 1]))
-            i += 2
-        elif i + 2 < len(body) and body[i + 1] == "-" and ord(body[i]) <= ord(body[i + 2]):
-            chars.extend(
-                chr(x) for x in range(ord(body[i]), min(ord(body[i + 2]), ord(body[i]) + 256) + 1)
-            )
-            i += 3
-        else:
-            chars.append(body[i])
-            i += 1
-    return "".join(dict.fromkeys(chars))

@@ -263,10 +263,14 @@ examples:
     sb = sub.add_parser(
         "sandbox",
         help="serve a spec on 127.0.0.1, validating every request",
-        description="Serve a spec as a validating mock API: documented example responses for "
-        "valid requests, a documented error for invalid ones.",
+        description="Serve a spec as a validating mock API: valid requests are answered "
+        "consistently within a session (one store per collection: lists page through it, "
+        "details read it, creates, updates and deletes change it; values satisfy their "
+        "schemas), invalid ones get a documented error. What the spec gives no way to know "
+        "(a list with no id field its detail takes) is said once at start-up.",
         epilog="""examples:
   autofeedback sandbox --spec specs/examples/bookshop.yaml            # 127.0.0.1:8080
+  autofeedback sandbox --spec specs/examples/calendar.yaml            # 127.0.0.1:8090
   autofeedback sandbox --spec api.yaml --port 9000 --terse""",
     )
     sb.add_argument("--spec", help="spec file (required)")

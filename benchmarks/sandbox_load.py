@@ -9,12 +9,18 @@ status than the one it should. Reports requests/s, errors and latency percentile
 
     python benchmarks/sandbox_load.py               # 2,000 concurrent, writes RESULTS.md
     python benchmarks/sandbox_load.py -n 500 --no-write
+    python benchmarks/sandbox_load.py --spec calendar   # answers generated from schemas
+
+``--spec calendar`` serves specs/examples/calendar.yaml instead, which documents no
+examples: every 200 is made from the schemas and the store (a page of five calendars,
+one calendar), so the cost of generating values shows.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import re
 import statistics
@@ -22,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -30,12 +37,25 @@ from benchmarks._results import write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOKSHOP = ROOT / "specs" / "examples" / "bookshop.yaml"
+CALENDAR = ROOT / "specs" / "examples" / "calendar.yaml"
 TARGETS = [
     ("/books?query=dune&limit=5", 200),
     ("/books?query=dune&limit=ten", 400),
     ("/books/7", 200),
     ("/nowhere", 404),
 ]
+
+
+def calendar_targets(host: str, port: int) -> list[tuple[str, int]]:
+    """The calendar's requests: a page, a bad page size, one calendar the list showed."""
+    with urllib.request.urlopen(f"http://{host}:{port}/api/calendars?page_size=5") as r:
+        first = json.load(r)["calendars"][0]["id"]
+    return [
+        ("/api/calendars?page_size=5", 200),
+        ("/api/calendars?page_size=five", 400),
+        (f"/api/calendars/{first}", 200),
+        ("/nowhere", 404),
+    ]
 
 
 async def one(host: str, port: int, path: str, timeout: float) -> tuple[int | None, float]:
@@ -54,9 +74,11 @@ async def one(host: str, port: int, path: str, timeout: float) -> tuple[int | No
     return status, time.perf_counter() - start
 
 
-async def burst(host: str, port: int, n: int, timeout: float = 60.0) -> dict[str, float]:
+async def burst(
+    host: str, port: int, n: int, timeout: float = 60.0, targets: list[tuple[str, int]] = TARGETS
+) -> dict[str, float]:
     """``n`` requests, all connections opened at once."""
-    plan = [TARGETS[i % len(TARGETS)] for i in range(n)]
+    plan = [targets[i % len(targets)] for i in range(n)]
     start = time.perf_counter()
     done = await asyncio.gather(*(one(host, port, path, timeout) for path, _ in plan))
     wall = time.perf_counter() - start
@@ -73,10 +95,10 @@ async def burst(host: str, port: int, n: int, timeout: float = 60.0) -> dict[str
     }
 
 
-def start_sandbox() -> tuple[subprocess.Popen[str], int]:
+def start_sandbox(spec: Path = BOOKSHOP) -> tuple[subprocess.Popen[str], int]:
     exe = Path(sys.executable).with_name("autofeedback")
     proc = subprocess.Popen(
-        [str(exe), "sandbox", "--spec", str(BOOKSHOP), "--port", "0"],
+        [str(exe), "sandbox", "--spec", str(spec), "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -99,13 +121,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=2000, help="concurrent requests per burst")
     ap.add_argument("--bursts", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--spec", choices=("bookshop", "calendar"), default="bookshop")
     args = ap.parse_args(argv)
     load = os.getloadavg()[0]
-    proc, port = start_sandbox()
+    proc, port = start_sandbox(CALENDAR if args.spec == "calendar" else BOOKSHOP)
     try:
-        asyncio.run(burst("127.0.0.1", port, 50))  # warm up: routes, openapi-core caches
-        runs = [asyncio.run(burst("127.0.0.1", port, args.n)) for _ in range(args.bursts)]
-        alive = asyncio.run(burst("127.0.0.1", port, 4))
+        targets = calendar_targets("127.0.0.1", port) if args.spec == "calendar" else TARGETS
+        # warm up: routes, openapi-core caches
+        asyncio.run(burst("127.0.0.1", port, 50, targets=targets))
+        runs = [
+            asyncio.run(burst("127.0.0.1", port, args.n, targets=targets))
+            for _ in range(args.bursts)
+        ]
+        alive = asyncio.run(burst("127.0.0.1", port, 4, targets=targets))
     finally:
         proc.terminate()
         proc.wait(10)
@@ -133,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     print(body)
     if not args.no_write:
         command = "python benchmarks/sandbox_load.py" + (f" -n {args.n}" if args.n != 2000 else "")
-        write_section("Sandbox under load", command, body)
+        title = "Sandbox under load"
+        if args.spec == "calendar":
+            command += " --spec calendar"
+            title += ": answers made from schemas (calendar)"
+        write_section(title, command, body)
     return 1 if any(r["errors"] for r in runs) or alive["errors"] else 0
 
 
