@@ -43,6 +43,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -51,7 +52,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -65,9 +66,11 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._install import install_hint
 from autofeedback._listen import listen
+from autofeedback._patterns import PatternBudget
 from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import Scanner
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
+from autofeedback.checks._check_values import not_checked
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
 from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
 from autofeedback.integrations._jsonlog import JsonLog
@@ -343,16 +346,43 @@ def _error(status: int, message: str, kind: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
 
 
-def _target(config: ProxyConfig, request: Request) -> httpx.URL:
-    """The upstream URL for the client's path: ``/v1/x`` -> ``{upstream}/x``."""
-    path = request.url.path
-    rest = path[3:] if path == "/v1" or path.startswith("/v1/") else path
+class _OutsideBase(ValueError):
+    """A request path that leaves the upstream's base (``/v1/../../stats``)."""
+
+
+def _target(config: ProxyConfig, request: Request) -> tuple[httpx.URL, str]:
+    """The upstream URL for the client's path (``/v1/x`` -> ``{upstream}/x``) and that
+    path as checked (dot segments resolved, percent-decoded).
+
+    Dot segments are resolved here, decoded ones included (``%2e%2e``), and one that
+    climbs above the upstream's base is refused (:class:`_OutsideBase`): httpx and the
+    upstream would otherwise resolve ``/v1/../../stats`` to ``/stats``, a path outside
+    the API. The rest of the path is passed on as the client encoded it."""
+    raw = request.scope.get("raw_path") or request.url.path.encode("utf-8")
+    segments = raw.decode("latin-1").split("/")[1:]
+    if segments[:1] == ["v1"]:
+        segments = segments[1:]
+    kept: list[str] = []
+    for i, segment in enumerate(segments):
+        plain = unquote(segment)
+        if plain in (".", ".."):
+            if plain == ".." and not kept:
+                raise _OutsideBase
+            if plain == "..":
+                kept.pop()
+            if i == len(segments) - 1:
+                kept.append("")  # "/a/." is "/a/", as RFC 3986 resolves it
+            continue
+        if any(part in (".", "..") for part in re.split(r"[/\\]", plain)):
+            raise _OutsideBase  # "..%2f..": a dot segment once the upstream decodes it
+        kept.append(segment)
+    rest = "/" + "/".join(kept) if segments else ""
     query = request.url.query
     url = httpx.URL(config.upstream + rest + (f"?{query}" if query else ""))
     base = httpx.URL(config.upstream)
     if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
-        raise ConfigurationError("the path leaves the upstream origin")  # pragma: no cover
-    return url
+        raise _OutsideBase  # pragma: no cover - a path cannot change the origin
+    return url, "/v1" + unquote(rest)
 
 
 def _forward_headers(request: Request, *drop: bytes) -> list[tuple[bytes, bytes]]:
@@ -423,8 +453,11 @@ def _load(body: bytes) -> Any:
 async def _handle(
     config: ProxyConfig, client: httpx.AsyncClient, lanes: _Lanes, request: Request
 ) -> Response:
-    target = _target(config, request)
-    path = request.url.path.rstrip("/")
+    try:
+        target, path = _target(config, request)
+    except _OutsideBase:
+        return _error(400, "the path leaves the API's base path", "bad_path")
+    path = path.rstrip("/")
     secret = _secret_of(request)
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else 0
@@ -458,6 +491,11 @@ async def _handle(
                         _log.warning("tools not checked: %s", config.scrub(reason, secret))
                         note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
                         return await _forward(config, client, request, target, body, note)
+                    # a pattern RE2 cannot run may take its whole time bound: such
+                    # calls are checked in a thread (the search releases the GIL)
+                    size = len(body)
+                    if scanner.catalog.bounded_patterns:
+                        size = max(size, INLINE_BYTES + 1)
                     try:
                         answer = await _unless_disconnected(
                             request,
@@ -470,7 +508,7 @@ async def _handle(
                                 scanner,
                                 config,
                                 lanes,
-                                len(body),
+                                size,
                             ),
                         )
                     except httpx.HTTPError as exc:
@@ -724,6 +762,7 @@ async def _checked(
     codes: list[str] = []
     repairs: list[Any] = []
     rounds = 0
+    unchecked = 0
     logged: list[dict[str, Any]] = []  # --log: each round's calls and decision
     final: dict[str, Any] | None = None
     remaining: list[Any] = []
@@ -735,12 +774,14 @@ async def _checked(
         else:
             body["input"] = history
         content = await lanes.run(size, _dumps, body)
-        response = await client.post(target, content=content, headers=headers)
+        response, answered = await _post_capped(client, target, content, headers, config.max_body)
+        if answered is None:
+            return _too_large_answer(config, request)
         if response.status_code != 200:
             stop = f"upstream-{response.status_code}"
             break
-        size = max(size, len(response.content))
-        data = await lanes.run(size, _load, response.content)
+        size = max(size, len(answered))
+        data = await lanes.run(size, _load, answered)
         if not isinstance(data, dict):
             stop = "upstream-not-json"
             break
@@ -755,6 +796,7 @@ async def _checked(
         decided = await lanes.run(
             size,
             functools.partial(
+                _within_budget,
                 decide_calls,
                 message if kind == "chat" else data,
                 decider,
@@ -767,6 +809,8 @@ async def _checked(
         codes.extend(
             f.code for c in decided.calls for f in c.decision.findings if f.severity == "error"
         )
+        # values a pattern RE2 cannot run left undecided within the time bound
+        unchecked += sum(not_checked(f) for c in decided.calls for f in c.decision.findings)
         repairs.extend(decided.repairs)
         judged = session.judge(combine([c.decision for c in decided.calls]), key=_call_key(calls))
         logged.append(_round_record(request, rounds, calls, decided, judged.action))
@@ -809,6 +853,8 @@ async def _checked(
         summary["repairs"] = [r.as_dict() for r in repairs]
     if remaining:
         summary["remaining"] = remaining[:5]
+    if unchecked:
+        summary["unchecked"] = unchecked
     _log.info(
         "%s %s -> rounds=%d stop=%s codes=%s repairs=%d",
         request.method,
@@ -833,7 +879,7 @@ async def _checked(
     if final is None:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
         out_headers[_HEADER] = header
-        return Response(response.content, response.status_code, headers=out_headers)
+        return Response(answered, response.status_code, headers=out_headers)
     if remaining and config.give_up == "error":
         # the calls are still wrong: the agent's client raises instead of running them
         first = remaining[0]
@@ -870,6 +916,59 @@ async def _checked(
         )
     rendered = await lanes.run(size, _dumps, final)
     return Response(rendered, media_type="application/json", headers={_HEADER: header})
+
+
+async def _post_capped(
+    client: httpx.AsyncClient,
+    target: httpx.URL,
+    content: bytes,
+    headers: list[tuple[bytes, bytes]],
+    cap: int,
+) -> tuple[httpx.Response, bytes | None]:
+    """One round's upstream answer, read as a stream up to ``cap`` bytes (decoded):
+    ``None`` for the body of one past it, which is dropped at once. A checked answer
+    must be read whole, and one that never ends, or is 600 MB, used to be buffered
+    whole (2.2 GB of RSS at the peak)."""
+    sent = client.build_request("POST", target, content=content, headers=headers)
+    response = await client.send(sent, stream=True)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                return response, None
+            chunks.append(chunk)
+    finally:
+        with anyio.CancelScope(shield=True):  # the connection goes back to the pool
+            await response.aclose()
+    return response, b"".join(chunks)
+
+
+def _too_large_answer(config: ProxyConfig, request: Request) -> JSONResponse:
+    _log.warning(
+        "%s %s: the upstream's answer exceeds %d bytes (--max-body-mb); not read further",
+        request.method,
+        request.url.path,
+        config.max_body,
+    )
+    return _error(
+        502,
+        f"the upstream's answer exceeds the proxy's limit of {config.max_body} bytes "
+        "(--max-body-mb)",
+        "upstream_too_large",
+    )
+
+
+#: Seconds of bounded-matcher searches (patterns RE2 cannot run) one round's calls may
+#: take together: each call has :data:`~autofeedback._patterns.CHECK_BUDGET` of its own,
+#: and a message of many calls must not multiply it.
+ROUND_BUDGET = 2.0
+
+
+def _within_budget(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with PatternBudget(ROUND_BUDGET):
+        return fn(*args, **kwargs)
 
 
 def _round_record(
