@@ -268,6 +268,9 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
         # a request that cannot get a connection within pool_timeout is a fast 503:
         # waiting out the 300 s upstream timeout stalled every client, /v1/models included
         timeout = httpx.Timeout(config.timeout, connect=10.0, pool=config.pool_timeout)
+        # the checks' modules load on first use (start-up is a feature): here, in the
+        # background, so that neither the start nor the first checked request waits
+        threading.Thread(target=_warm_up, name="autofeedback-warm-up", daemon=True).start()
         async with httpx.AsyncClient(
             timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
@@ -283,6 +286,7 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
                 transport = httpx.AsyncHTTPTransport(uds=config.heavy_socket)
                 async with httpx.AsyncClient(transport=transport, timeout=relay) as worker:
                     lanes.worker = worker
+                    lanes.worker_socket = config.heavy_socket
                     yield
             finally:
                 app.state.log.close()
@@ -303,6 +307,15 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
     )
 
 
+def _warm_up() -> None:
+    """Import what checking a call needs (the spec loaders, the checks) by checking one
+    made-up call."""
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    with contextlib.suppress(Exception):
+        scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+        list(scanner.iter_findings({"name": "f", "arguments": {"a": "x"}}))
+
+
 class _Lanes:
     """Where a request's CPU work runs: on the event loop when its body is small (it is
     then microseconds to a millisecond), else in a worker thread: a lane of a few threads
@@ -317,6 +330,8 @@ class _Lanes:
         self.held = 0  # heavy requests held now, reading or waiting included
         #: the client of the heavy-request worker process, when there is one
         self.worker: httpx.AsyncClient | None = None
+        #: where it listens (the file appears once it has started)
+        self.worker_socket: str | None = None
         self.relayed = 0  # requests with the worker now
 
     async def run(self, size: int, fn: Callable[..., T], *args: Any) -> T:
@@ -473,7 +488,7 @@ async def _handle(
                 return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
             lanes.relayed += 1
             try:
-                relayed = await _to_worker(lanes.worker, request, body)
+                relayed = await _to_worker(lanes, request, body)
             finally:
                 lanes.relayed -= 1
             if relayed is not None:
@@ -534,13 +549,15 @@ async def _forward(
     return answer if answer is not None else Response(status_code=499)
 
 
-async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -> Response | None:
+async def _to_worker(lanes: _Lanes, request: Request, body: bytes) -> Response | None:
     """A heavy request, answered by the worker process (``None``: it cannot be reached,
     and this process checks the request itself). CPU work in a thread still holds this
     process's GIL: a 3,000-step chat checked beside light clients made their p99 five
     times longer (benchmarks/serve_load.py); another process, at a lower priority, does
     not. A client that leaves closes the relayed connection, which cancels the worker's
     rounds as it would cancel this process's."""
+    worker = lanes.worker
+    assert worker is not None
     query = request.url.query
     target = httpx.URL(f"http://heavy-worker{request.url.path}" + (f"?{query}" if query else ""))
     try:
@@ -548,7 +565,10 @@ async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -
             request, lambda: _pass_through(worker, request, target, body)
         )
     except httpx.TransportError as exc:
-        _log.warning("heavy-request worker not reachable (%s): checked here", type(exc).__name__)
+        # before its socket exists the worker is still starting: no news
+        started = lanes.worker_socket is not None and os.path.exists(lanes.worker_socket)
+        level = logging.WARNING if started else logging.DEBUG
+        _log.log(level, "heavy-request worker not reachable (%s): checked here", type(exc).__name__)
         return None
     return answer if answer is not None else Response(status_code=499)
 
@@ -1271,14 +1291,10 @@ def _heavy_worker(settings: dict[str, Any], stderr: IO[str]) -> Iterator[str | N
     try:
         proc.stdin.write(json.dumps({**settings, "socket": path, "folder": folder}) + "\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not os.path.exists(path):
-            stderr.write("autofeedback: the heavy-request worker did not start; checking here\n")
-            yield None
-        else:
-            yield path
+        # not waited for: the proxy serves at once (the worker's start-up, a second or more
+        # of imports, made the proxy's own ready time twice as long); a heavy request
+        # that comes before the worker's socket exists is checked here
+        yield path
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()  # the worker's signal to stop
