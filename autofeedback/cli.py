@@ -1567,7 +1567,8 @@ examples:
         "--max-body-mb",
         type=float,
         default=32.0,
-        help="request bodies past this size get a 413 (default 32)",
+        help="request bodies past this size get a 413, upstream answers to check a 502 "
+        "(default 32)",
     )
     px.add_argument(
         "--max-connections",

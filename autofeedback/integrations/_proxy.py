@@ -268,9 +268,11 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
         # a request that cannot get a connection within pool_timeout is a fast 503:
         # waiting out the 300 s upstream timeout stalled every client, /v1/models included
         timeout = httpx.Timeout(config.timeout, connect=10.0, pool=config.pool_timeout)
-        # the checks' modules load on first use (start-up is a feature): here, in the
-        # background, so that neither the start nor the first checked request waits
-        threading.Thread(target=_warm_up, name="autofeedback-warm-up", daemon=True).start()
+        # the spec loaders and the checks load on first use: here, before the first
+        # request, which would otherwise wait for them (a client with a short timeout
+        # saw no upstream call at all); a clean call, so the detailed checks' imports
+        # (python-jsonschema) stay for the first call that needs them
+        await anyio.to_thread.run_sync(_warm_up)
         async with httpx.AsyncClient(
             timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
@@ -308,12 +310,12 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
 
 
 def _warm_up() -> None:
-    """Import what checking a call needs (the spec loaders, the checks) by checking one
-    made-up call."""
+    """Import what checking a clean call needs (the spec loaders, the checks) by checking
+    one made-up call."""
     tool = {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}
     with contextlib.suppress(Exception):
         scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
-        list(scanner.iter_findings({"name": "f", "arguments": {"a": "x"}}))
+        list(scanner.iter_findings({"name": "f", "arguments": {"a": 1}}))
 
 
 class _Lanes:
