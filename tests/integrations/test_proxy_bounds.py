@@ -367,3 +367,18 @@ def test_a_kept_alive_connection_gets_the_same_bound_for_its_next_request(
                 break
             sent += 1
     assert sent < len(headers)
+
+
+def test_the_mcp_gate_checks_back_reference_calls_off_the_event_loop() -> None:
+    """The MCP proxy checks a light call on its event loop; one whose tool has a pattern
+    RE2 cannot run may take the whole time bound, so it counts as heavy (a worker thread
+    or process), and its undecided values are warnings, not errors."""
+    pytest.importorskip("mcp", reason="the mcp extra is missing")
+    from autofeedback.integrations._mcp_gate import ToolGate
+
+    schema = TOOL["function"]["parameters"]
+    gate = ToolGate(retriever=None)
+    gate.load([{"name": "tag", "inputSchema": schema}, {"name": "plain", "inputSchema": {}}])
+    assert gate.is_heavy("tag", {"p0": "abab"})
+    decision = gate.check("tag", {f"p{i}": LONG_VALUE for i in range(PARAMS)})
+    assert decision.action == "forward"
