@@ -19,14 +19,14 @@ from autofeedback._exceptions import (
     SpecWarning,
     ToolCallRejected,
 )
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import CODES, Finding, Repair, Severity
-from autofeedback._model import ApiRequest, Operation, Parameter, Response
 
 __version__ = "0.1.0"  # setup.cfg reads it (version = attr: autofeedback.__version__)
 
 if _TYPE_CHECKING:
     from autofeedback._catalog import ApiCatalog
+    from autofeedback._feedback import render_feedback
+    from autofeedback._model import ApiRequest, Operation, Parameter, Response
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._parse import (
         ParseResult,
@@ -84,12 +84,17 @@ if _TYPE_CHECKING:
     from autofeedback.loop._replay import ReplayLLM
     from autofeedback.loop._tasks import ProgramRunner, ReactRunner, TaskResult, TaskTurn
 
-# Everything past the findings, the model and the exceptions loads on first use (the
+# Everything past the findings and the exceptions loads on first use (the
 # checks pull in jsonschema and its format checkers, the spec loaders YAML, the
 # integrations HTTP clients and servers), so that `import autofeedback`, `autofeedback
 # --version` and the pytest plugin of a run that does not use it stay fast.
 _LAZY: dict[str, str] = {
     "ApiCatalog": "autofeedback._catalog",
+    "render_feedback": "autofeedback._feedback",
+    "ApiRequest": "autofeedback._model",
+    "Operation": "autofeedback._model",
+    "Parameter": "autofeedback._model",
+    "Response": "autofeedback._model",
     "ParseResult": "autofeedback._parse",
     "RequestFormatError": "autofeedback._parse",
     "parse_output": "autofeedback._parse",
