@@ -127,6 +127,7 @@ def serve_upstream(port: int) -> None:
                 chunk = b'{"pad": "' + b"x" * (1 << 20)
                 while True:
                     yield chunk
+                    await asyncio.sleep(0)  # the loop turns: a proxy that hangs up is seen
 
             return StreamingResponse(forever(), media_type="application/json")
         return JSONResponse(_completion(script.get("args") or {"city": "Paris"}))
@@ -359,8 +360,9 @@ def _proxy_neighbours(url: str, leavers: int) -> tuple[Clients, Clients]:
                           "x_script": {"kind": "backref", "args": values}}).encode()  # fmt: skip
     endless = json.dumps({**LIGHT_BODY, "x_script": {"kind": "endless", "endless": True}}).encode()
     # what each turn sends, and the status it must get (502: the endless answer is cut)
-    turns = [("heavy", history, 200), ("heavy", None, 200), ("backref", backref, 200),
-             ("endless", endless, 502)]  # fmt: skip
+    # the first turn (index 1) is the back-reference body, then the endless answer
+    turns = [("heavy", None, 200), ("backref", backref, 200), ("endless", endless, 502),
+             ("heavy", history, 200)]  # fmt: skip
     heavy_client = httpx.AsyncClient(timeout=300)
     turn = [0]
 
