@@ -11,7 +11,6 @@ import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import (
     AutoFeedbackError,
     ConfigurationError,
@@ -20,24 +19,26 @@ from autofeedback._exceptions import (
     SpecWarning,
     ToolCallRejected,
 )
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import CODES, Finding, Repair, Severity
-from autofeedback._model import ApiRequest, Operation, Parameter, Response
-from autofeedback._parse import (
-    ParseResult,
-    RequestFormatError,
-    parse_output,
-    request_from_call,
-    request_from_http,
-)
-from autofeedback._scan import Scanner, iter_findings, scan
-from autofeedback._specs._regexes import InvalidPatternWarning
-from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
-from autofeedback.loop._replay import ReplayLLM
+
+__version__ = "0.1.0"  # setup.cfg reads it (version = attr: autofeedback.__version__)
 
 if _TYPE_CHECKING:
+    from autofeedback._catalog import ApiCatalog
+    from autofeedback._feedback import render_feedback
+    from autofeedback._model import ApiRequest, Operation, Parameter, Response
     from autofeedback._openapi import function_path, to_openapi
+    from autofeedback._parse import (
+        ParseResult,
+        RequestFormatError,
+        parse_output,
+        request_from_call,
+        request_from_http,
+    )
     from autofeedback._sandbox import Sandbox
+    from autofeedback._scan import Scanner, iter_findings, scan
+    from autofeedback._specs._regexes import InvalidPatternWarning
+    from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
     from autofeedback.decide import Decider, Decision, Policy, Session
     from autofeedback.flow._checks import SequenceChecker, check_sequence
@@ -80,11 +81,33 @@ if _TYPE_CHECKING:
         load_llm,
     )
     from autofeedback.loop._loop import Attempt, FeedbackLoop, LoopResult
+    from autofeedback.loop._replay import ReplayLLM
     from autofeedback.loop._tasks import ProgramRunner, ReactRunner, TaskResult, TaskTurn
 
-# Heavy parts (FAISS, openapi-core, HTTP clients) load on first use, so that
-# `import autofeedback` and `autofeedback scan` stay fast.
+# Everything past the findings and the exceptions loads on first use (the
+# checks pull in jsonschema and its format checkers, the spec loaders YAML, the
+# integrations HTTP clients and servers), so that `import autofeedback`, `autofeedback
+# --version` and the pytest plugin of a run that does not use it stay fast.
 _LAZY: dict[str, str] = {
+    "ApiCatalog": "autofeedback._catalog",
+    "render_feedback": "autofeedback._feedback",
+    "ApiRequest": "autofeedback._model",
+    "Operation": "autofeedback._model",
+    "Parameter": "autofeedback._model",
+    "Response": "autofeedback._model",
+    "ParseResult": "autofeedback._parse",
+    "RequestFormatError": "autofeedback._parse",
+    "parse_output": "autofeedback._parse",
+    "request_from_call": "autofeedback._parse",
+    "request_from_http": "autofeedback._parse",
+    "Scanner": "autofeedback._scan",
+    "iter_findings": "autofeedback._scan",
+    "scan": "autofeedback._scan",
+    "InvalidPatternWarning": "autofeedback._specs._regexes",
+    "AuditResult": "autofeedback.audit._audit",
+    "AuditSummary": "autofeedback.audit._audit",
+    "audit_lines": "autofeedback.audit._audit",
+    "ReplayLLM": "autofeedback.loop._replay",
     "AutoFeedbackWarning": "autofeedback.integrations._adapter",
     "GuardAdapter": "autofeedback.integrations._adapter",
     "RequestRejected": "autofeedback.integrations._adapter",

@@ -163,6 +163,25 @@ class ApiCatalog:
             digest.update(_digest(op, memo))
         return digest.hexdigest()[:16]
 
+    @cached_property
+    def bounded_patterns(self) -> bool:
+        """Whether a schema of the catalog has a ``pattern`` that RE2 cannot run (a
+        back-reference, a lookaround): checking a call may then take up to
+        :data:`~autofeedback._patterns.CHECK_BUDGET` seconds, so servers check such
+        calls off their event loop.
+
+        >>> tools = [{"name": "f", "parameters": {"type": "object",
+        ...     "properties": {"a": {"type": "string", "pattern": "^(a)\\\\1$"}}}}]
+        >>> ApiCatalog.from_tools(tools).bounded_patterns
+        True
+        """
+        from autofeedback._patterns import has_bounded
+
+        return any(
+            has_bounded([op.body_schema, *(p.schema for p in op.parameters)])
+            for op in self.operations
+        )
+
     def twins(self, op: Operation) -> tuple[Operation, ...]:
         """The operations documented on ``op``'s method and path, ``op`` first (Box's
         ``/files/{id}#add_shared_link`` beside ``/files/{id}``); just ``(op,)`` mostly."""

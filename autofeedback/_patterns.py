@@ -11,9 +11,14 @@ ECMA meaning kept where the engines differ:
   ``gc=``/``sc=``), ``(?<name>...)``, ``[^]`` and ``[]``.
 
 What RE2 cannot express (back-references, lookarounds) is matched by the ``regex``
-module under a time limit (:data:`BOUNDED_TIMEOUT`): :attr:`Pattern.bounded` says so,
-and a search that runs out of time decides nothing (``None``), so a value is never
-blamed for the spec's expensive pattern.
+module under a time limit (:data:`BOUNDED_TIMEOUT` a search, with the GIL released so
+that a server's other threads run meanwhile): :attr:`Pattern.bounded` says so, and a
+search that runs out of time decides nothing (``None``), so a value is never blamed for
+the spec's expensive pattern. A check of one call spends at most
+:data:`CHECK_BUDGET` seconds on such searches in all (:class:`PatternBudget`: twenty
+values of 3,000 characters under a back-reference pattern took 4 s a call, and a
+900 KB body 95 s); what the budget left unsearched is listed in
+:attr:`PatternBudget.undecided`, so the checks can say that it was not checked.
 
 A pattern neither engine can read is not a regular expression: :func:`compile_pattern`
 raises :class:`InvalidPattern`, and the spec loaders drop that keyword with a warning.
@@ -28,22 +33,29 @@ True
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import string
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import re2  # type: ignore[import-untyped]
-import regex  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError
+
+# `regex` (the bounded matcher) and jsonschema (whose keywords these are) are imported
+# where they are used: most specs need neither, and a clean call checks no keyword here
 
 __all__ = [
     "BOUNDED_TIMEOUT",
+    "CHECK_BUDGET",
     "KEYWORDS",
     "InvalidPattern",
     "Pattern",
+    "PatternBudget",
     "compile_pattern",
+    "has_bounded",
     "is_bounded",
     "is_valid",
     "matches",
@@ -51,6 +63,9 @@ __all__ = [
 
 #: Seconds one search by the bounded (backtracking) matcher may take.
 BOUNDED_TIMEOUT = 0.2
+#: Seconds the bounded matcher may take in all for the check of one call (see
+#: :class:`PatternBudget`).
+CHECK_BUDGET = 1.0
 # RE2's memory bound per compiled pattern (its default; ^\p{L}{1,255}$ needs more than
 # 2 MiB): a pattern past it goes to the bounded matcher. With at most 1,024 patterns
 # cached, a spec of thousands of patterns cannot make the cache grow without end.
@@ -144,6 +159,55 @@ _NOT_SPACE = _complement(_SPACE)
 _NOT_LINE_END = _complement(_LINE_END)
 
 
+class PatternBudget:
+    """At most ``seconds`` of bounded-matcher searches, for the check of one call; while
+    active (``with budget:``), every bounded :meth:`Pattern.search` in this thread (or
+    task) takes its time from it, and one that finds it spent decides nothing. The
+    patterns that decided nothing (timed out, or found the budget spent) are in
+    :attr:`undecided` (the first 64, in order; :attr:`misses` counts them all).
+    Linear-time (RE2) searches are free.
+
+    >>> budget = PatternBudget(0.0)
+    >>> with budget:
+    ...     compile_pattern(r"^(a)\\1$").search("aa")
+    >>> budget.undecided == [r"^(a)\\1$"]
+    True
+    """
+
+    def __init__(self, seconds: float = CHECK_BUDGET) -> None:
+        self.left = seconds
+        self.undecided: list[str] = []
+        self.misses = 0
+        self._tokens: list[contextvars.Token[PatternBudget | None]] = []
+
+    def __enter__(self) -> PatternBudget:
+        self._tokens.append(_BUDGET.set(self))
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        _BUDGET.reset(self._tokens.pop())
+
+    def _note(self, source: str) -> None:
+        self.misses += 1
+        if len(self.undecided) < 64:
+            self.undecided.append(source)
+
+    @staticmethod
+    def current() -> PatternBudget | None:
+        """The budget active here, if any."""
+        return _BUDGET.get()
+
+
+_BUDGET: contextvars.ContextVar[PatternBudget | None] = contextvars.ContextVar(
+    "autofeedback_pattern_budget", default=None
+)
+
+
 @dataclass(frozen=True)
 class Pattern:
     """A compiled spec pattern. ``bounded``: matched by the time-limited backtracking
@@ -161,13 +225,31 @@ class Pattern:
         True
         """
         if self.bounded:
-            try:
-                return self._compiled.search(text, timeout=BOUNDED_TIMEOUT) is not None
-            except TimeoutError:
-                return None
+            return self._bounded_search(text)
         # bytes: a lone surrogate (valid in a Python str, not in UTF-8) must not raise
         data = text.encode("utf-8", "surrogatepass")
         return self._compiled.search(data) is not None
+
+    def _bounded_search(self, text: str) -> bool | None:
+        budget = _BUDGET.get()
+        timeout = BOUNDED_TIMEOUT if budget is None else min(BOUNDED_TIMEOUT, budget.left)
+        if timeout <= 0:
+            assert budget is not None
+            budget._note(self.source)
+            return None
+        started = time.perf_counter()
+        try:
+            # concurrent: the GIL is released while it backtracks (str is immutable)
+            found = self._compiled.search(text, timeout=timeout, concurrent=True)
+        except TimeoutError:
+            found = ...
+        if budget is not None:
+            budget.left -= time.perf_counter() - started
+        if found is ...:
+            if budget is not None:
+                budget._note(self.source)
+            return None
+        return found is not None
 
 
 def is_valid(source: str) -> bool:
@@ -187,6 +269,41 @@ def is_bounded(source: Any) -> bool:
     """
     compiled = _compile(source) if isinstance(source, str) else None
     return isinstance(compiled, Pattern) and compiled.bounded
+
+
+def has_bounded(schema: Any) -> bool:
+    """Whether ``schema`` (walked to any depth, examples and enums skipped) holds a
+    ``pattern`` or ``patternProperties`` key that needs the bounded matcher: a server
+    then checks calls against it off its event loop.
+
+    >>> has_bounded({"properties": {"a": {"pattern": r"^(\\w)\\1$"}}})
+    True
+    >>> has_bounded({"properties": {"a": {"pattern": "^a+$"}}})
+    False
+    """
+    stack: list[Any] = [schema]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))  # $refs are expanded into shared objects: each walked once
+        for key, value in node.items():
+            if key == "pattern" and is_bounded(value):
+                return True
+            keyed = key == "patternProperties" and isinstance(value, dict)
+            if keyed and any(is_bounded(k) for k in value):
+                return True
+            if key not in _DATA_KEYS:
+                stack.append(value)
+    return False
+
+
+# values, not schemas: a {"pattern": ...} inside an example is data
+_DATA_KEYS = frozenset({"enum", "const", "example", "examples", "default"})
 
 
 def compile_pattern(source: str) -> Pattern:
@@ -222,6 +339,8 @@ def _compile(source: str) -> Pattern | str:
             return Pattern(source, False, re2.compile(translated, options))
         except re2.error:
             pass  # too large for RE2's memory bound, or a syntax RE2 refuses
+    import regex  # type: ignore[import-untyped]
+
     try:
         translated = _translate(source, _regex_char, backtracking=True)
         return Pattern(source, True, regex.compile(translated, regex.ASCII | regex.V0))
@@ -507,6 +626,8 @@ def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
     if validator.is_type(instance, "string") and matches(pattern, instance) is False:
         compiled = _compile(pattern)
         note = " (checked with a bounded matcher)" if getattr(compiled, "bounded", 0) else ""
+        from jsonschema.exceptions import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}{note}")
 
 
@@ -545,6 +666,8 @@ def _additional_properties(validator: Any, additional: Any, instance: Any, schem
         for extra in extras:
             yield from validator.descend(instance[extra], additional, path=extra)
     elif additional is False and extras:
+        from jsonschema.exceptions import ValidationError
+
         listed = ", ".join(repr(e) for e in sorted(extras, key=str))
         verb = "was" if len(extras) == 1 else "were"
         yield ValidationError(f"Additional properties are not allowed ({listed} {verb} unexpected)")
@@ -596,6 +719,8 @@ def _unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, sch
         if key not in evaluated and not validator.evolve(schema=unevaluated).is_valid(instance[key])
     ]
     if bad:
+        from jsonschema.exceptions import ValidationError
+
         listed = ", ".join(repr(k) for k in sorted(bad, key=str))
         if unevaluated is False:
             yield ValidationError(f"Unevaluated properties are not allowed ({listed} unexpected)")

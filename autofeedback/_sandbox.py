@@ -95,6 +95,7 @@ from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, Spec
 from autofeedback._listen import cannot_listen
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import _export, sanitize_schema
+from autofeedback._patterns import CHECK_BUDGET, PatternBudget
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._redact import auth_names, redact
 from autofeedback._sandbox_state import NotFound, SessionState, generate
@@ -505,7 +506,9 @@ class Sandbox:
             body=body,
             content_type=content_type.lower() or "application/json",
         )
-        with self._lock:
+        # one time bound for all of the request's patterns that RE2 cannot run: this lock
+        # holds every other client meanwhile
+        with self._lock, PatternBudget(CHECK_BUDGET):
             try:
                 result = self._openapi.unmarshal_request(request)
             except Exception as exc:  # never let a validator bug take the server down

@@ -19,6 +19,7 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest, Operation
+from autofeedback._patterns import PatternBudget
 from autofeedback._redact import auth_names, redact_finding, request_secrets
 from autofeedback._resolve import request_args
 from autofeedback.checks._check_name import (
@@ -324,7 +325,9 @@ class Scanner:
         instruction: str | None = None,
     ) -> Iterator[Finding]:
         """E3 and E4 for a request already known to target ``op``."""
-        if not request.is_http and accepts(op, request.arguments):
+        # the call's time for patterns RE2 cannot run, one budget for all of its values
+        budget = PatternBudget.current() or PatternBudget()
+        if not request.is_http and accepts(op, request.arguments, budget):
             return  # the whole call fits the documented parameters: nothing to report
         args = request_args(request, path_params)
         needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
@@ -342,10 +345,11 @@ class Scanner:
         yield from params.findings
         matched = list(params.matched)
         if composed_body(op):
-            yield from check_body(op, [(a, p) for a, p in matched if p.location == "body"])
+            body = [(a, p) for a, p in matched if p.location == "body"]
+            yield from check_body(op, body, budget)
             matched = [(a, p) for a, p in matched if p.location != "body"]
         for arg, param in matched:
-            yield from check_value(op, arg, param)
+            yield from check_value(op, arg, param, budget)
 
     def check_grounding(
         self,

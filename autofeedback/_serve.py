@@ -7,6 +7,11 @@ and one way to stop.
 * **Stopping**: the first SIGTERM (or Ctrl-C) stops accepting connections, lets
   in-flight requests finish for ``grace`` seconds, then cancels them; a second one ends
   the process at once (:func:`uvicorn_server`; the sandbox does the same by hand).
+* **Slow clients**: a request's line and headers must arrive within
+  :data:`HEADER_TIMEOUT` seconds of the connection (or of the previous answer on a
+  kept-alive one), its body within :data:`BODY_TIMEOUT` seconds of its headers; past
+  that the connection is closed. uvicorn has no such bound: a client sending a byte at
+  a time held its connection open for good (the sandbox bounds its own the same way).
 """
 
 from __future__ import annotations
@@ -19,10 +24,23 @@ from typing import Any
 
 from autofeedback._exceptions import ConfigurationError
 
-__all__ = ["DEFAULT_GRACE", "check_host", "die_on_second_signal", "is_loopback", "uvicorn_server"]
+__all__ = [
+    "BODY_TIMEOUT",
+    "DEFAULT_GRACE",
+    "HEADER_TIMEOUT",
+    "check_host",
+    "die_on_second_signal",
+    "is_loopback",
+    "uvicorn_server",
+]
 
 #: Seconds in-flight requests get to finish after the first SIGTERM.
 DEFAULT_GRACE = 10.0
+#: Seconds a request's line and headers may take to arrive.
+HEADER_TIMEOUT = 10.0
+#: Seconds a request's body may take to arrive, from the end of its headers (32 MB, the
+#: proxy's default bound, at about 0.5 MB/s).
+BODY_TIMEOUT = 60.0
 
 
 def is_loopback(host: str) -> bool:
@@ -70,13 +88,22 @@ def die_on_second_signal(sig: int) -> None:
 
 
 def uvicorn_server(
-    app: Any, host: str, port: int, *, grace: float = DEFAULT_GRACE, uds: str | None = None
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    grace: float = DEFAULT_GRACE,
+    uds: str | None = None,
+    header_timeout: float = HEADER_TIMEOUT,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> Any:
     """A ``uvicorn.Server`` for ``app`` that stops within ``grace`` seconds of the first
     SIGTERM or Ctrl-C (in-flight requests are then cancelled) and at once on a second.
     uvicorn itself waits for in-flight requests without a bound and treats a second
     SIGTERM as the first (the proxy survived two with slow upstream calls in flight).
-    ``uds``: serve on that Unix socket instead of ``host:port``."""
+    ``uds``: serve on that Unix socket instead of ``host:port``. A client whose headers
+    take longer than ``header_timeout`` seconds, or whose body takes longer than
+    ``body_timeout``, is disconnected (:func:`slow_client_protocol`)."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -93,5 +120,69 @@ def uvicorn_server(
         log_level="warning",
         lifespan="on",
         timeout_graceful_shutdown=max(0, math.ceil(grace)),  # whole seconds, as uvicorn takes
+        http=slow_client_protocol(header_timeout, body_timeout),
     )
     return Server(config)
+
+
+def slow_client_protocol(header_timeout: float, body_timeout: float) -> type[Any]:
+    """uvicorn's h11 protocol with a deadline on each request's headers and one on its
+    body: a connection that misses either is closed (the app, if it was reading the
+    body, sees the client disconnect). uvicorn takes a protocol class as ``http=``."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class SlowClientBound(H11Protocol):
+        _timer: Any = None
+        _reading_body = False
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _too_slow(self) -> None:
+            self._timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def _after(self, before: Any) -> None:
+            cycle = self.cycle
+            if cycle is not None and cycle is not before:  # a new request's headers are in
+                self._reading_body = bool(cycle.more_body)
+                if self._reading_body:
+                    self._arm(body_timeout)
+                else:
+                    self._disarm()
+            elif self._reading_body and cycle is not None and not cycle.more_body:
+                self._reading_body = False  # and its body too
+                self._disarm()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm(header_timeout)
+
+        def data_received(self, data: bytes) -> None:
+            before = self.cycle
+            super().data_received(data)
+            self._after(before)
+
+        def on_response_complete(self) -> None:
+            before = self.cycle
+            super().on_response_complete()
+            if self.transport.is_closing():
+                self._disarm()
+            elif self.cycle is before:  # the next request's headers, from now on
+                self._reading_body = False
+                self._arm(header_timeout)
+            else:  # a pipelined request was waiting
+                self._after(before)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return SlowClientBound

@@ -18,14 +18,16 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from autofeedback._catalog import ApiCatalog
+# only what every command needs: a command imports its own parts (the checks, the spec
+# loaders, the servers) when it runs, so `autofeedback --version` imports none of them
 from autofeedback._exceptions import AutoFeedbackError, SpecWarning
-from autofeedback._feedback import render_feedback
-from autofeedback._install import DISTRIBUTION, install_hint
-from autofeedback._scan import Scanner, first_finding
-from autofeedback.audit._audit import NO_SPEC, AuditResult, AuditSummary, audit_lines
+from autofeedback._install import install_hint
+
+if TYPE_CHECKING:
+    from autofeedback._catalog import ApiCatalog
+    from autofeedback.audit._audit import AuditResult, AuditSummary
 
 __all__ = ["main", "run"]
 
@@ -128,16 +130,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, packages_distributions, version
+    # the package's own attribute, which setup.cfg reads as the distribution's version:
+    # importlib.metadata would import the email parser and scan the installed
+    # distributions, the larger part of `autofeedback --version`
+    from autofeedback import __version__
 
-    # the distribution that provides the import package: autofeedback-api, or a checkout
-    # installed before the rename (never another project's "autofeedback")
-    names = packages_distributions().get("autofeedback", [])
-    name = DISTRIBUTION if DISTRIBUTION in names or not names else names[0]
-    try:
-        return version(name)
-    except PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
-        return "unknown"
+    return __version__
 
 
 def _parser(config: Mapping[str, Any] | None = None) -> argparse.ArgumentParser:
@@ -449,13 +447,17 @@ examples:
     return p
 
 
+#: :data:`autofeedback.decide.REPAIR_MODES`, named here so that building the parser
+#: (``--version``, ``--help``) does not import the decision and the checks behind it;
+#: tests/test_cli.py holds the two equal
+_REPAIR_MODES = ("sure", "off")
+
+
 def _repair_flag(parser: argparse.ArgumentParser) -> None:
     """``--repair``, the same on every command that decides what happens to a call."""
-    from autofeedback.decide import REPAIR_MODES
-
     parser.add_argument(
         "--repair",
-        choices=REPAIR_MODES,
+        choices=_REPAIR_MODES,
         default="sure",
         help="sure: repair what the docs leave one answer for (a name spelled another way, "
         "'3' for an integer, a parameter the API does not take) instead of asking the model "
@@ -586,6 +588,8 @@ def _require(args: argparse.Namespace, *names: str) -> None:
 
 
 def _load_specs(paths: Sequence[str]) -> ApiCatalog | None:
+    from autofeedback._catalog import ApiCatalog
+
     if not paths:
         return None
     catalogs = [ApiCatalog.from_file(p) for p in paths]
@@ -722,6 +726,9 @@ def _read_output(arg: str, inp: IO[str]) -> str:
 
 
 def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
+    from autofeedback._feedback import render_feedback
+    from autofeedback._scan import Scanner, first_finding
+
     catalog = _load_specs(args.spec)
     assert catalog is not None
     text = _read_output(args.output, inp)
@@ -906,7 +913,7 @@ _LOOKAHEAD = 64
 
 
 def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
-    from autofeedback.audit._audit import audit_units
+    from autofeedback.audit._audit import NO_SPEC, AuditSummary, audit_lines, audit_units
     from autofeedback.audit._inputs import read_har, read_openai, sniff_format
 
     catalog = _load_specs(args.spec or ())
@@ -1035,6 +1042,7 @@ def _reported(formatter: _Sink, result: AuditResult) -> AuditResult:
         return result
     except Exception as exc:
         from autofeedback._scan import one_line
+        from autofeedback.audit._audit import AuditResult
 
         reason = one_line(exc).encode("ascii", "backslashreplace").decode("ascii")
         failed = AuditResult(
@@ -1139,6 +1147,7 @@ def _doc_paths(items: Sequence[str]) -> list[Path]:
 
 
 def _index(args: argparse.Namespace, out: IO[str]) -> int:
+    from autofeedback._catalog import ApiCatalog
     from doc_index import build_or_load
     from retriever import load_embedder
 
@@ -1173,6 +1182,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from autofeedback._catalog import ApiCatalog
     from autofeedback._redact import redact
     from autofeedback.loop._loop import FeedbackLoop
 
@@ -1273,6 +1283,7 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
+    from autofeedback._catalog import ApiCatalog
     from autofeedback._redact import redact
     from autofeedback.loop._tasks import ProgramRunner, ReactRunner
 
@@ -1560,7 +1571,8 @@ examples:
         "--max-body-mb",
         type=float,
         default=32.0,
-        help="request bodies past this size get a 413 (default 32)",
+        help="request bodies past this size get a 413, upstream answers to check a 502 "
+        "(default 32)",
     )
     px.add_argument(
         "--max-connections",

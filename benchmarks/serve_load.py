@@ -9,8 +9,11 @@ this process, each on its own keep-alive connection, one request at a time (boun
   process: answers after a scripted delay, 500s on request, counts the calls it got).
   Light clients ask for one valid tool call (upstream delay 50 ms; one request in ten is
   answered 500 by the upstream and must come back as that 500). The *heavy* neighbour
-  sends, in turn, a chat of 3,000 earlier tool steps (checked as one sequence) and a
-  new 5,000-property tool with a reply of 2,000 misspelt names. The *leavers* ask
+  sends, in turn, a chat of 3,000 earlier tool steps (checked as one sequence), a new
+  5,000-property tool with a reply of 2,000 misspelt names, a tool whose 20 parameters
+  have a back-reference ``pattern`` (RE2 cannot run it) answered with 2,900-character
+  values (a 60 KB body, under the size checked inline), and a request whose upstream
+  answer never ends (the proxy must stop at ``--max-body-mb`` and answer 502). The *leavers* ask
   through a 3 s upstream that answers a wrong call (the proxy would ask twice more) and
   hang up after 0.3 s.
 * ``autofeedback mcp-proxy --transport streamable-http`` in front of the test suite's
@@ -106,7 +109,7 @@ def serve_upstream(port: int) -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
     calls: Counter[str] = Counter()
@@ -118,6 +121,15 @@ def serve_upstream(port: int) -> None:
         await asyncio.sleep(float(script.get("delay", 0.0)))
         if script.get("fault"):
             return JSONResponse({"error": {"message": "scripted fault"}}, 500)
+        if script.get("endless"):
+
+            async def forever() -> Any:
+                chunk = b'{"pad": "' + b"x" * (1 << 20)
+                while True:
+                    yield chunk
+                    await asyncio.sleep(0)  # the loop turns: a proxy that hangs up is seen
+
+            return StreamingResponse(forever(), media_type="application/json")
         return JSONResponse(_completion(script.get("args") or {"city": "Paris"}))
 
     async def stats(request: Request) -> Response:
@@ -338,18 +350,33 @@ def _proxy_neighbours(url: str, leavers: int) -> tuple[Clients, Clients]:
         body = {"model": "m", "messages": USER, "tools": [tool],
                 "x_script": {"kind": "heavy", "args": misspelt}}  # fmt: skip
         tools.append(json.dumps(body).encode())
+    # a back-reference pattern (RE2 cannot run it) on 20 parameters, 2,900-character
+    # values: a 60 KB body, under the size the proxy checks inline
+    backref_props = {f"p{i}": {"type": "string", "pattern": r"^(\w+)+\1$"} for i in range(20)}
+    backref_tool = {"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": backref_props}}}  # fmt: skip
+    values = {f"p{i}": "ab" * 1450 + "!" for i in range(20)}
+    backref = json.dumps({"model": "m", "messages": USER, "tools": [backref_tool],
+                          "x_script": {"kind": "backref", "args": values}}).encode()  # fmt: skip
+    endless = json.dumps({**LIGHT_BODY, "x_script": {"kind": "endless", "endless": True}}).encode()
+    # what each turn sends, and the status it must get (502: the endless answer is cut)
+    # the first turn (index 1) is the back-reference body, then the endless answer
+    turns = [("heavy", None, 200), ("backref", backref, 200), ("endless", endless, 502),
+             ("heavy", history, 200)]  # fmt: skip
     heavy_client = httpx.AsyncClient(timeout=300)
     turn = [0]
 
     async def heavy(phase: Phase) -> None:
         turn[0] += 1
-        content = history if turn[0] % 2 else tools[(turn[0] // 2) % len(tools)]
+        kind, content, status = turns[turn[0] % len(turns)]
+        if content is None:
+            content = tools[(turn[0] // len(turns)) % len(tools)]
         try:
             answer = await heavy_client.post(
                 url, content=content, headers={"content-type": "application/json"}
             )
-            phase.counts["heavy"] += 1
-            if answer.status_code != 200:
+            phase.counts[kind] += 1
+            if answer.status_code != status:
                 phase.errors += 1
         except httpx.HTTPError:
             phase.errors += 1
@@ -394,7 +421,7 @@ async def proxy_phases(rounds: int, n_light: int, n_leavers: int) -> list[list[s
         calls = await upstream_calls() - before
         per = ", ".join(
             f"{kind} {calls[kind] / phase.counts[kind]:.2f}"
-            for kind in ("light", "heavy", "leaver")
+            for kind in ("light", "heavy", "backref", "endless", "leaver")
             if phase.counts[kind]
         )
         note = f"{phase.counts['light-fault']} upstream 500s passed on"

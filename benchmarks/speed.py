@@ -20,6 +20,7 @@ Four questions, each answered as a ratio against a peer measured in the same run
 
     python benchmarks/speed.py
     python benchmarks/speed.py --only-goals   # per-record cost vs peers (_record_cost.py)
+    python benchmarks/speed.py --only-startup # start-up, clean and faulty calls (_blink.py)
 """
 
 from __future__ import annotations
@@ -489,6 +490,12 @@ def main(argv: list[str] | None = None) -> int:
         help="what a record costs next to its peers, whole process and in process (issue 31)",
     )
     parser.add_argument("--goal-repeat", type=int, default=2, help="repeats of each process")
+    parser.add_argument(
+        "--only-startup",
+        action="store_true",
+        help="start-up, clean calls and faulty calls next to their peers (issue 42)",
+    )
+    parser.add_argument("--startup-repeat", type=int, default=5, help="repeats of each process")
     parser.add_argument("--goal-limit", type=int, help="first records only (a quick try, no write)")
     parser.add_argument(
         "--only-first-answer", action="store_true", help="first answers, 5,000 operations"
@@ -505,6 +512,17 @@ def main(argv: list[str] | None = None) -> int:
     cache = WORK / "spec-cache"
     if args.only_e2:
         return _e2_main(data, args)
+    if args.only_startup:
+        from benchmarks._blink import table as blink_table
+
+        body = blink_table(data, args.startup_repeat)
+        print(body)
+        if not args.no_write:
+            command = "python benchmarks/speed.py --only-startup"
+            if args.startup_repeat != 5:
+                command += f" --startup-repeat {args.startup_repeat}"
+            write_section("Speed: start-up, clean and faulty calls (issue 42)", command, body)
+        return 0
     if args.only_goals:
         from benchmarks._record_cost import table as goals_table
 

@@ -40,13 +40,7 @@ import json
 import re
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
-from typing import Any
-from xml.etree.ElementTree import Element, ParseError
-
-from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
-from defusedxml.ElementTree import (  # type: ignore[import-untyped]
-    fromstring as _xml_fromstring,
-)
+from typing import TYPE_CHECKING, Any
 
 from autofeedback._model import ApiRequest, RequestFormat
 from autofeedback._parse._common import (
@@ -59,6 +53,9 @@ from autofeedback._parse._common import (
 )
 from autofeedback._parse._json import _requests_from_json
 from autofeedback._parse._python import _ast_parse, _call_from_node
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
 
 #: Longest block one call may span; past it the block is reported, not parsed.
 _MAX_BLOCK = 100_000
@@ -931,6 +928,14 @@ def _unescape(value: str) -> str:
 
 
 def _xml_children(snippet: str) -> dict[str, Any]:
+    # defusedxml only for the outputs that hold XML
+    from xml.etree.ElementTree import ParseError
+
+    from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
+    from defusedxml.ElementTree import (  # type: ignore[import-untyped]
+        fromstring as _xml_fromstring,
+    )
+
     try:
         root = _xml_fromstring(snippet, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except ParseError as exc:

@@ -4,11 +4,10 @@ JSON Lines, with YAML 1.2 scalars and a bound on what YAML aliases may expand to
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import re
 from typing import Any
-
-import yaml
 
 from autofeedback._exceptions import SpecError
 
@@ -24,35 +23,50 @@ MAX_DEPTH = 128
 #: aliases nest) holds billions and would hang or exhaust memory wherever it is walked.
 MAX_NODES = 5_000_000
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-
-class _YamlLoader(_SafeLoader):  # type: ignore[misc]
+@functools.cache
+def _loader() -> Any:
     """A safe loader (libyaml's ``CSafeLoader`` when PyYAML was built with it: about six
-    times faster on a 3 MB spec) with YAML 1.2 scalars: only ``true``/``false`` are booleans
-    (a parameter named ``on`` or an enum value ``no`` stays a string) and timestamps stay
-    the text the author wrote (``example: 2020-01-31``)."""
+    times faster on a 3 MB spec) with YAML 1.2 scalars: only ``true``/``false`` are
+    booleans (a parameter named ``on`` or an enum value ``no`` stays a string) and
+    timestamps stay the text the author wrote (``example: 2020-01-31``). Made, and
+    PyYAML imported, on the first YAML text: a JSON spec or a cached one needs neither."""
+    import yaml
+
+    safe: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class YamlLoader(safe):  # type: ignore[misc]
+        pass
+
+    YamlLoader.yaml_implicit_resolvers = {
+        first: [
+            (tag, regexp)
+            for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
+        ]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    YamlLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    return YamlLoader
 
 
-_YamlLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, regexp)
-        for tag, regexp in resolvers
-        if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
-    ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_YamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
+def _yaml_error() -> type[Exception]:
+    """PyYAML's ``YAMLError`` (used in ``except`` clauses: evaluated once raised)."""
+    import yaml
+
+    return yaml.YAMLError
 
 
 def _load_yaml(text: str, source: str) -> Any:
+    import yaml
+
     _bound_yaml_depth(text, source)
     try:
-        return yaml.load(text, Loader=_YamlLoader)  # a SafeLoader subclass: no arbitrary objects
+        return yaml.load(text, Loader=_loader())  # a SafeLoader subclass: no arbitrary objects
     except RecursionError as exc:
         raise SpecError("the document is nested too deeply", source=source) from exc
     except ValueError as exc:  # an integer of more than 4,300 digits
@@ -80,9 +94,11 @@ def _bound_yaml_depth(text: str, source: str) -> None:
             break
     if indent + deepest <= MAX_DEPTH:
         return
+    import yaml
+
     depth = 0
     try:
-        for event in yaml.parse(text, Loader=_YamlLoader):
+        for event in yaml.parse(text, Loader=_loader()):
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_DEPTH:
@@ -144,7 +160,7 @@ def parse_text(text: str, source: str) -> Any:
         # JSON-looking text may still be YAML flow style; report the JSON error if not.
         try:
             return _checked(_jsonify(_load_yaml(text, source), {}), source, text)
-        except yaml.YAMLError:
+        except _yaml_error():
             raise SpecError(
                 f"invalid JSON: {json_error.msg}",
                 source=source,
@@ -152,7 +168,7 @@ def parse_text(text: str, source: str) -> Any:
             ) from json_error
     try:
         document = _load_yaml(text, source)
-    except yaml.YAMLError as exc:
+    except _yaml_error() as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

@@ -46,6 +46,8 @@ _OPENAI_LINE = frozenset({"response", "choices", "custom_id"})
 NO_SPEC = "record has no 'tools' and no --spec was given"
 _MAX_LINE = 8 * 1024 * 1024
 _MAX_KEPT_TOOLS = 16 * 1024 * 1024
+#: tool lists whose key is remembered by identity (a read-ahead window is 64 records)
+_MAX_KEYS = 128
 #: What a record holds that documents the APIs rather than carries what was sent: no
 #: credential is registered from it. A tool list's ``token`` property has the type
 #: ``string`` and a description, which are no secrets (and walking every tool list
@@ -169,6 +171,11 @@ class _CatalogCache:
         self._kept = 0  # characters of the tool lists behind ``_scanners``
         self.retriever = retriever
         self._checkers: dict[tuple[int, str], tuple[Scanner, Any]] = {}
+        # the key of the tool lists met lately, by identity: the read-ahead's prefetch
+        # and the audit ask for the same record's list, whose canonical JSON (sorted
+        # keys) and hash were half of a clean record's cost, computed twice
+        self._keys: dict[int, tuple[Any, str, int]] = {}
+        self._keyed = 0  # characters of the lists held by ``_keys``
 
     def sequence_checker(self, scanner: Scanner, responses: Any, build: Any) -> Any:
         """The sequence checker for ``scanner`` and a record's ``responses`` (built once:
@@ -189,8 +196,18 @@ class _CatalogCache:
             if self._base_scanner is None:
                 self._base_scanner = Scanner(self.base, retriever=self.retriever)
             return self._base_scanner
-        text = json.dumps(tools, sort_keys=True, default=str)
-        key = hashlib.sha256(text.encode()).hexdigest()
+        known = self._keys.get(id(tools))
+        if known is not None and known[0] is tools:
+            key, size = known[1], known[2]
+        else:
+            text = json.dumps(tools, sort_keys=True, default=str)
+            key, size = hashlib.sha256(text.encode()).hexdigest(), len(text)
+            # bounded by count and by size, as the scanners are
+            if len(self._keys) >= _MAX_KEYS or self._keyed + size > _MAX_KEPT_TOOLS:
+                self._keys.clear()
+                self._keyed = 0
+            self._keys[id(tools)] = (tools, key, size)
+            self._keyed += size
         hit = self._scanners.get(key)
         if hit is None:
             from autofeedback._parse._providers import provider_tools
@@ -201,10 +218,10 @@ class _CatalogCache:
                 catalog = ApiCatalog.merge(catalog, self.base)
             # bounded by count and by size: a log of distinct 8 MiB tool lists must not
             # keep a thousand of them (memory stays constant for any record under the cap)
-            if len(self._scanners) > 1024 or self._kept + len(text) > _MAX_KEPT_TOOLS:
+            if len(self._scanners) > 1024 or self._kept + size > _MAX_KEPT_TOOLS:
                 self._scanners.clear()
                 self._kept = 0
-            self._kept += len(text)
+            self._kept += size
             hit = self._scanners[key] = Scanner(catalog, retriever=self.retriever)
         return hit
 

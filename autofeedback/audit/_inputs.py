@@ -24,7 +24,6 @@ from autofeedback._parse._providers import find_tool_calls, provider_tools
 from autofeedback._redact import redact, request_secrets
 from autofeedback._scan import one_line
 from autofeedback.audit._audit import Unit
-from autofeedback.flow._checks import has_tool_steps
 
 __all__ = [
     "INPUT_FORMATS",
@@ -417,6 +416,8 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     if instruction:
         common["instruction"] = instruction
     history = _history(request)
+    from autofeedback.flow._checks import has_tool_steps  # the flow checks: only here
+
     if history is not None and has_tool_steps(history):
         # an agent's run so far: the calls of this response are its next steps, checked
         # for data flow as the proxy and check_tool_calls(history=) check them

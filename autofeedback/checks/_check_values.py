@@ -14,40 +14,62 @@ the message.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, UnknownType, ValidationError
-from jsonschema.validators import extend
+from typing import TYPE_CHECKING, Any
 
 from autofeedback._findings import Finding
 from autofeedback._model import Operation, Parameter
 from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
-from autofeedback._patterns import is_bounded, matches
+from autofeedback._patterns import PatternBudget, is_bounded, matches
 from autofeedback._resolve import Arg
-from autofeedback.checks._formats import FORMATS
+from autofeedback.checks import _formats
+from autofeedback.checks._formats import ASSERTED
 
-__all__ = ["accepts", "check_body", "check_value", "composed_body", "deserialize"]
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
+__all__ = [
+    "NOT_CHECKED",
+    "accepts",
+    "check_body",
+    "check_value",
+    "composed_body",
+    "deserialize",
+    "not_checked",
+]
+
+#: What the warning for a value left undecided by the bounded matcher says.
+NOT_CHECKED = "not checked against the documented pattern"
 
 _INT = re.compile(r"[+-]?\d{1,30}")
-_FORMATS = FORMATS  # the asserted formats: see autofeedback.checks._formats
-# oneOf checked as anyOf: see the module docstring; patterns on the linear-time engine
-# (autofeedback._patterns), never Python's backtracking re
-_Validator = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    {"oneOf": Draft202012Validator.VALIDATORS["anyOf"], **_PATTERN_KEYWORDS},
-)
-#: What validating against a schema the spec got wrong raises: jsonschema's own errors,
-#: and what its keywords raise on values of the wrong JSON type (``properties: []``,
-#: ``items: 5``: AttributeError) or out of float range (``minimum: 1e400``:
-#: OverflowError). The spec's problem, not the request's: such a check reports nothing.
-_SPEC_FAULTS: tuple[type[Exception], ...] = (
-    SchemaError,
-    UnknownType,
+
+
+@functools.cache
+def _validator_class() -> Any:
+    """jsonschema's draft 2020-12 validator with ``oneOf`` checked as ``anyOf`` (see the
+    module docstring) and the patterns on the linear-time engine
+    (:mod:`autofeedback._patterns`), never Python's backtracking ``re``. Made on first
+    use: a call that passes the compiled fast path (:func:`accepts`) needs no
+    python-jsonschema, whose import is most of a short audit's start-up."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator,
+        {"oneOf": Draft202012Validator.VALIDATORS["anyOf"], **_PATTERN_KEYWORDS},
+    )
+
+
+#: What validating against a schema the spec got wrong raises besides jsonschema's own
+#: errors (:func:`_spec_faults`): what its keywords raise on values of the wrong JSON type
+#: (``properties: []``, ``items: 5``: AttributeError) or out of float range
+#: (``minimum: 1e400``: OverflowError). The spec's problem, not the request's: such a
+#: check reports nothing.
+_FAULTS: tuple[type[Exception], ...] = (
     RecursionError,
     ValueError,
     TypeError,
@@ -56,6 +78,17 @@ _SPEC_FAULTS: tuple[type[Exception], ...] = (
     IndexError,
     ArithmeticError,
 )
+
+
+@functools.cache
+def _spec_faults() -> tuple[type[Exception], ...]:
+    """:data:`_FAULTS` and jsonschema's ``SchemaError`` and ``UnknownType`` (evaluated in
+    an ``except`` clause only once something was raised)."""
+    from jsonschema.exceptions import SchemaError, UnknownType
+
+    return (SchemaError, UnknownType, *_FAULTS)
+
+
 _validators: dict[int, tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _MAX_PER_PARAM = 3
@@ -150,7 +183,9 @@ def _per_object(store: dict[int, tuple[Any, Any]], obj: Any, build: Callable[[An
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    return _per_object(_validators, schema, lambda s: _Validator(s, format_checker=_FORMATS))
+    return _per_object(
+        _validators, schema, lambda s: _validator_class()(s, format_checker=_formats.FORMATS)
+    )
 
 
 def _type_name(value: Any) -> str:
@@ -176,9 +211,13 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
+def check_value(
+    op: Operation, arg: Arg, param: Parameter, budget: PatternBudget | None = None
+) -> Iterator[Finding]:
     """Type errors first (E4.1), then constraint violations (E4.2), at most three per
-    parameter: the model needs the first problem, not a wall of them."""
+    parameter: the model needs the first problem, not a wall of them. ``budget``: the
+    call's time for patterns RE2 cannot run (one of its own when not given); a pattern
+    left undecided is a warning that says the value was not checked against it."""
     schema = param.schema
     if not isinstance(schema, Mapping) or not schema:
         return
@@ -193,9 +232,14 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
         # documented as an array and described as "a comma-separated list": the text
         # form the description itself asks for (Spotify's type="album,track")
         value = deserialize(value, schema)
+    budget = budget or PatternBudget.current() or PatternBudget()
+    if _value_accepted(schema, value, budget):
+        return  # the compiled validator found nothing: the detailed one would not either
+    misses = budget.misses
     try:
-        found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
-    except _SPEC_FAULTS:
+        with budget:
+            found = [_branch_errors(e) for e in _validator(schema).iter_errors(value)]
+    except _spec_faults():
         return  # a schema the spec got wrong is the spec's problem, not the request's
     errors = sorted(
         (pair for group in found for pair in group),
@@ -204,6 +248,34 @@ def check_value(op: Operation, arg: Arg, param: Parameter) -> Iterator[Finding]:
     doc = param.description.strip()
     for err, branch in errors[:_MAX_PER_PARAM]:
         yield _finding(op, arg, param, err, doc, branch)
+    if budget.misses > misses and not errors:
+        yield _not_checked(op, arg, param, budget, doc)
+
+
+def not_checked(finding: Finding) -> bool:
+    """Whether ``finding`` says a value was left unchecked against a pattern that the
+    bounded matcher could not decide in time (a warning, never an error)."""
+    return finding.severity == "warning" and NOT_CHECKED in finding.message
+
+
+def _not_checked(
+    op: Operation, arg: Arg, param: Parameter, budget: PatternBudget, doc: str
+) -> Finding:
+    """The warning for a value whose pattern the bounded matcher could not decide: it is
+    neither blamed nor reported clean."""
+    pattern = budget.undecided[-1] if budget.undecided else None
+    return Finding(
+        "E4.2",
+        (arg.location, arg.name),
+        arg.value,
+        expected={"pattern": pattern},
+        operation=op.name,
+        doc=doc,
+        severity="warning",
+        message=f"{arg.name}: {NOT_CHECKED} "
+        f"{_short(pattern, 40)}: it needs a backtracking matcher (checked with a bounded "
+        "matcher), which ran out of time on this value",
+    )
 
 
 _COMMA_LIST = re.compile(r"comma[- ]?separated|separated by commas", re.IGNORECASE)
@@ -382,7 +454,9 @@ def composed_body(op: Operation) -> bool:
     return any(isinstance(p.get(k), list) for p in parts for k in ("oneOf", "anyOf"))
 
 
-def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[Finding]:
+def check_body(
+    op: Operation, matched: list[tuple[Arg, Parameter]], budget: PatternBudget | None = None
+) -> Iterator[Finding]:
     """E4 for the documented body fields of a composed body, validated as one object."""
     schema = op.body_schema
     if not isinstance(schema, Mapping) or not matched:
@@ -397,9 +471,12 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
             value = deserialize(value, param.schema)  # as in check_value
         body[param.name] = value
     by_name = {param.name: (arg, param) for arg, param in matched}
+    budget = budget or PatternBudget.current() or PatternBudget()
+    misses = budget.misses
     try:
-        found = [_branch_errors(e) for e in _validator(schema).iter_errors(body)]
-    except _SPEC_FAULTS:
+        with budget:
+            found = [_branch_errors(e) for e in _validator(schema).iter_errors(body)]
+    except _spec_faults():
         return
     errors = sorted(
         (
@@ -420,6 +497,9 @@ def check_body(op: Operation, matched: list[tuple[Arg, Parameter]]) -> Iterator[
         arg, param = by_name[field]
         inside = [str(p) for p in list(err.absolute_path)[1:]]
         yield _finding(op, arg, param, err, param.description.strip(), branch, inside)
+    if budget.misses > misses and not errors:
+        arg, param = matched[0]
+        yield _not_checked(op, arg, param, budget, param.description.strip())
 
 
 _strict: dict[int, tuple[Any, Any]] = {}
@@ -433,7 +513,9 @@ def _stored(store: dict[int, tuple[Any, Any]], obj: Any) -> Any:
     return hit[1] if hit is not None and hit[0] is obj else _MISSING
 
 
-def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
+def accepts(
+    op: Operation, arguments: Mapping[str, Any], budget: PatternBudget | None = None
+) -> bool:
     """Whether a call's ``arguments`` certainly draw no E3/E4 finding: one validation of
     the whole mapping against the documented parameters (every required one present, no
     other names, every value of its documented type and constraints). Only a ``True`` is
@@ -450,10 +532,16 @@ def accepts(op: Operation, arguments: Mapping[str, Any]) -> bool:
         validator = _per_object(_strict, op, _strict_validator)
     if validator is None:
         return False
+    budget = budget or PatternBudget.current() or PatternBudget()
+    misses = budget.misses
     try:
-        return bool(validator.is_valid(arguments))
-    except _SPEC_FAULTS:
+        with budget:
+            valid = bool(validator.is_valid(arguments))
+    except _spec_faults():
         return False
+    # a pattern the bounded matcher could not decide: not "clean", the detailed checks
+    # say it was not checked
+    return valid and budget.misses == misses
 
 
 #: Keywords jsonschema-rs checks exactly as the detailed path does. A schema with any
@@ -554,7 +642,10 @@ def _small(schema: Any) -> bool:
 
 def _format(name: str) -> Callable[[Any], bool]:
     # the detailed path's format checker, so both paths agree on every format
-    return lambda value: _FORMATS.conforms(value, name)
+    light = _formats.light_check(name)
+    if light is not None:
+        return light  # no python-jsonschema for these
+    return lambda value: _formats.FORMATS.conforms(value, name)
 
 
 def _strict_schema(op: Operation) -> dict[str, Any] | None:
@@ -576,7 +667,10 @@ def _strict_validator(op: Operation) -> Any:
     if _compilable(schema) and _small(schema):
         import jsonschema_rs
 
-        formats = {name: _format(name) for name in _FORMATS.checkers}
+        # the asserted formats by name, checked on first use: a format whose package is
+        # missing is no checker's, and conforms() takes any value for it, as the
+        # detailed path does
+        formats = {name: _format(name) for name in ASSERTED}
         # jsonschema-rs runs `pattern` on its own regex engines: each pattern becomes a
         # custom format checked by the linear-time engine the detailed path uses
         schema = _patterns_as_formats(schema, formats)
@@ -584,13 +678,53 @@ def _strict_validator(op: Operation) -> Any:
             compiled = jsonschema_rs.validator_for(
                 schema, formats=formats, validate_formats=True, ignore_unknown_formats=True
             )
-        except _SPEC_FAULTS:  # jsonschema_rs.ValidationError is a ValueError
+        except _spec_faults():  # jsonschema_rs.ValidationError is a ValueError
             pass
         else:
             return compiled
     try:
-        return _Validator(schema, format_checker=_FORMATS)
-    except _SPEC_FAULTS:
+        return _validator_class()(schema, format_checker=_formats.FORMATS)
+    except _spec_faults():
+        return None
+
+
+_value_validators: dict[int, tuple[Any, Any]] = {}
+
+
+def _value_accepted(schema: Mapping[str, Any], value: Any, budget: PatternBudget) -> bool:
+    """Whether one value certainly draws no E4 finding, by the compiled validator of its
+    schema (as :func:`accepts` judges a whole call): the values of a call that failed
+    the fast path skip python-jsonschema unless they are wrong themselves (a call missing
+    one parameter made the audit import it, 0.2 s, and walk every other value). Only a
+    ``True`` is trusted; a pattern left undecided is not one."""
+    validator = _per_object(_value_validators, schema, _compiled_value_validator)
+    if validator is None:
+        return False
+    misses = budget.misses
+    try:
+        with budget:
+            valid = bool(validator.is_valid(value))
+    except Exception:
+        return False
+    return valid and budget.misses == misses
+
+
+def _compiled_value_validator(schema: Mapping[str, Any]) -> Any:
+    """jsonschema-rs for ``schema`` when it reads every keyword as the detailed path
+    does (:data:`_COMPILABLE`), else ``None``."""
+    if not isinstance(schema, dict) or not _compilable(schema) or not _small(schema):
+        return None
+    import jsonschema_rs
+
+    formats = {name: _format(name) for name in ASSERTED}
+    try:
+        return jsonschema_rs.validator_for(
+            _patterns_as_formats(schema, formats),
+            formats=formats,
+            validate_formats=True,
+            ignore_unknown_formats=True,
+        )
+    except Exception:
         return None
 
 

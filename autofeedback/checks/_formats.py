@@ -21,15 +21,19 @@ it is wrong. :data:`ASSERTED` lists the others; docs/specs.md repeats it.
 
 from __future__ import annotations
 
+import datetime as _dt
+import ipaddress
 import re
+import uuid
 from collections.abc import Callable
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
+from typing import TYPE_CHECKING, Any
 
 from autofeedback._patterns import is_valid
 
-__all__ = ["ASSERTED", "FORMATS"]
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+
+__all__ = ["ASSERTED", "FORMATS", "light_check"]
 
 #: The formats E4.2 asserts.
 ASSERTED = (
@@ -79,6 +83,8 @@ def _leap_second(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
 
 
 def _build() -> FormatChecker:
+    from jsonschema import Draft202012Validator, FormatChecker
+
     kept = Draft202012Validator.FORMAT_CHECKER.checkers
     checker = FormatChecker(formats=())
     for name in ASSERTED:
@@ -113,5 +119,81 @@ def _no_controls(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
     )
 
 
-#: The format checker of the E4 checks (and of the fast path).
-FORMATS = _build()
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+
+
+def _date(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        return bool(_DATE.fullmatch(value) and _dt.date.fromisoformat(value))
+    except ValueError:
+        return False
+
+
+def _ip(version: int) -> Callable[[Any], bool]:
+    def check(value: Any) -> bool:
+        if not isinstance(value, str):
+            return True
+        try:
+            if version == 4:
+                return bool(ipaddress.IPv4Address(value))
+            return not getattr(ipaddress.IPv6Address(value), "scope_id", "")
+        except ipaddress.AddressValueError:
+            return False
+
+    return check
+
+
+def _uuid_text(value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return all(value[position] == "-" for position in (8, 13, 18, 23))
+
+
+def _email(value: Any) -> bool:
+    return not isinstance(value, str) or "@" in value
+
+
+#: The asserted formats whose check needs only the standard library, written as
+#: jsonschema's checkers are (its ``_format`` module) with this module's corrections:
+#: the compiled fast path checks these without importing python-jsonschema and its
+#: format packages (most of a short audit's start-up); tests/checks/test_formats.py
+#: holds each to :data:`FORMATS` on the JSON-Schema-Test-Suite's values.
+_LIGHT: dict[str, Callable[[Any], bool]] = {
+    "date": _no_controls(_date),
+    "email": _email,
+    "idn-email": _email,
+    "ipv4": _no_controls(_ip(4)),
+    "ipv6": _no_controls(_ip(6)),
+    "uuid": _no_controls(_uuid(_uuid_text)),
+    "regex": _ecma_regex,
+}
+
+
+def light_check(name: str) -> Callable[[Any], bool] | None:
+    """The stdlib-only checker of the asserted format ``name``, if it has one; it
+    answers as ``FORMATS.conforms(value, name)`` does.
+
+    >>> light_check("date")("2024-02-30"), light_check("hostname")
+    (False, None)
+    """
+    return _LIGHT.get(name)
+
+
+def __getattr__(name: str) -> Any:
+    # FORMATS: built on first use; jsonschema's format packages (date, URI, IDN parsers)
+    # are most of the cost of importing it, and a call without a format needs none
+    if name == "FORMATS":
+        checker = globals()["FORMATS"] = _build()
+        return checker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    #: The format checker of the E4 checks (and of the fast path).
+    FORMATS: FormatChecker

@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol
 
-from rapidfuzz import fuzz, process
-from rapidfuzz.distance import OSA
+# rapidfuzz is imported by the two functions that compare spellings: a call whose
+# names are right never needs it
 
 __all__ = [
     "NameMatcher",
@@ -90,6 +90,8 @@ def one_typo(name: str, candidates: Sequence[str]) -> str | None:
     >>> one_typo("ids", ["id"]) is None
     True
     """
+    from rapidfuzz.distance import OSA
+
     key = literal_key(name)
     if len(key) < 4:
         return None
@@ -121,6 +123,8 @@ def closest_spelling(name: str, candidates: Sequence[str], cutoff: float = 0.6) 
     typo = one_typo(name, candidates)
     if typo is not None:
         return typo
+    from rapidfuzz import fuzz, process
+
     best = process.extractOne(name, candidates, scorer=fuzz.ratio, score_cutoff=cutoff * 100)
     return str(best[0]) if best is not None else None
 

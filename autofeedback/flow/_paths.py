@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
 __all__ = [
     "Step",
     "closest_path",
@@ -227,6 +225,8 @@ def closest_path(schema: Mapping[str, Any], path: Sequence[Step] | str) -> str |
             out.append(step)
             here = props[step]
             continue
+        from rapidfuzz import fuzz, process  # a step that misses: rarely needed
+
         best = process.extractOne(step, list(props), scorer=fuzz.ratio, score_cutoff=60)
         if best is None:
             return None

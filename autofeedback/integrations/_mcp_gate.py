@@ -236,13 +236,17 @@ class ToolGate:
 
     def is_heavy(self, name: str, arguments: Mapping[str, Any] | None) -> bool:
         """Whether checking this call costs more than a hop to a worker thread: a tool
-        of many parameters, or arguments of many values (counted up to the bound).
+        of many parameters, or arguments of many values (counted up to the bound), or a
+        catalog with a pattern RE2 cannot run (its bounded matcher may take its whole
+        time bound, which must not stall the event loop).
 
         >>> ToolGate(retriever=None).is_heavy("anything", {"a": 1})
         False
         """
         op = self.catalog.get(name) if self.catalog is not None else None
         if op is not None and len(op.parameters) > _LIGHT_VALUES:
+            return True
+        if self.catalog is not None and self.catalog.bounded_patterns:
             return True
         budget = _LIGHT_VALUES
         stack: list[Any] = [arguments]

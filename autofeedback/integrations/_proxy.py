@@ -43,6 +43,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -51,7 +52,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import anyio.to_thread
@@ -65,9 +66,11 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._install import install_hint
 from autofeedback._listen import listen
+from autofeedback._patterns import PatternBudget
 from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import Scanner
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
+from autofeedback.checks._check_values import not_checked
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
 from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
 from autofeedback.integrations._jsonlog import JsonLog
@@ -265,6 +268,11 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
         # a request that cannot get a connection within pool_timeout is a fast 503:
         # waiting out the 300 s upstream timeout stalled every client, /v1/models included
         timeout = httpx.Timeout(config.timeout, connect=10.0, pool=config.pool_timeout)
+        # the spec loaders and the checks load on first use: here, before the first
+        # request, which would otherwise wait for them (a client with a short timeout
+        # saw no upstream call at all); a clean call, so the detailed checks' imports
+        # (python-jsonschema) stay for the first call that needs them
+        await anyio.to_thread.run_sync(_warm_up)
         async with httpx.AsyncClient(
             timeout=timeout, limits=limits, follow_redirects=False
         ) as client:
@@ -280,6 +288,7 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
                 transport = httpx.AsyncHTTPTransport(uds=config.heavy_socket)
                 async with httpx.AsyncClient(transport=transport, timeout=relay) as worker:
                     lanes.worker = worker
+                    lanes.worker_socket = config.heavy_socket
                     yield
             finally:
                 app.state.log.close()
@@ -300,6 +309,15 @@ def create_proxy_app(config: ProxyConfig) -> Starlette:
     )
 
 
+def _warm_up() -> None:
+    """Import what checking a clean call needs (the spec loaders, the checks) by checking
+    one made-up call."""
+    tool = {"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    with contextlib.suppress(Exception):
+        scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+        list(scanner.iter_findings({"name": "f", "arguments": {"a": 1}}))
+
+
 class _Lanes:
     """Where a request's CPU work runs: on the event loop when its body is small (it is
     then microseconds to a millisecond), else in a worker thread: a lane of a few threads
@@ -314,6 +332,8 @@ class _Lanes:
         self.held = 0  # heavy requests held now, reading or waiting included
         #: the client of the heavy-request worker process, when there is one
         self.worker: httpx.AsyncClient | None = None
+        #: where it listens (the file appears once it has started)
+        self.worker_socket: str | None = None
         self.relayed = 0  # requests with the worker now
 
     async def run(self, size: int, fn: Callable[..., T], *args: Any) -> T:
@@ -343,16 +363,43 @@ def _error(status: int, message: str, kind: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status)
 
 
-def _target(config: ProxyConfig, request: Request) -> httpx.URL:
-    """The upstream URL for the client's path: ``/v1/x`` -> ``{upstream}/x``."""
-    path = request.url.path
-    rest = path[3:] if path == "/v1" or path.startswith("/v1/") else path
+class _OutsideBase(ValueError):
+    """A request path that leaves the upstream's base (``/v1/../../stats``)."""
+
+
+def _target(config: ProxyConfig, request: Request) -> tuple[httpx.URL, str]:
+    """The upstream URL for the client's path (``/v1/x`` -> ``{upstream}/x``) and that
+    path as checked (dot segments resolved, percent-decoded).
+
+    Dot segments are resolved here, decoded ones included (``%2e%2e``), and one that
+    climbs above the upstream's base is refused (:class:`_OutsideBase`): httpx and the
+    upstream would otherwise resolve ``/v1/../../stats`` to ``/stats``, a path outside
+    the API. The rest of the path is passed on as the client encoded it."""
+    raw = request.scope.get("raw_path") or request.url.path.encode("utf-8")
+    segments = raw.decode("latin-1").split("/")[1:]
+    if segments[:1] == ["v1"]:
+        segments = segments[1:]
+    kept: list[str] = []
+    for i, segment in enumerate(segments):
+        plain = unquote(segment)
+        if plain in (".", ".."):
+            if plain == ".." and not kept:
+                raise _OutsideBase
+            if plain == "..":
+                kept.pop()
+            if i == len(segments) - 1:
+                kept.append("")  # "/a/." is "/a/", as RFC 3986 resolves it
+            continue
+        if any(part in (".", "..") for part in re.split(r"[/\\]", plain)):
+            raise _OutsideBase  # "..%2f..": a dot segment once the upstream decodes it
+        kept.append(segment)
+    rest = "/" + "/".join(kept) if segments else ""
     query = request.url.query
     url = httpx.URL(config.upstream + rest + (f"?{query}" if query else ""))
     base = httpx.URL(config.upstream)
     if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):
-        raise ConfigurationError("the path leaves the upstream origin")  # pragma: no cover
-    return url
+        raise _OutsideBase  # pragma: no cover - a path cannot change the origin
+    return url, "/v1" + unquote(rest)
 
 
 def _forward_headers(request: Request, *drop: bytes) -> list[tuple[bytes, bytes]]:
@@ -423,8 +470,11 @@ def _load(body: bytes) -> Any:
 async def _handle(
     config: ProxyConfig, client: httpx.AsyncClient, lanes: _Lanes, request: Request
 ) -> Response:
-    target = _target(config, request)
-    path = request.url.path.rstrip("/")
+    try:
+        target, path = _target(config, request)
+    except _OutsideBase:
+        return _error(400, "the path leaves the API's base path", "bad_path")
+    path = path.rstrip("/")
     secret = _secret_of(request)
     declared = request.headers.get("content-length", "")
     size = int(declared) if declared.isdigit() else 0
@@ -440,7 +490,7 @@ async def _handle(
                 return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
             lanes.relayed += 1
             try:
-                relayed = await _to_worker(lanes.worker, request, body)
+                relayed = await _to_worker(lanes, request, body)
             finally:
                 lanes.relayed -= 1
             if relayed is not None:
@@ -458,6 +508,11 @@ async def _handle(
                         _log.warning("tools not checked: %s", config.scrub(reason, secret))
                         note = json.dumps({"rounds": 0, "skipped": "unreadable tools"})
                         return await _forward(config, client, request, target, body, note)
+                    # a pattern RE2 cannot run may take its whole time bound: such
+                    # calls are checked in a thread (the search releases the GIL)
+                    size = len(body)
+                    if scanner.catalog.bounded_patterns:
+                        size = max(size, INLINE_BYTES + 1)
                     try:
                         answer = await _unless_disconnected(
                             request,
@@ -470,7 +525,7 @@ async def _handle(
                                 scanner,
                                 config,
                                 lanes,
-                                len(body),
+                                size,
                             ),
                         )
                     except httpx.HTTPError as exc:
@@ -496,13 +551,15 @@ async def _forward(
     return answer if answer is not None else Response(status_code=499)
 
 
-async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -> Response | None:
+async def _to_worker(lanes: _Lanes, request: Request, body: bytes) -> Response | None:
     """A heavy request, answered by the worker process (``None``: it cannot be reached,
     and this process checks the request itself). CPU work in a thread still holds this
     process's GIL: a 3,000-step chat checked beside light clients made their p99 five
     times longer (benchmarks/serve_load.py); another process, at a lower priority, does
     not. A client that leaves closes the relayed connection, which cancels the worker's
     rounds as it would cancel this process's."""
+    worker = lanes.worker
+    assert worker is not None
     query = request.url.query
     target = httpx.URL(f"http://heavy-worker{request.url.path}" + (f"?{query}" if query else ""))
     try:
@@ -510,7 +567,10 @@ async def _to_worker(worker: httpx.AsyncClient, request: Request, body: bytes) -
             request, lambda: _pass_through(worker, request, target, body)
         )
     except httpx.TransportError as exc:
-        _log.warning("heavy-request worker not reachable (%s): checked here", type(exc).__name__)
+        # before its socket exists the worker is still starting: no news
+        started = lanes.worker_socket is not None and os.path.exists(lanes.worker_socket)
+        level = logging.WARNING if started else logging.DEBUG
+        _log.log(level, "heavy-request worker not reachable (%s): checked here", type(exc).__name__)
         return None
     return answer if answer is not None else Response(status_code=499)
 
@@ -724,6 +784,7 @@ async def _checked(
     codes: list[str] = []
     repairs: list[Any] = []
     rounds = 0
+    unchecked = 0
     logged: list[dict[str, Any]] = []  # --log: each round's calls and decision
     final: dict[str, Any] | None = None
     remaining: list[Any] = []
@@ -735,12 +796,14 @@ async def _checked(
         else:
             body["input"] = history
         content = await lanes.run(size, _dumps, body)
-        response = await client.post(target, content=content, headers=headers)
+        response, answered = await _post_capped(client, target, content, headers, config.max_body)
+        if answered is None:
+            return _too_large_answer(config, request)
         if response.status_code != 200:
             stop = f"upstream-{response.status_code}"
             break
-        size = max(size, len(response.content))
-        data = await lanes.run(size, _load, response.content)
+        size = max(size, len(answered))
+        data = await lanes.run(size, _load, answered)
         if not isinstance(data, dict):
             stop = "upstream-not-json"
             break
@@ -755,6 +818,7 @@ async def _checked(
         decided = await lanes.run(
             size,
             functools.partial(
+                _within_budget,
                 decide_calls,
                 message if kind == "chat" else data,
                 decider,
@@ -767,6 +831,8 @@ async def _checked(
         codes.extend(
             f.code for c in decided.calls for f in c.decision.findings if f.severity == "error"
         )
+        # values a pattern RE2 cannot run left undecided within the time bound
+        unchecked += sum(not_checked(f) for c in decided.calls for f in c.decision.findings)
         repairs.extend(decided.repairs)
         judged = session.judge(combine([c.decision for c in decided.calls]), key=_call_key(calls))
         logged.append(_round_record(request, rounds, calls, decided, judged.action))
@@ -809,6 +875,8 @@ async def _checked(
         summary["repairs"] = [r.as_dict() for r in repairs]
     if remaining:
         summary["remaining"] = remaining[:5]
+    if unchecked:
+        summary["unchecked"] = unchecked
     _log.info(
         "%s %s -> rounds=%d stop=%s codes=%s repairs=%d",
         request.method,
@@ -833,7 +901,7 @@ async def _checked(
     if final is None:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
         out_headers[_HEADER] = header
-        return Response(response.content, response.status_code, headers=out_headers)
+        return Response(answered, response.status_code, headers=out_headers)
     if remaining and config.give_up == "error":
         # the calls are still wrong: the agent's client raises instead of running them
         first = remaining[0]
@@ -870,6 +938,59 @@ async def _checked(
         )
     rendered = await lanes.run(size, _dumps, final)
     return Response(rendered, media_type="application/json", headers={_HEADER: header})
+
+
+async def _post_capped(
+    client: httpx.AsyncClient,
+    target: httpx.URL,
+    content: bytes,
+    headers: list[tuple[bytes, bytes]],
+    cap: int,
+) -> tuple[httpx.Response, bytes | None]:
+    """One round's upstream answer, read as a stream up to ``cap`` bytes (decoded):
+    ``None`` for the body of one past it, which is dropped at once. A checked answer
+    must be read whole, and one that never ends, or is 600 MB, used to be buffered
+    whole (2.2 GB of RSS at the peak)."""
+    sent = client.build_request("POST", target, content=content, headers=headers)
+    response = await client.send(sent, stream=True)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > cap:
+                return response, None
+            chunks.append(chunk)
+    finally:
+        with anyio.CancelScope(shield=True):  # the connection goes back to the pool
+            await response.aclose()
+    return response, b"".join(chunks)
+
+
+def _too_large_answer(config: ProxyConfig, request: Request) -> JSONResponse:
+    _log.warning(
+        "%s %s: the upstream's answer exceeds %d bytes (--max-body-mb); not read further",
+        request.method,
+        request.url.path,
+        config.max_body,
+    )
+    return _error(
+        502,
+        f"the upstream's answer exceeds the proxy's limit of {config.max_body} bytes "
+        "(--max-body-mb)",
+        "upstream_too_large",
+    )
+
+
+#: Seconds of bounded-matcher searches (patterns RE2 cannot run) one round's calls may
+#: take together: each call has :data:`~autofeedback._patterns.CHECK_BUDGET` of its own,
+#: and a message of many calls must not multiply it.
+ROUND_BUDGET = 2.0
+
+
+def _within_budget(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    with PatternBudget(ROUND_BUDGET):
+        return fn(*args, **kwargs)
 
 
 def _round_record(
@@ -1172,14 +1293,10 @@ def _heavy_worker(settings: dict[str, Any], stderr: IO[str]) -> Iterator[str | N
     try:
         proc.stdin.write(json.dumps({**settings, "socket": path, "folder": folder}) + "\n")
         proc.stdin.flush()
-        deadline = time.monotonic() + 60
-        while not os.path.exists(path) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not os.path.exists(path):
-            stderr.write("autofeedback: the heavy-request worker did not start; checking here\n")
-            yield None
-        else:
-            yield path
+        # not waited for: the proxy serves at once (the worker's start-up, a second or more
+        # of imports, made the proxy's own ready time twice as long); a heavy request
+        # that comes before the worker's socket exists is checked here
+        yield path
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()  # the worker's signal to stop

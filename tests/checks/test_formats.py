@@ -4,12 +4,16 @@ valid value."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import jsonschema_rs
 import pytest
 
 from autofeedback import ApiCatalog
 from autofeedback.checks._check_values import _per_object, _strict, accepts
-from autofeedback.checks._formats import ASSERTED, FORMATS
+from autofeedback.checks._formats import ASSERTED, FORMATS, light_check
 
 
 @pytest.mark.parametrize(
@@ -58,3 +62,33 @@ def test_a_format_that_is_not_asserted_keeps_the_fast_path() -> None:
     # compiled by jsonschema-rs, not left to jsonschema for an unknown format name
     compiled = _per_object(_strict, op, lambda _: None)
     assert type(compiled).__module__ == jsonschema_rs.__name__
+
+
+def test_the_stdlib_checkers_answer_as_the_asserted_formats(shared_data_dir: Path) -> None:
+    """The fast path checks a few formats without python-jsonschema; each must give
+    :data:`FORMATS`' answer on every value the JSON-Schema-Test-Suite tries it with,
+    and on the hard cases below."""
+    folder = shared_data_dir / "json-schema-test-suite" / "tests" / "draft2020-12"
+    values: dict[str, list[Any]] = {}
+    for path in sorted(folder.rglob("*.json")):
+        for case in json.loads(path.read_text(encoding="utf-8")):
+            schema = case.get("schema")
+            fmt = schema.get("format") if isinstance(schema, dict) else None
+            if isinstance(fmt, str):
+                values.setdefault(fmt, []).extend(t["data"] for t in case["tests"])
+    hard = [
+        "2024-02-30", "2024-02-29", "2023-02-29", "2020-01-01\n", "٢٠٢٠-01-01", "2020-1-01",
+        "a@b", "@", "", "1.2.3.4", "01.2.3.4", "1.2.3.4\n", "::1", "fe80::1%eth0", "::ffff:1.2.3.4",
+        "2eb8aa08-aa98-11ea-b4aa-73b441d16380", "2eb8aa08aa9811eab4aa73b441d16380",
+        "{2eb8aa08-aa98-11ea-b4aa-73b441d16380}", "urn:uuid:2eb8aa08-aa98-11ea-b4aa-73b441d16380",
+        "(?<name>x)\\k<name>", "(?P<name>x)", "[^]", 5, None, [1],
+    ]  # fmt: skip
+    checked = 0
+    for fmt in ASSERTED:
+        light = light_check(fmt)
+        if light is None:
+            continue
+        for value in [*values.get(fmt, []), *hard]:
+            assert light(value) is FORMATS.conforms(value, fmt), (fmt, value)
+            checked += 1
+    assert checked > 100
