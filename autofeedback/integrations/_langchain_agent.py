@@ -322,5 +322,5 @@ def _require() -> None:
         import langgraph.prebuilt  # noqa: F401
     except ImportError as exc:
         raise ConfigurationError(
-            f"AutoFeedbackToolWrapper needs langgraph: {install_hint('langchain')}"
+            f"AutoFeedbackToolWrapper needs langgraph: {install_hint('langgraph')}"
         ) from exc

@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from autofeedback.decide import Policy
 from autofeedback.integrations._door import NOT_RUN_WITH, Door, Turn, log_repairs
 from autofeedback.integrations._guard import SpecLike
+
+# importing litellm fetches its model price list from the internet unless told not to:
+# autofeedback reaches no origin it was not given (set the variable yourself to choose)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 if TYPE_CHECKING:
     from litellm.integrations.custom_guardrail import CustomGuardrail as _Base
