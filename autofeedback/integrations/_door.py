@@ -55,9 +55,11 @@ _log = logging.getLogger("autofeedback.guard")
 #: read back from the conversation
 MARKER = "autofeedback"
 
-#: how many tool lists a door keeps a decider for (a framework may show the model
-#: another subset of its tools at each turn)
-_DECIDERS = 16
+#: how many tool lists the doors keep a decider for (a framework may show the model
+#: another subset of its tools at each turn); shared by the doors of the process
+_DECIDERS_KEPT = 32
+_DECIDERS: OrderedDict[tuple[str, str, Any], Decider] = OrderedDict()
+_LOCK = threading.Lock()
 
 #: the answer to a call that was fine but does not run because the run stops (every call
 #: of a model message gets an answer: the providers reject a history without one)
@@ -214,8 +216,6 @@ class Door:
         self.policy = policy if policy is not None else default_policy()
         self.retriever = retriever
         self._fixed = self._new_decider(tools) if tools is not None else None
-        self._deciders: OrderedDict[str, Decider] = OrderedDict()
-        self._lock = threading.Lock()
 
     def _new_decider(self, tools: SpecLike) -> Decider:
         scanner = Scanner(as_catalog(tools), retriever=self.retriever)
@@ -223,22 +223,29 @@ class Door:
 
     def decider(self, tools: Sequence[Mapping[str, Any]] | None = None) -> Decider:
         """The decider for the framework's tool list ``tools`` (OpenAI function shape),
-        or the docs the door was given."""
+        or the docs the door was given. Deciders are shared by every door of the process
+        with the same repair mode and retriever (an adapter made per run, as the Agents
+        SDK's hooks are, builds a tool list's catalog once)."""
         if self._fixed is not None:
             return self._fixed
         if tools is None:
             raise AutoFeedbackError("no tool list: pass the tools to check the calls against")
-        key = json.dumps(tools, sort_keys=True, default=str)
-        with self._lock:
-            found = self._deciders.get(key)
+        retriever = self.retriever
+        key = (
+            json.dumps(tools, sort_keys=True, default=str),
+            self.policy.repair,
+            retriever if retriever is None or isinstance(retriever, str) else id(retriever),
+        )
+        with _LOCK:
+            found = _DECIDERS.get(key)
             if found is not None:
-                self._deciders.move_to_end(key)
+                _DECIDERS.move_to_end(key)
                 return found
         made = self._new_decider(list(tools))
-        with self._lock:
-            self._deciders[key] = made
-            while len(self._deciders) > _DECIDERS:
-                self._deciders.popitem(last=False)
+        with _LOCK:
+            made = _DECIDERS.setdefault(key, made)
+            while len(_DECIDERS) > _DECIDERS_KEPT:
+                _DECIDERS.popitem(last=False)
         return made
 
     def session(self, records: Sequence[Mapping[str, Any]] = ()) -> Session:

@@ -4,8 +4,10 @@ decided before a tool runs (:mod:`autofeedback.integrations._door`).
 * :class:`AutoFeedbackMiddleware`, an ``AgentMiddleware`` for ``create_agent``: its
   ``wrap_model_call`` decides the calls of each model message against the tools the
   model was given; the repaired calls are written into the ``AIMessage`` (and so run),
-  the others are answered by ``ToolMessage`` s carrying the feedback; its ``after_model``
-  ends the run (``jump_to: "end"``) when the policy's rounds or repeats are spent.
+  the others are answered by ``ToolMessage`` s carrying the feedback; when the policy's
+  rounds or repeats are spent, :class:`~autofeedback.ToolCallRejected` ends the run (as
+  LangChain's ``ToolCallLimitMiddleware`` does with ``exit_behavior="error"``; a hook
+  node to jump to the end from would cost every model step a graph step).
 * :class:`AutoFeedbackToolWrapper`, a ``wrap_tool_call`` for LangGraph's ``ToolNode``:
   the same decision for a graph of your own; a stop raises
   :class:`~autofeedback.ToolCallRejected` out of the graph.
@@ -32,18 +34,13 @@ from autofeedback.integrations._guard import SpecLike
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware as _Base
-    from langchain.agents.middleware import hook_config
 else:
     try:
         from langchain.agents.middleware import AgentMiddleware as _Base
-        from langchain.agents.middleware import hook_config
     except ImportError:  # the extra is absent: the class says how to get it when made
         from autofeedback.integrations._door import absent
 
         _Base = absent("langchain", "AutoFeedbackMiddleware")
-
-        def hook_config(**_: Any) -> Callable[[Any], Any]:
-            return lambda fn: fn
 
 
 __all__ = ["AutoFeedbackMiddleware", "AutoFeedbackToolWrapper"]
@@ -132,7 +129,8 @@ class AutoFeedbackMiddleware(_Base):  # type: ignore[misc,unused-ignore]  # Any 
     A call the docs leave no doubt about is repaired and runs (``City`` -> ``city``, a
     separator or case variant of a tool's name); a call with errors is answered with the
     feedback as a ``ToolMessage`` (``status="error"``) and the model tries again; when
-    the rounds are spent (or the model repeats a rejected call), the run ends.
+    the rounds are spent (or the model repeats a rejected call),
+    :class:`~autofeedback.ToolCallRejected` ends the run.
 
     >>> from langchain.agents import create_agent   # doctest: +SKIP
     >>> agent = create_agent(model, [get_weather],  # doctest: +SKIP
@@ -177,6 +175,11 @@ class AutoFeedbackMiddleware(_Base):  # type: ignore[misc,unused-ignore]  # Any 
         )
         if turn.action == "forward" and not turn.repaired:
             return response
+        if turn.action == "stop":
+            raise ToolCallRejected(
+                [f for c in turn.calls for f in c.decision.errors],
+                "\n\n".join(c.feedback for c in turn.calls if c.feedback),
+            )
         log_repairs(turn.calls)
         metadata = {**message.response_metadata, MARKER: {**turn.record(), **turn.as_dict()}}
         shown = message.model_copy(
@@ -193,23 +196,6 @@ class AutoFeedbackMiddleware(_Base):  # type: ignore[misc,unused-ignore]  # Any 
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Awaitable[Any]]) -> Any:
         return self._decide(request, await handler(request))
-
-    @hook_config(can_jump_to=["end"])
-    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        """End the run when the last model turn was judged ``stop``."""
-        from langchain_core.messages import AIMessage
-
-        for message in reversed(state.get("messages", [])):
-            if isinstance(message, AIMessage):
-                record = message.response_metadata.get(MARKER)
-                if isinstance(record, Mapping) and record.get("action") == "stop":
-                    return {"jump_to": "end"}
-                return None
-        return None
-
-    @hook_config(can_jump_to=["end"])
-    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self.after_model(state, runtime)
 
 
 class AutoFeedbackToolWrapper:

@@ -99,11 +99,10 @@ def test_the_async_agent_does_the_same() -> None:
 def test_a_repeated_rejected_call_ends_the_run() -> None:
     model = _model([MADE_UP], [MADE_UP], [MADE_UP])
     agent = create_agent(model, [get_weather], middleware=[AutoFeedbackMiddleware(retriever=None)])
-    out = agent.invoke({"messages": [HumanMessage("A flight to Rome")]})
-    last = out["messages"][-1]
     # answered with feedback once, then the same call again: the run ends there
-    assert isinstance(last, ToolMessage) and last.status == "error"
-    assert out["messages"][-2].response_metadata["autofeedback"]["action"] == "stop"
+    with pytest.raises(ToolCallRejected) as caught:
+        agent.invoke({"messages": [HumanMessage("A flight to Rome")]})
+    assert_fed_back(caught.value.feedback)
     assert len(model.seen) == 2 and ran == []
 
 
@@ -112,17 +111,18 @@ def test_the_rounds_are_the_policys_and_a_new_question_starts_afresh() -> None:
     model = _model(bad, [("c8", "get_weather", {"twn": "Paris"})])
     middleware = AutoFeedbackMiddleware(retriever=None, policy=Policy(max_rounds=1))
     agent = create_agent(model, [get_weather], middleware=[middleware])
-    out = agent.invoke({"messages": [HumanMessage("Weather in Paris")]})
-    records = [
-        m.response_metadata["autofeedback"]["action"]
-        for m in out["messages"]
-        if isinstance(m, AIMessage) and "autofeedback" in m.response_metadata
-    ]
-    assert records == ["feedback", "stop"]  # one round, then the run ends
-    # the next question on the same conversation gets its own round
+    with pytest.raises(ToolCallRejected):  # one round, then the run ends
+        agent.invoke({"messages": [HumanMessage("Weather in Paris")]})
+    assert len(model.seen) == 2
+    # a conversation that had its round, then a new question: a round of its own
+    earlier = _model(bad)
+    first = create_agent(earlier, [get_weather], middleware=[middleware]).invoke(
+        {"messages": [HumanMessage("Weather in Paris")]}
+    )
+    history = first["messages"][:3]  # the question, the rejected call, its feedback
     again = _model([("c7", "get_weather", {"town": "Lyon"})])
     agent = create_agent(again, [get_weather], middleware=[middleware])
-    out = agent.invoke({"messages": [*out["messages"], HumanMessage("And in Lyon?")]})
+    out = agent.invoke({"messages": [*history, HumanMessage("And in Lyon?")]})
     assert out["messages"][-1].content == ANSWER
 
 
