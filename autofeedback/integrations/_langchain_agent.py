@@ -163,9 +163,9 @@ class AutoFeedbackMiddleware(_Base):  # type: ignore[misc,unused-ignore]  # Any 
             ),
             None,
         )
-        message: Any = inner.result[at] if at is not None else None
-        if message is None or not message.tool_calls:
+        if at is None or not getattr(inner.result[at], "tool_calls", None):
             return response
+        message: Any = inner.result[at]
         calls = list(message.tool_calls)
         session: Session = self.door.session(_records(request.messages))
         turn = self.door.decide(
