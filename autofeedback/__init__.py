@@ -58,6 +58,7 @@ if _TYPE_CHECKING:
         ResponseRejected,
         guard_session,
     )
+    from autofeedback.integrations._fastmcp import AutoFeedbackMCPMiddleware
     from autofeedback.integrations._guard import (
         ToolCallsDecision,
         check_tool_calls,
@@ -67,8 +68,15 @@ if _TYPE_CHECKING:
         tool_messages,
     )
     from autofeedback.integrations._langchain import guard_langchain_tool
+    from autofeedback.integrations._langchain_agent import (
+        AutoFeedbackMiddleware,
+        AutoFeedbackToolWrapper,
+    )
+    from autofeedback.integrations._litellm import AutoFeedbackGuardrail
     from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
+    from autofeedback.integrations._openai_agents import AutoFeedbackRunHooks
     from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+    from autofeedback.integrations._pydantic_ai import AutoFeedbackCapability
     from autofeedback.loop._explain import Explanation, explain_response
     from autofeedback.loop._llm import (
         CallableLLM,
@@ -124,6 +132,13 @@ _LAZY: dict[str, str] = {
     "guard_tool": "autofeedback.integrations._guard",
     "tool_messages": "autofeedback.integrations._guard",
     "guard_langchain_tool": "autofeedback.integrations._langchain",
+    # the agent-framework adapters: each framework is imported when its adapter is
+    "AutoFeedbackCapability": "autofeedback.integrations._pydantic_ai",
+    "AutoFeedbackGuardrail": "autofeedback.integrations._litellm",
+    "AutoFeedbackMCPMiddleware": "autofeedback.integrations._fastmcp",
+    "AutoFeedbackMiddleware": "autofeedback.integrations._langchain_agent",
+    "AutoFeedbackRunHooks": "autofeedback.integrations._openai_agents",
+    "AutoFeedbackToolWrapper": "autofeedback.integrations._langchain_agent",
     "McpProxy": "autofeedback.integrations._mcp_proxy",
     "McpProxyOptions": "autofeedback.integrations._mcp_proxy",
     "ProxyConfig": "autofeedback.integrations._proxy",
@@ -186,7 +201,13 @@ __all__ = [
     "Attempt",
     "AuditResult",
     "AuditSummary",
+    "AutoFeedbackCapability",
     "AutoFeedbackError",
+    "AutoFeedbackGuardrail",
+    "AutoFeedbackMCPMiddleware",
+    "AutoFeedbackMiddleware",
+    "AutoFeedbackRunHooks",
+    "AutoFeedbackToolWrapper",
     "AutoFeedbackWarning",
     "CallableLLM",
     "ConfigurationError",

@@ -9,6 +9,8 @@ sections (and the ones other people add) are left alone:
 * ``exit=N``: it must exit with N; ``contains="..."``: its stdout must hold that text;
 * ``sandbox="SPEC"``: the sandbox serves SPEC on its declared port while it runs;
 * ``skip="reason"``: shown as skipped with the reason (network, builds software);
+* ``requires="module[,module]"``: skipped, naming the module, where one of them cannot be
+  imported (an agent framework's page needs its optional extra);
 * a ``text`` fence marked ``<!-- output -->`` right after a tested block is what it
   must print, exactly.
 
@@ -19,6 +21,7 @@ example per use and links the page) is run once.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import shlex
@@ -133,6 +136,13 @@ def _copy_specs(target: Path, port: int) -> None:
 def test_readme_example(example: Example, tmp_path: Path) -> None:
     if "skip" in example.attrs:
         pytest.skip(example.attrs["skip"])
+    for module in filter(None, example.attrs.get("requires", "").split(",")):
+        try:
+            found = importlib.util.find_spec(module)
+        except ModuleNotFoundError:
+            found = None
+        if found is None:
+            pytest.skip(f"{module} is not installed (the page's optional extra)")
     port = _free_port()
     _copy_specs(tmp_path / "specs", port)
     code = example.code.replace("127.0.0.1:8080", f"127.0.0.1:{port}")
