@@ -79,6 +79,7 @@ from benchmarks._harm_cases import (  # noqa: E402
     http_call,
     openapi_for,
 )
+from benchmarks._harm_natural import ANSWERS  # noqa: E402
 from benchmarks._results import write_section  # noqa: E402
 
 #: every (a) outcome of the last run, one JSON line each (gitignored)
@@ -956,7 +957,7 @@ def repair_kind(repairs: Sequence[Any]) -> str:
 
 
 def run_part_b(
-    categories: Sequence[str], tasks_n: int | None, model: str
+    categories: Sequence[str], tasks_n: int | None, model: str, answers_path: Path = ANSWERS
 ) -> tuple[str, dict[str, Any]]:
     from autofeedback import ApiCatalog, Decider, Scanner, parse_output
     from benchmarks._harm_natural import answer_key, load_answers, load_tasks, task_distance
@@ -964,7 +965,7 @@ def run_part_b(
     tasks = load_tasks(categories)
     if tasks_n is not None:
         tasks = tasks[:tasks_n]
-    answers = load_answers()
+    answers = load_answers(answers_path)
     counts: Counter[str] = Counter()
     examples: dict[str, list[str]] = defaultdict(list)
     per_cat: dict[str, Counter[str]] = defaultdict(Counter)
@@ -1115,6 +1116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--categories", default=",".join(CATEGORIES))
     parser.add_argument("--llm", default="local:1.5b")
     parser.add_argument(
+        "--answers",
+        type=Path,
+        default=ANSWERS,
+        help="(b): the cache of the model's answers (default benchmarks/.work/repair_harm/"
+        "answers.jsonl; another checkout's file re-scores its answers)",
+    )
+    parser.add_argument(
         "--label", default="", help="a note for the section's heading line, e.g. 'before the rule'"
     )
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -1170,8 +1178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks._harm_natural import generate, load_tasks
 
             chosen = load_tasks(categories)
-            generate(chosen[: args.tasks] if args.tasks is not None else chosen, model)
-        text, _ = run_part_b(categories, args.tasks, model)
+            generate(
+                chosen[: args.tasks] if args.tasks is not None else chosen, model, path=args.answers
+            )
+        text, _ = run_part_b(categories, args.tasks, model, args.answers)
         body = (
             f"At commit {commit}{' (' + args.label + ')' if args.label else ''}. The local model "
             f"`{args.llm}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, greedy) on BFCL "
