@@ -1000,6 +1000,7 @@ def run_part_b(
             one[i] = after[i]
             d_one = task_distance(one, task.gold, names)
             counts["repairs"] += 1
+            counts["repairs sent"] += d.action == "forward"
             per_cat[task.category]["repairs"] += 1
             if d_one < d_before:
                 verdict = "helped"
@@ -1047,7 +1048,9 @@ def run_part_b(
     )
     lines += [
         "",
-        f"- repairs: {repairs}; harmful per 500 repairs: **{per500}** (goal ≤ 1); "
+        f"- repairs: {repairs} ({counts['repairs sent']} with nothing left, so sent; the "
+        "others go back to the model as repaired); "
+        f"harmful per 500 repairs: **{per500}** (goal ≤ 1); "
         f"helpful:harmful **{ratio}** (goal ≥ 50:1; LLM reviewers of tool calls: 2:1-3:1).",
         "- A repair is one call the Decider changed; it *helped* when the task's distance from "
         "BFCL's possible answers fell with that call repaired (the other calls as written), "
