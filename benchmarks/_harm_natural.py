@@ -46,6 +46,7 @@ __all__ = [
     "CATEGORIES",
     "BfclTask",
     "answer_key",
+    "answers_file",
     "call_distance",
     "generate",
     "load_answers",
@@ -55,7 +56,9 @@ __all__ = [
 ]
 
 WORK = Path(__file__).resolve().parent / ".work" / "repair_harm"
-ANSWERS = WORK / "answers.jsonl"
+#: the cache: a folder of ``answers*.jsonl`` files (one per model written by
+#: :func:`generate`), or one such file
+ANSWERS = WORK
 
 #: BFCL category -> file stem
 CATEGORIES: Mapping[str, str] = {
@@ -155,18 +158,26 @@ def answer_key(model: str, task: BfclTask) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
+def answers_file(folder: Path, model: str) -> Path:
+    """Where :func:`generate` appends ``model``'s answers in the cache ``folder``."""
+    return folder / f"answers-{model.replace('/', '_')}.jsonl"
+
+
 def load_answers(path: Path = ANSWERS) -> dict[str, dict[str, Any]]:
-    """The cached answers by key (a torn last line, from a killed run, is skipped)."""
+    """The cached answers by key, from ``path`` (a file, or a folder's ``answers*.jsonl``);
+    a torn last line, from a killed run, is skipped."""
+    files = sorted(path.glob("answers*.jsonl")) if path.is_dir() else [path]
     out: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return out
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            out[record["key"]] = record
+    for file in files:
+        if not file.is_file():
+            continue
+        with file.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                out[record["key"]] = record
     return out
 
 
@@ -182,9 +193,10 @@ def generate(
     from autofeedback.loop._llm import LLMError, LocalLLM
 
     llm = LocalLLM(model, max_tokens=512, n_ctx=8192)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    target = answers_file(path, model) if path.is_dir() or not path.suffix else path
+    target.parent.mkdir(parents=True, exist_ok=True)
     asked = 0
-    with path.open("a", encoding="utf-8") as out:
+    with target.open("a", encoding="utf-8") as out:
         for task in todo:
             started = time.perf_counter()
             try:

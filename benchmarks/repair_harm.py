@@ -34,14 +34,15 @@ changed, a call inserted; for a control, anything but its one certain repair),
 or, for controls, **kept** (the certain repair made). A crash is counted apart.
 
 **(b) Natural mistakes** (``benchmarks/_harm_natural.py``): the local 1.5B model's answers
-to BFCL tasks (cached in ``benchmarks/.work/repair_harm/``; ``--generate`` asks the model
-for the tasks not cached yet, which takes about 40 s a task on 2 shared cores), each call
-decided by ``Decider(Scanner(catalog), repair="sure")`` and scored against BFCL's possible
-answers before and after its repair.
+to BFCL tasks, and the 0.5B model's (more mistakes, so more repairs), cached in
+``benchmarks/.work/repair_harm/`` (``--answers`` names another cache); ``--generate`` asks
+the models for the tasks not cached yet (40-110 s a task for the 1.5B model on 2 busy
+cores). Each call is decided by ``Decider(Scanner(catalog), repair="sure")`` and scored
+against BFCL's possible answers before and after its repair.
 
-    python benchmarks/repair_harm.py                    # (a) and (b) from the cache
+    python benchmarks/repair_harm.py                    # (a), and (b) from the cache
     python benchmarks/repair_harm.py --part a --no-write
-    python benchmarks/repair_harm.py --generate --tasks 200   # (b): ask the model first
+    python benchmarks/repair_harm.py --part b --generate --tasks 200 --llm local:1.5b
 """
 
 from __future__ import annotations
@@ -1117,7 +1118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--tasks", type=int, help="(b): the first N tasks (interleaved over the categories)"
     )
     parser.add_argument("--categories", default=",".join(CATEGORIES))
-    parser.add_argument("--llm", default="local:1.5b")
+    parser.add_argument(
+        "--llm",
+        default="local:1.5b,local:0.5b",
+        help="(b): the local models whose answers are scored (and asked, with --generate)",
+    )
     parser.add_argument(
         "--answers",
         type=Path,
@@ -1175,24 +1180,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(body)
         sections.append(("Repair harm (a): designed cases", command, body))
     if args.part in ("b", "ab"):
-        categories = [c.strip() for c in args.categories.split(",") if c.strip()]
-        model = args.llm.removeprefix("local:")
-        if args.generate:
-            from benchmarks._harm_natural import generate, load_tasks
+        from benchmarks._harm_natural import generate, load_tasks
 
-            chosen = load_tasks(categories)
-            generate(
-                chosen[: args.tasks] if args.tasks is not None else chosen, model, path=args.answers
-            )
-        text, _ = run_part_b(categories, args.tasks, model, args.answers)
-        body = (
-            f"At commit {commit}{' (' + args.label + ')' if args.label else ''}. The local model "
-            f"`{args.llm}` (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, greedy) on BFCL "
-            "(`../shared/data/bfcl`), one answer per task with the prompt of "
-            "`benchmarks/_harm_natural.py` (the functions as JSON specs, the question, "
-            '"answer with the call(s) as one line of JSON"); each call decided by '
-            '`Decider(Scanner(catalog), repair="sure")` with the semantic checks on.\n\n' + text
-        )
+        categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+        parts = [
+            f"At commit {commit}{' (' + args.label + ')' if args.label else ''}. Local models "
+            "(Qwen2.5-Coder-Instruct Q4_K_M, greedy) on BFCL (`../shared/data/bfcl`), one "
+            "answer per task with the prompt of `benchmarks/_harm_natural.py` (the functions as "
+            'JSON specs, the question, "answer with the call(s) as one line of JSON"), tasks '
+            "taken in turn from each category; each call decided by "
+            '`Decider(Scanner(catalog), repair="sure")` with the semantic checks on.'
+        ]
+        for llm in [m.strip() for m in args.llm.split(",") if m.strip()]:
+            model = llm.removeprefix("local:")
+            if args.generate:
+                chosen = load_tasks(categories)
+                chosen = chosen[: args.tasks] if args.tasks is not None else chosen
+                generate(chosen, model, path=args.answers)
+            text, _ = run_part_b(categories, args.tasks, model, args.answers)
+            parts.append(f"**`{llm}`**\n\n{text}")
+        body = "\n\n".join(parts)
         print(body)
         sections.append(("Repair harm (b): natural mistakes", command, body))
     if not args.no_write:
