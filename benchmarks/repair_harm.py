@@ -990,6 +990,7 @@ def run_part_b(
         repaired_idx = []
         for i, r in enumerate(parsed):
             d = decider.decide_request(r, instruction=task.question, calls=len(parsed))
+            counts["calls with errors"] += any(f.severity == "error" for f in d.findings)
             if d.repairs and d.request is not None:
                 after[i] = (d.request.name, dict(d.request.arguments))
                 repaired_idx.append((i, d))
@@ -1024,7 +1025,8 @@ def run_part_b(
     shares = ", ".join(f"{c} {per_cat[c]['answered']}" for c in categories)
     lines = [
         f"Tasks answered by the model (cached): **{answered}** of {len(tasks)} chosen "
-        f"({shares}); calls read from the answers: {calls_total}.",
+        f"({shares}); calls read from the answers: {calls_total}, of which "
+        f"{counts['calls with errors']} with an error finding.",
         "",
         "| category | answered | right before | right after | repairs | helped | harmed "
         "| unchanged |",
