@@ -348,30 +348,32 @@ def run_audit(cases: Sequence[Case], recorder: Recorder, work: Path) -> list[Out
 
     outcomes: list[Outcome] = []
     plain = [c for c in cases if c.spec is None and not c.sequence and applies(c, "audit --fix")]
+    # records are numbered, not named: a case's name may hold the secret its call carries
+    # (``cvv '0123'``), which the audit masks in record ids as everywhere
     records = [
         {
-            "id": c.id,
+            "id": f"case-{n}",
             "instruction": c.instruction,
             "tools": c.openai_tools(),
             "call": {"name": c.call[0], "arguments": c.call[1]},
         }
-        for c in plain
+        for n, c in enumerate(plain)
     ]
     results = audit(records, None) if records else {}
-    for c in plain:
-        outcomes.append(_audit_outcome(c, results.get(c.id), "call"))
+    for n, c in enumerate(plain):
+        outcomes.append(_audit_outcome(c, results.get(f"case-{n}"), "call"))
     for n, c in enumerate(cases):
         if c in plain or not applies(c, "audit --fix"):
             continue
         spec = write_spec(c, recorder.base(n), work / f"audit-spec-{n}")
         if c.sequence:
-            record = {"id": c.id, "instruction": c.instruction, "output": program_of(c)}
+            record = {"id": f"case-{n}", "instruction": c.instruction, "output": program_of(c)}
             form = "program"
         else:
             req = http_call(c)
             assert req is not None
             record = {
-                "id": c.id,
+                "id": f"case-{n}",
                 "instruction": c.instruction,
                 "request": {
                     "method": req["method"],
@@ -381,7 +383,7 @@ def run_audit(cases: Sequence[Case], recorder: Recorder, work: Path) -> list[Out
                 },
             }
             form = "request"
-        outcomes.append(_audit_outcome(c, audit([record], spec).get(c.id), form))
+        outcomes.append(_audit_outcome(c, audit([record], spec).get(f"case-{n}"), form))
     return outcomes
 
 

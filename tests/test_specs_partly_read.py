@@ -514,10 +514,6 @@ def test_a_credential_named_by_no_requirement_is_kept_by_audit_fix(tmp_path: Pat
     assert "&sig=" in record["repaired"]["url"]  # the request keeps its credential
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 43 item 6 (not this change): audit --fix writes `repaired` unredacted",
-)
 def test_a_credential_named_by_no_requirement_is_redacted_in_audit_fix_reports(
     tmp_path: Path,
 ) -> None:

@@ -446,9 +446,28 @@ def stronger(written: str, target: Operation) -> bool:
     (False, False)
     >>> stronger("wipeCache", Operation("purgeAllData"))
     True
+    >>> stronger("creat_ticket", Operation("create_ticket"))  # a slip in the verb
+    False
+    >>> stronger("delet_user", Operation("delete_user"))  # ...but never into a delete
+    True
     """
     target_effect = operation_effect(target)
     mine = name_effect(written)
+    if mine is None:
+        mine = _slipped_verb(written, target.name)
     if target_effect is not None and target_effect > (mine if mine is not None else READ):
         return True
     return _many(target.name) and not _many(written)
+
+
+def _slipped_verb(written: str, documented: str) -> Effect | None:
+    """The effect of ``written``'s verb where it is ``documented``'s verb with a keyboard
+    slip (``creat_ticket`` for ``create_ticket``): that verb, the model meant it; never a
+    destructive one (``delet_user`` is asked about, not sent)."""
+    mine, theirs = words(written), words(documented)
+    if not mine or not theirs or mine[1:] != theirs[1:] or is_word(mine[0]):
+        return None
+    if OSA.distance(mine[0], theirs[0], score_cutoff=1) != 1:
+        return None
+    effect = _verb_effect(theirs[:1])
+    return effect if effect is not None and effect < DESTRUCTIVE else None

@@ -284,12 +284,14 @@ class CallRepairer:
                 target = suggestion
         else:
             free = [p.name for p in op.parameters if not edits.sends(p.name)]
-            target = one_letter_off(name, free)
+            target = one_letter_off(name, free)  # a slip: the same entity, misspelt
             if target is None and f.code in ("E3", "E3.3"):
                 target = self._only_taker(op, name, edits.get(where, name, ()), edits, unknown)
+                if target is not None and other_entities(name, target):
+                    return None  # a movie's id is never a person's, whatever it holds
         if target is None or edits.sends(target) or op.parameter(target) is None:
             return None
-        if opposite(name, target) or other_entities(name, target):
+        if opposite(name, target):
             return None
         edits.rename(where, name, target)
         return Repair(f.code, f.location, name, target)
