@@ -234,7 +234,11 @@ class CallRepairer:
             return None  # another method is another operation: the model's to choose
         assert request.url is not None
         split = urlsplit(request.url)
-        got = split.path.strip("/").split("/")
+        # the path below the server's own base path (``/api`` of ``http://host/api``)
+        relative = self.catalog.relative_path(request.url)
+        if not split.path.endswith(relative):
+            return None
+        got = relative.strip("/").split("/")
         want = template.strip("/").split("/")
         if len(got) != len(want):
             return None
@@ -247,11 +251,7 @@ class CallRepairer:
             g if w.startswith("{") and w.endswith("}") else w
             for g, w in zip(got, want, strict=True)
         ]
-        path = ("/" if split.path.startswith("/") else "") + "/".join(parts)
-        prefix = self.catalog.relative_path(request.url)
-        if not split.path.endswith(prefix):
-            return None
-        path = split.path[: len(split.path) - len(prefix)] + path if prefix else path
+        path = split.path[: len(split.path) - len(relative)] + "/" + "/".join(parts)
         url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
         fixed = dataclasses.replace(request, url=url)
         return fixed, [Repair("E2.2", f.location, split.path, path)]

@@ -301,3 +301,31 @@ def test_the_model_s_own_request_is_never_changed_by_its_repair() -> None:
     [decision] = Decider(Scanner(ApiCatalog.from_obj(tool), retriever=None)).decide(request)
     assert decision.request.body == {"quantity": 2}
     assert body == {"Quantity": 2} and decision.original.body == {"Quantity": 2}
+
+
+def test_an_http_path_is_respelt_below_the_server_s_base_path() -> None:
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:8090/api"}],
+        "paths": {
+            "/calendars/{calendarId}/events": {
+                "get": {
+                    "operationId": "listEvents",
+                    "parameters": [
+                        {
+                            "name": "calendarId",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    decider = Decider(Scanner(ApiCatalog.from_obj(spec), retriever=None))
+    url = "http://127.0.0.1:8090/api/Calendars/c1/Events?x=1"
+    [decision] = decider.decide(ApiRequest(method="GET", url=url, format="request"))
+    assert decision.request.url == "http://127.0.0.1:8090/api/calendars/c1/events?x=1"
