@@ -227,11 +227,42 @@ class CallRepairer:
     def _http_path(self, request: ApiRequest, f: Finding) -> tuple[ApiRequest, list[Repair]] | None:
         """E2.2 of an HTTP request: the path's segments spelled as documented, its values
         kept (``/Movie/550/Credits`` -> ``/movie/550/credits``)."""
+        if f.code in ("E2", "E2.3"):
+            return self._http_slip(request, f)
         if f.code != "E2.2" or not isinstance(f.suggestion, str) or " " not in f.suggestion:
             return None
         method, template = f.suggestion.split(" ", 1)
         if method.upper() != (request.method or "").upper():
             return None  # another method is another operation: the model's to choose
+        return self._respelt(request, f, template)
+
+    def _http_slip(self, request: ApiRequest, f: Finding) -> tuple[ApiRequest, list[Repair]] | None:
+        """E2 of an HTTP request whose path is one documented path of the same method with
+        one segment misspelt by a keyboard slip (``/getEvnt`` -> ``/getEvent``); ``None``
+        where none or several are."""
+        assert request.url is not None and request.method is not None
+        got = self.catalog.relative_path(request.url).strip("/").split("/")
+        method = request.method.upper()
+        found: list[tuple[Operation, str]] = []
+        for op in self.catalog.operations:
+            if (op.method or "").upper() != method or op.path is None or op.unread:
+                continue
+            want = op.path.split("?", 1)[0].strip("/").split("/")
+            if len(want) != len(got):
+                continue
+            fixed = [(g, w) for g, w in zip(got, want, strict=True) if not _is_template(w)]
+            slips = [(g, w) for g, w in fixed if g != w and not same_words(g, w)]
+            if len(slips) == 1 and slip(*slips[0]) and not stronger(slips[0][0], op):
+                found.append((op, op.path.split("?", 1)[0]))
+        if len(found) != 1:
+            return None
+        return self._respelt(request, f, found[0][1])
+
+    def _respelt(
+        self, request: ApiRequest, f: Finding, template: str
+    ) -> tuple[ApiRequest, list[Repair]] | None:
+        """``request`` with its path's fixed segments written as ``template``'s, where each
+        is the same words or the one keyboard slip the caller found."""
         assert request.url is not None
         split = urlsplit(request.url)
         # the path below the server's own base path (``/api`` of ``http://host/api``)
@@ -242,19 +273,15 @@ class CallRepairer:
         want = template.strip("/").split("/")
         if len(got) != len(want):
             return None
-        fixed_parts = [
-            (g, w) for g, w in zip(got, want, strict=True) if not (w[:1] == "{" and w[-1:] == "}")
-        ]
-        if any(g != w and not same_words(g, w) for g, w in fixed_parts):
-            return None  # only the same words, spelled as documented
-        parts = [
-            g if w.startswith("{") and w.endswith("}") else w
-            for g, w in zip(got, want, strict=True)
-        ]
+        fixed_parts = [(g, w) for g, w in zip(got, want, strict=True) if not _is_template(w)]
+        odd = [(g, w) for g, w in fixed_parts if g != w and not same_words(g, w)]
+        if len(odd) > 1 or (odd and not slip(*odd[0])):
+            return None  # only the same words (one slip at most), spelled as documented
+        parts = [g if _is_template(w) else w for g, w in zip(got, want, strict=True)]
         path = split.path[: len(split.path) - len(relative)] + "/" + "/".join(parts)
         url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
         fixed = dataclasses.replace(request, url=url)
-        return fixed, [Repair("E2.2", f.location, split.path, path)]
+        return fixed, [Repair(f.code, f.location, split.path, path)]
 
     # -- parameters ---------------------------------------------------------------
 
@@ -353,6 +380,10 @@ class CallRepairer:
 
 
 _MISSING: Any = object()
+
+
+def _is_template(segment: str) -> bool:
+    return segment[:1] == "{" and segment[-1:] == "}"
 
 
 def _enum_holds(schema: Any, value: Any) -> bool:

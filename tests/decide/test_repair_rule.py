@@ -329,3 +329,22 @@ def test_an_http_path_is_respelt_below_the_server_s_base_path() -> None:
     url = "http://127.0.0.1:8090/api/Calendars/c1/Events?x=1"
     [decision] = decider.decide(ApiRequest(method="GET", url=url, format="request"))
     assert decision.request.url == "http://127.0.0.1:8090/api/calendars/c1/events?x=1"
+
+
+def test_an_http_path_with_a_keyboard_slip_is_respelt_for_the_same_method_only() -> None:
+    def op(method: str, path: str, op_id: str) -> dict[str, Any]:
+        return {path: {method: {"operationId": op_id, "responses": {"200": {"description": "ok"}}}}}
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:8090/api"}],
+        "paths": {**op("get", "/events", "listEvents"), **op("delete", "/calendars", "wipe")},
+    }
+    decider = Decider(Scanner(ApiCatalog.from_obj(spec), retriever=None))
+    base = "http://127.0.0.1:8090/api"
+    [fixed] = decider.decide(ApiRequest(method="GET", url=base + "/evnets", format="request"))
+    assert fixed.request.url == base + "/events" and fixed.findings[0].fix is not None
+    for method, path in (("POST", "/evnets"), ("GET", "/calendar"), ("DELETE", "/calendras")):
+        [left] = decider.decide(ApiRequest(method=method, url=base + path, format="request"))
+        assert not left.repairs, (method, path)
