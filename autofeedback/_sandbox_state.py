@@ -376,7 +376,9 @@ class SessionState:
             if method == "DELETE" and detail and target is not None:
                 self._forget(target.kind, path_vars[target.name])
             if ids:
-                self._act(op, ids[-1], path_vars)
+                changed = self._act(op, ids[-1], path_vars)
+                if isinstance(payload, dict):  # the answer shows the state it left
+                    payload.update({k: v for k, v in changed.items() if k in payload})
             if status == 204:
                 return status, None
             return status, payload
@@ -897,19 +899,22 @@ class SessionState:
         state.update(self._marks.get((target.kind, rid), {}))
         return state
 
-    def _act(self, op: Operation, target: IdParam, path_vars: Mapping[str, str]) -> None:
+    def _act(self, op: Operation, target: IdParam, path_vars: Mapping[str, str]) -> dict[str, str]:
         """An action that succeeded leaves its resource in the state it names
-        (``cancel`` -> ``cancelled``), where the resource documents that state."""
+        (``cancel`` -> ``cancelled``), where the resource documents that state; the
+        fields it changed."""
         verb = action_verb(op)
         where = self._resource_of(op)
+        changed: dict[str, str] = {}
         if verb is None or where is None:
-            return
+            return changed
         rid = path_vars.get(target.name, "")
         store = self._store_of(op, target.name, path_vars)
         for field, states in status_fields(where.record_schema).items():
             state = participle_of(verb, states or (verb + "ed", verb + "led", verb + "d"))
             if state is None:
                 continue
+            changed[field] = state
             if store is not None and rid in store.records:
                 store.records[rid][field] = state
             else:
@@ -917,6 +922,7 @@ class SessionState:
                 self._marks.move_to_end((target.kind, rid))
                 while len(self._marks) > self.max_resources:
                     self._marks.popitem(last=False)
+        return changed
 
     def _refused_create(
         self, op: Operation, store: Store, fields: Mapping[str, Any], *, rid: str | None = None
