@@ -89,8 +89,12 @@ class Concern:
     says: str
     #: how the docs write a good value, where a rule says (``YYYY-MM-DD``)
     shape: str | None = None
+    #: the request left this required parameter out (``got`` is ``None``)
+    missing: bool = False
 
     def __str__(self) -> str:
+        if self.missing:
+            return f"{'.'.join(self.location)} is missing; the docs require it: {self.says}"
         got = json.dumps(self.got, ensure_ascii=False, default=str)
         if len(got) > 100:
             got = got[:100] + "..."
@@ -138,12 +142,15 @@ class Explanation:
         if not self.cause and not self.text:
             out = []
         if self.concerns:
-            out.append("It concerns " + "; ".join(map(str, self.concerns[:4])) + ".")
+            shown = "; ".join(str(c).rstrip(". ") for c in self.concerns[:4])
+            out.append(f"It concerns: {shown}.")
         if self.next_call is not None:
             out.append(
                 f"Next call: {self.next_call} {self.next_call.why}; it changes nothing, "
                 "so make it first."
             )
+        elif self.concerns and all(c.missing for c in self.concerns):
+            out.append("Add them, with the values the user's request gives, and send it again.")
         elif self.concerns:
             out.append("Correct these values and send the request again.")
         return out
@@ -337,6 +344,11 @@ def _concerns(
         out.append(Concern(_where(rule.location, rule.parameter), value, rule.says, rule.shape))
     if out:
         return tuple(out)
+    # the request read against its schema, where the cause's words point (a terse
+    # "a required parameter is missing" says which kind of part, not which part)
+    out = _schema_concerns(op, cause, values)
+    if out:
+        return tuple(out)
     state = status in (404, 409, 410, 412, 422, 423) or _STATE_WORDS.search(cause)
     if _DUPLICATE_WORDS.search(cause) or (status == 409 and not _path_ids(op, values)):
         for p in op.parameters:
@@ -353,6 +365,71 @@ def _concerns(
         for p in ids[-1:]:
             out.append(Concern(("path", p.name), values[("path", p.name)], p.description or cause))
     return tuple(out)
+
+
+_REQUIRED_WORDS = re.compile(r"\bmissing\b|\bis required\b|\brequired (?:parameter|field)", re.I)
+_UNKNOWN_WORDS = re.compile(
+    r"\bunknown\b|\bnot document|\bundocumented\b|\bmisspel|\binvented\b|\bunexpected\b"
+    r"|\bnot accepted\b|\bare accepted\b",
+    re.I,
+)
+_TYPE_WORDS = re.compile(
+    r"\bwrong type\b|\bof the wrong type\b|\bhas the wrong type\b"
+    r"|\bmust be an? (?:integer|number|boolean|string|array|object)\b",
+    re.I,
+)
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+}
+
+
+def _schema_concerns(
+    op: Operation, cause: str, values: Mapping[tuple[str, str], Any]
+) -> list[Concern]:
+    """The parts a schema-level refusal concerns: the required parameters left out, the
+    names the docs do not have, the values of another JSON type."""
+    out: list[Concern] = []
+
+    def given(p: Any) -> bool:
+        return (p.location, p.name) in values or ("argument", p.name) in values
+
+    if _REQUIRED_WORDS.search(cause):
+        for p in op.parameters:
+            if p.required and p.location != "header" and not given(p):
+                says = (p.description or "").strip() or "this parameter is required"
+                out.append(Concern(_where(p.location, p.name), None, says, missing=True))
+    if _UNKNOWN_WORDS.search(cause):
+        known = {p.name for p in (*op.parameters, *op.auth_parameters)}
+        names = ", ".join(p.name for p in op.parameters if p.location != "header")
+        for (location, name), value in values.items():
+            if location in ("query", "body", "argument") and name not in known:
+                out.append(
+                    Concern(
+                        (location, name), value, f"it is not documented; the documented: {names}"
+                    )
+                )
+    if _TYPE_WORDS.search(cause):
+        for p in op.parameters:
+            key = (p.location, p.name) if (p.location, p.name) in values else ("argument", p.name)
+            if p.location in ("query", "path", "header") or key not in values:
+                continue  # text on the wire: its type is read, not sent
+            kinds = p.schema.get("type") if isinstance(p.schema, Mapping) else None
+            kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+            allowed = tuple(t for k in kinds for t in _JSON_TYPES.get(k, ()))
+            value = values[key]
+            wrong = bool(allowed) and (
+                not isinstance(value, allowed)
+                or (isinstance(value, bool) and "boolean" not in kinds)
+            )
+            if wrong:
+                says = f"{(p.description or '').strip()} (type {'/'.join(kinds)})".strip()
+                out.append(Concern(_where(p.location, p.name), value, says))
+    return out
 
 
 def _path_ids(op: Operation, values: Mapping[tuple[str, str], Any]) -> list[Any]:
