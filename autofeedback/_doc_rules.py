@@ -306,20 +306,19 @@ def param_rules(param: Parameter) -> tuple[DocRule, ...]:
 def _bounds(text: str, kind: str, add: Any) -> None:
     """A ``low-high`` range, else an upper and/or a lower bound, as one rule."""
     for pattern in _RANGES:
-        for m in pattern.finditer(text):
-            low, high = float(m.group(1)), float(m.group(2))
-            if low < high:
-                add(kind, m, f"{_n(low)}-{_n(high)}", low=low, high=high)
+        for found in pattern.finditer(text):
+            first, last = float(found.group(1)), float(found.group(2))
+            if first < last:
+                add(kind, found, f"{_n(first)}-{_n(last)}", low=first, high=last)
                 return
     high_m, low_m = _HIGH.search(text), _LOW.search(text)
-    if high_m is None and low_m is None:
+    m = high_m or low_m
+    if m is None:
         return
     high = float(high_m.group(1)) if high_m else None
     low = float(low_m.group(1)) if low_m else None
     if low is not None and high is not None and low > high:
         return
-    m = high_m or low_m
-    assert m is not None
     shape = (
         f"{_n(low)}-{_n(high)}"
         if low is not None and high is not None

@@ -587,8 +587,8 @@ class Sandbox:
         seen = SeenRequest(method, path, status, refused.kind, op.name)
         docs = [d for d in self._doc_codes.get(op.name, ()) if d.status == status]
         matched = [d for d in docs if d.text.strip() and d.text.strip() in rule.text]
-        documented = (matched or (docs if len(docs) == 1 else []) or [None])[0]
-        code = documented.code if documented is not None else self._codes[refused.kind]
+        documented = (matched or (docs if len(docs) == 1 else []))[:1]
+        code = documented[0].code if documented else self._codes[refused.kind]
         if self.terse:
             return status, {}, {self.error_key: code}, seen
         if rule.response.example is not None:

@@ -320,10 +320,10 @@ def _path_values(op: Operation, url: str | None) -> dict[str, str] | None:
             names.append(m.group(1))
             pos = m.end()
         pattern += "/" + part + re.escape(segment[pos:])
-    m = re.search(pattern + "/?$", urlsplit(url).path)
-    if m is None:
+    found = re.search(pattern + "/?$", urlsplit(url).path)
+    if found is None:
         return None
-    return {name: unquote(value) for name, value in zip(names, m.groups(), strict=True)}
+    return {name: unquote(value) for name, value in zip(names, found.groups(), strict=True)}
 
 
 def _concerns(
