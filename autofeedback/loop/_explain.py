@@ -33,12 +33,14 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._doc_rules import broken_rules, operation_rules
 from autofeedback._model import ApiRequest, Operation
-from doc_index import DocIndex, Hit
+
+if TYPE_CHECKING:  # faiss is imported where an index is built, not to explain with one
+    from doc_index import DocIndex, Hit
 
 __all__ = ["Concern", "Explanation", "NextCall", "explain_response"]
 
@@ -179,7 +181,7 @@ class Explanation:
 
 
 def explain_response(
-    index: DocIndex,
+    index: DocIndex | None,
     operation: str | Operation | None,
     status: int,
     body: str | bytes | None,
@@ -194,7 +196,9 @@ def explain_response(
     Given the :class:`~autofeedback._model.Operation` itself, the ``request`` that was
     sent (an :class:`~autofeedback.ApiRequest`, or its arguments by name) and the
     ``catalog``, the explanation also carries the documented cause, the parts of the
-    request it concerns and the next call (see the module docstring).
+    request it concerns and the next call (see the module docstring). With no ``index``
+    nothing is retrieved: the cause comes from the operation's own docs, and where they
+    document none, the error's own words say which kind of part to look for.
 
     >>> e = explain_response(index, "get_history", 400, b'{"info_code": 20000}')  # doctest: +SKIP
     >>> e.query                                                                     # doctest: +SKIP
@@ -205,15 +209,17 @@ def explain_response(
     op = operation if isinstance(operation, Operation) else None
     name = op.name if op is not None else operation
     query = error_query(status, body)
-    api = name if isinstance(name, str) and name in index.apis else None
-    hits = tuple(index.search(query, api=api, k=k))
+    hits: tuple[Hit, ...] = ()
+    if index is not None:
+        api = name if isinstance(name, str) and name in index.apis else None
+        hits = tuple(index.search(query, api=api, k=k))
     text = "\n".join(hit.chunk.text for hit in hits)
     code = _code(body)
     cause = _cause(op, status, code, hits)
     if op is None:
         return Explanation(query, hits, text, status, cause)
     values = _values(op, request)
-    concerns = _concerns(op, status, cause, values)
+    concerns = _concerns(op, status, cause or _excerpt(_body_text(body)), values)
     next_call = _next_call(op, status, cause, values, catalog) if catalog is not None else None
     return Explanation(query, hits, text, status, cause, concerns, next_call)
 
