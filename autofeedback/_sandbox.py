@@ -27,8 +27,23 @@ code   HTTP  kind                 meaning
 40400  404   unknown_path         no documented path (or function) matches
 40401  404   not_found            a valid request names an id this session never issued
 40500  405   method_not_allowed   the path exists, the method is not documented for it
+40900  409   conflict             a unique field (a name) another resource already holds
+40901  409   invalid_state        the resource is in a state the docs refuse (shipped)
 41300  413   body_too_large       the body exceeds the server's limit (1 MiB)
+42900  429   quota_exceeded       more creates than the documented quota allows
 =====  ====  ===================  ==================================================
+
+Beyond the schemas, the sandbox refuses what a real server knows and the schemas do
+not say, each with the code and status the spec documents for it:
+
+* rules a parameter's description states (:mod:`autofeedback._doc_rules`): a layout
+  (``Format: %Y-%m-%d``, ``YYYY-MM-DD``), bounds (``1-50``, ``at most 100
+  characters``, ``A maximum of 50 IDs``), ``in the future``, ``must be uppercase``:
+  ``bad_format`` or ``bad_value``;
+* state errors its error responses document (:mod:`autofeedback._sandbox_refusals`):
+  ``conflict``, ``invalid_state``, ``quota_exceeded`` (the documented status, e.g. a
+  ``409 "the order has already shipped"``). Deleting twice, or naming a deleted id, is
+  ``not_found``.
 
 Valid requests are answered by :class:`autofeedback._sandbox_state.SessionState`,
 consistently across calls: each collection of the spec (:mod:`autofeedback._sandbox_store`)
@@ -91,6 +106,7 @@ from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from autofeedback._catalog import ApiCatalog, _fullmatch
+from autofeedback._doc_rules import DocRule, broken_rules, operation_rules, request_values
 from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback._listen import cannot_listen
 from autofeedback._model import Operation, Response
@@ -98,7 +114,7 @@ from autofeedback._openapi import _export, sanitize_schema
 from autofeedback._patterns import CHECK_BUDGET, PatternBudget
 from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._redact import auth_names, redact
-from autofeedback._sandbox_state import NotFound, SessionState, generate
+from autofeedback._sandbox_state import NotFound, Refused, SessionState, generate
 from autofeedback._serve import DEFAULT_GRACE, check_host, die_on_second_signal, is_loopback
 
 __all__ = ["DEFAULT_ERROR_CODES", "RESET_PATH", "Sandbox", "SeenRequest", "run_sandbox"]
@@ -114,7 +130,10 @@ DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
     "unknown_path": (404, 40400),
     "not_found": (404, 40401),
     "method_not_allowed": (405, 40500),
+    "conflict": (409, 40900),
+    "invalid_state": (409, 40901),
     "body_too_large": (413, 41300),
+    "quota_exceeded": (429, 42900),
 }
 
 MAX_BODY_BYTES = 1 << 20
@@ -318,6 +337,12 @@ class Sandbox:
             _compile_route(path, method, op) for (path, method), op in exported.routes.items()
         ]
         self._doc_codes = {op.name: _documented_codes(op) for op in catalog.operations}
+        #: rules the descriptions state that the schemas do not (a date's layout)
+        self._doc_rules: dict[str, tuple[DocRule, ...]] = {}
+        for op in catalog.operations:
+            rules = operation_rules(op)
+            if rules:
+                self._doc_rules[op.name] = rules
         # one error key for every answer: the one the spec documents most ("info_code",
         # "code", "error_code"), also on answers whose code the spec does not document
         keys = Counter(d.key for docs in self._doc_codes.values() for d in docs)
@@ -455,11 +480,15 @@ class Sandbox:
             if name not in route.query_names
         ]
         errors += self._validate(route, path_vars, query, headers, body)
+        if not errors and op.name in self._doc_rules:
+            errors = self._described(op, path_vars, query, headers, body)
         if errors:
             return self._error(method, raw_path, op, errors, {})
         answer = self._state.answer(op, path_vars, query, _json_body(body))
         if isinstance(answer, NotFound):
             return self._not_found(method, raw_path, op, answer)
+        if isinstance(answer, Refused):
+            return self._refused(method, raw_path, op, answer)
         status, payload = answer
         seen = SeenRequest(method, raw_path, status, "ok", op.name)
         return status, {}, payload, seen
@@ -521,6 +550,61 @@ class Sandbox:
         for problem in result.errors:
             errors.extend(_explain(problem))
         return errors
+
+    def _described(
+        self,
+        op: Operation,
+        path_vars: Mapping[str, str],
+        query: list[tuple[str, str]],
+        headers: Mapping[str, str],
+        body: bytes | None,
+    ) -> list[_Error]:
+        """What a valid request breaks of the rules its parameters' descriptions state
+        (a ``string`` documented as ``Format: %Y-%m-%d``): a real server refuses it."""
+        values = request_values(
+            op, path=path_vars, query=dict(query), headers=headers, body=_json_body(body)
+        )
+        errors = []
+        for rule, value in broken_rules(self._doc_rules[op.name], values):
+            where = "body" if rule.location == "argument" else rule.location
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+            if len(shown) > 80:
+                shown = shown[:80] + "..."
+            errors.append(
+                _Error(
+                    rule.error_kind,
+                    f"{where} parameter '{rule.parameter}' is {shown}; the docs say: {rule.says}",
+                    (where, rule.parameter),
+                    rule.parameter,
+                )
+            )
+        return errors
+
+    def _refused(
+        self, method: str, path: str, op: Operation, refused: Refused
+    ) -> tuple[int, dict[str, str], Any, SeenRequest]:
+        """A documented state error: the documented status, the documented code (terse:
+        the code alone), else the documented example, else the ``refused.kind`` row."""
+        rule = refused.rule
+        status = rule.status if 400 <= rule.status < 500 else DEFAULT_ERROR_CODES[refused.kind][0]
+        seen = SeenRequest(method, path, status, refused.kind, op.name)
+        docs = [d for d in self._doc_codes.get(op.name, ()) if d.status == status]
+        matched = [d for d in docs if d.text.strip() and d.text.strip() in rule.text]
+        documented = (matched or (docs if len(docs) == 1 else []))[:1]
+        code = documented[0].code if documented else self._codes[refused.kind]
+        if self.terse:
+            return status, {}, {self.error_key: code}, seen
+        if rule.response.example is not None:
+            return status, {}, rule.response.example, seen
+        location = list(refused.location)
+        payload: dict[str, Any] = {
+            self.error_key: code,
+            "error": refused.kind,
+            "message": refused.message,
+            "errors": [{"kind": refused.kind, "message": refused.message, "location": location}],
+            "operation": op.name,
+        }
+        return status, {}, payload, seen
 
     def _not_found(
         self, method: str, path: str, op: Operation, missing: NotFound

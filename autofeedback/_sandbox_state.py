@@ -27,8 +27,14 @@ valid one the way the real API would, consistently across the calls of one sessi
   value in each field it shares with it, and the record keeps what an answer showed
   first, so lists and details agree field by field. A store starts with the list's
   example items, then :data:`SEED_RECORDS` generated ones, drawn from the seed and the
-  store alone. Documented state errors (a second create of the same name: 409) would
-  be answered where :meth:`SessionState._answer_from_store` creates and deletes.
+  store alone.
+* **documented state errors** (:mod:`autofeedback._sandbox_refusals`): what the spec's
+  error responses say the server refuses for what it remembers: a create whose unique
+  field another record holds (``already exists``), an operation on a resource in a
+  state its docs refuse (``already shipped``, ``a cancelled order``), a create past a
+  documented quota. Each is answered as :class:`Refused`, with the documented response.
+  A new record starts in its status field's first (or default) state, and an action
+  (``POST /orders/{id}/cancel``) leaves its resource in the state it names.
 * **bodies**: the operation's documented example, else generated from its response
   schema by :func:`generate` (:mod:`autofeedback._sandbox_values`): deterministic for a
   seed and the request, every value valid under its schema, arrays and depth bounded.
@@ -52,6 +58,13 @@ from typing import Any
 from autofeedback._exceptions import ConfigurationError
 from autofeedback._model import Operation, Response
 from autofeedback._openapi import sanitize_schema
+from autofeedback._sandbox_refusals import (
+    StateRule,
+    action_verb,
+    participle_of,
+    state_rules,
+    status_fields,
+)
 from autofeedback._sandbox_store import (
     Collection,
     IdParam,
@@ -65,7 +78,16 @@ from autofeedback._sandbox_store import (
 )
 from autofeedback._sandbox_values import fits, fresh_id, generate, merged, without_marked
 
-__all__ = ["IdParam", "NotFound", "SessionState", "generate", "id_params", "singular"]
+__all__ = [
+    "IdParam",
+    "NotFound",
+    "Refused",
+    "SessionState",
+    "StateRule",
+    "generate",
+    "id_params",
+    "singular",
+]
 
 #: Largest documented example used as a body; a larger one is generated instead.
 MAX_EXAMPLE_BYTES = 1 << 20
@@ -98,6 +120,25 @@ class NotFound:
     def message(self) -> str:
         what = self.kind or "resource"
         return f"no {what} has {self.parameter} '{self.value}'"
+
+
+#: the sandbox's error kind for each kind of documented state error
+REFUSAL_KINDS = {"duplicate": "conflict", "state": "invalid_state", "quota": "quota_exceeded"}
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A valid request the spec documents a state error for (:class:`StateRule`):
+    ``message`` says why, ``location`` and ``parameter`` which part of the request."""
+
+    rule: StateRule
+    message: str
+    location: tuple[str, ...] = ()
+    parameter: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return REFUSAL_KINDS[self.rule.kind]
 
 
 def _path_kinds(op: Operation, kinds: frozenset[str]) -> list[str]:
@@ -174,6 +215,7 @@ class SessionState:
         self.collections, self._roles, self.notes = find_collections(
             operations, self._schemas, self._examples
         )
+        self._rules = self._state_rules()
         # each operation's path parameters in path order: a store's parents are the first ones
         self._path_vars = {
             op.name: [v.strip("{}") for v in _VARS.findall(op.path.split("?", 1)[0])]
@@ -203,6 +245,8 @@ class SessionState:
         self._envelopes: dict[str, dict[str, Any]] = {}
         # per record: (field, schema id) -> (value, schema, whether the value fits)
         self._checked: dict[tuple[Any, str], dict[tuple[str, int], tuple[Any, Any, bool]]] = {}
+        # the state an action left a resource in that no store holds: (kind, id) -> fields
+        self._marks: OrderedDict[tuple[str | None, str], dict[str, str]] = OrderedDict()
         self.reset()
 
     # -- state -------------------------------------------------------------------
@@ -216,6 +260,7 @@ class SessionState:
             self._deleted.clear()
             self._created = 0
             self._stores.clear()
+            self._marks.clear()
             self._checked.clear()
             self._records.clear()
             self._record_bytes = 0
@@ -282,8 +327,8 @@ class SessionState:
         path_vars: Mapping[str, str],
         query: list[tuple[str, str]],
         body: Any,
-    ) -> tuple[int, Any] | NotFound:
-        """The success answer to a valid request, or :class:`NotFound`.
+    ) -> tuple[int, Any] | NotFound | Refused:
+        """The success answer to a valid request, :class:`NotFound` or :class:`Refused`.
 
         ``body`` is the parsed JSON request body (``None`` when there is none)."""
         method = (op.method or "POST").upper()
@@ -299,6 +344,9 @@ class SessionState:
                     self._remember(p.kind, value, None)
                 elif not self.known(p.kind, value):
                     return NotFound(p.name, p.kind, value)
+            refused = self._refused_state(op, ids, path_vars)
+            if refused is not None:
+                return refused
             role = self._roles.get(op.name)
             if role is not None:
                 return self._answer_from_store(op, role[0], role[1], path_vars, query, body)
@@ -327,6 +375,10 @@ class SessionState:
             self._harvest(op, payload, created=created)
             if method == "DELETE" and detail and target is not None:
                 self._forget(target.kind, path_vars[target.name])
+            if ids:
+                changed = self._act(op, ids[-1], path_vars)
+                if isinstance(payload, dict):  # the answer shows the state it left
+                    payload.update({k: v for k, v in changed.items() if k in payload})
             if status == 204:
                 return status, None
             return status, payload
@@ -566,7 +618,7 @@ class SessionState:
         path_vars: Mapping[str, str],
         query: list[tuple[str, str]],
         body: Any,
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, Any] | Refused:
         status, response = _success_response(op)
         rng = random.Random(f"{self.seed}|{op.name}|{sorted(path_vars.items())}|{sorted(query)}")
         names = self._path_vars[op.name]
@@ -580,13 +632,22 @@ class SessionState:
         if role == "list":
             payload = self._list(op, store, query, rng)
         elif role == "create":
-            # the hook for documented state errors (issue 38): a create whose unique
-            # field is taken would answer the documented 409 here
+            # documented state errors of a create (issue 38): a unique field another
+            # record holds (the documented 409), a quota the session has spent
+            refused = self._refused_create(op, store, fields)
+            if refused is not None:
+                return refused
             rid = self._new_id(store, f"{self.seed}|create|{store.key}|{store.created}")
             store.created += 1
             payload = self._body(op, response, rng)
             if rid is not None:
                 record = self._new_record(store, rid, fields, rng)
+                for name, states in status_fields(collection.record_schema).items():
+                    # a new resource starts in its first documented state (its default)
+                    sub = props_of(collection.record_schema).get(name)
+                    first = sub.get("default") if isinstance(sub, Mapping) else None
+                    if name not in fields and states:
+                        record[name] = first if first in states else states[0]
                 self._add(store, rid, record)
                 payload = self._project(schema, payload, record)
                 self._project(
@@ -608,6 +669,9 @@ class SessionState:
                         payload["deleted"] = True
                 return (status, None) if status == 204 else (status, payload)
             if role in ("update", "replace"):
+                refused = self._refused_create(op, store, fields, rid=rid)
+                if refused is not None:
+                    return refused
                 if role == "replace":
                     keep = (collection.id_field, *collection.parent_fields)
                     for key in [k for k in record if k not in keep]:
@@ -747,6 +811,146 @@ class SessionState:
         if field is None or not _is_id_value(payload[field]):
             return kind, None
         return kind, field
+
+    # -- documented state errors -------------------------------------------------
+
+    def _resource_of(self, op: Operation) -> Collection | None:
+        """The collection whose item ``op`` acts on (``/orders/{id}/cancel``: the
+        orders), or that it creates into."""
+        role = self._roles.get(op.name)
+        if role is not None:
+            return role[1]
+        ids = self._ids[op.name]
+        if not ids or op.path is None:
+            return None
+        segments = [s for s in op.path.split("?", 1)[0].strip("/").split("/") if s]
+        token = "{" + ids[-1].name + "}"
+        if token not in segments:
+            return None
+        return self.collections.get(
+            normal_template("/" + "/".join(segments[: segments.index(token)]))
+        )
+
+    def _state_rules(self) -> dict[str, tuple[StateRule, ...]]:
+        """Each operation's documented state errors (see :mod:`autofeedback._sandbox_refusals`)."""
+        verbs: dict[str, list[str]] = {}  # collection template -> its actions' verbs
+        for op in self._ops:
+            verb, where = action_verb(op), self._resource_of(op)
+            if verb is not None and where is not None:
+                verbs.setdefault(where.template, []).append(verb)
+        out: dict[str, tuple[StateRule, ...]] = {}
+        for op in self._ops:
+            if not op.error_responses:
+                continue
+            where = self._resource_of(op)
+            schema = where.record_schema if where is not None else self._schemas.get(op.name)
+            states = dict(status_fields(schema))
+            for name, values in states.items():
+                if not values and where is not None:
+                    # no enum: the states the spec's actions leave it in
+                    made = [
+                        v + s for v in verbs.get(where.template, ()) for s in ("ed", "led", "d")
+                    ]
+                    states[name] = tuple(made)
+            body = props_of(op.body_schema)
+            fields = {
+                k: str(v.get("description") or "") if isinstance(v, Mapping) else ""
+                for k, v in body.items()
+            } or {p.name: p.description for p in op.parameters if p.location == "argument"}
+            role = self._roles.get(op.name)
+            creates = role is not None and role[0] == "create"
+            rules = state_rules(op, body_fields=fields, states=states, creates=creates)
+            if rules:
+                out[op.name] = rules
+        return out
+
+    def _refused_state(
+        self, op: Operation, ids: list[IdParam], path_vars: Mapping[str, str]
+    ) -> Refused | None:
+        """A documented state error for the resource ``op`` acts on, if it is in a state
+        the docs say ``op`` refuses."""
+        rules = [r for r in self._rules.get(op.name, ()) if r.kind == "state"]
+        if not rules or not ids:
+            return None
+        target = ids[-1]
+        rid = path_vars.get(target.name, "")
+        state = self._state_of(op, target, path_vars)
+        for rule in rules:
+            for field in rule.fields:
+                if state.get(field) in rule.states:
+                    what = target.kind or "resource"
+                    return Refused(
+                        rule,
+                        f"the {what} '{rid}' is {state[field]}: {rule.text}",
+                        ("path", target.name),
+                        target.name,
+                    )
+        return None
+
+    def _state_of(
+        self, op: Operation, target: IdParam, path_vars: Mapping[str, str]
+    ) -> dict[str, Any]:
+        rid = path_vars.get(target.name, "")
+        store = self._store_of(op, target.name, path_vars)
+        state: dict[str, Any] = {}
+        if store is not None and rid in store.records:
+            record = store.records[rid]
+            state.update({k: v for k, v in record.items() if isinstance(v, str)})
+        state.update(self._marks.get((target.kind, rid), {}))
+        return state
+
+    def _act(self, op: Operation, target: IdParam, path_vars: Mapping[str, str]) -> dict[str, str]:
+        """An action that succeeded leaves its resource in the state it names
+        (``cancel`` -> ``cancelled``), where the resource documents that state; the
+        fields it changed."""
+        verb = action_verb(op)
+        where = self._resource_of(op)
+        changed: dict[str, str] = {}
+        if verb is None or where is None:
+            return changed
+        rid = path_vars.get(target.name, "")
+        store = self._store_of(op, target.name, path_vars)
+        for field, states in status_fields(where.record_schema).items():
+            state = participle_of(verb, states or (verb + "ed", verb + "led", verb + "d"))
+            if state is None:
+                continue
+            changed[field] = state
+            if store is not None and rid in store.records:
+                store.records[rid][field] = state
+            else:
+                self._marks.setdefault((target.kind, rid), {})[field] = state
+                self._marks.move_to_end((target.kind, rid))
+                while len(self._marks) > self.max_resources:
+                    self._marks.popitem(last=False)
+        return changed
+
+    def _refused_create(
+        self, op: Operation, store: Store, fields: Mapping[str, Any], *, rid: str | None = None
+    ) -> Refused | None:
+        """A create (or an update of ``rid``) that gives a unique field a value another
+        record of ``store`` holds, or a create past the documented quota."""
+        for rule in self._rules.get(op.name, ()):
+            quota = rule.kind == "quota" and rid is None and rule.limit is not None
+            if quota and store.created >= (rule.limit or 0):
+                return Refused(
+                    rule, f"this session has already created {store.created}: {rule.text}"
+                )
+            if rule.kind != "duplicate":
+                continue
+            for field in rule.fields:
+                value = fields.get(field)
+                if value is None or isinstance(value, dict | list):
+                    continue
+                for other, record in store.records.items():
+                    if other != rid and record.get(field) == value:
+                        where = store.collection.kind
+                        return Refused(
+                            rule,
+                            f"the {where} '{other}' already has {field} {value!r}: {rule.text}",
+                            ("body", field),
+                            field,
+                        )
+        return None
 
     # -- issuing ids -------------------------------------------------------------
 

@@ -30,6 +30,17 @@ stopped (``--checkpoint``, on by default next to nothing in the repo: /tmp).
 
 Tasks alternate API-Bank and ToolAlpaca, each dataset in a seeded shuffle, so any prefix
 of a run is a random sample of both.
+
+``--slice dynamic`` (issue 38): only the tasks where the static scan can pass and the
+server still refuses: those whose gold call gives a value to a parameter under a rule
+its description states and its schema does not (``Format: %Y-%m-%d``, ``no more than 50
+characters``; :mod:`autofeedback._doc_rules`), or calls an operation whose error
+responses document a state error (:mod:`autofeedback._sandbox_refusals`). The sandbox
+enforces both, with the documented code only; Base, Static, Dynamic and Static &
+Dynamic run side by side, paired. Its checkpoint and the model's answers are kept
+under ``benchmarks/.work/`` so that a rerun replays them.
+
+    python benchmarks/loop.py --llm local:1.5b --slice dynamic --tasks 40
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -121,6 +133,11 @@ CODE_MEANINGS: dict[str, str] = {
     "body_too_large": "the request body is larger than the server accepts",
     "not_found": "the request names an id that no earlier answer returned: take the id from "
     "the response of the API that lists or creates it",
+    "conflict": "a value that must be unique (a name, an e-mail) is already held by another "
+    "resource: choose another value, or list the existing ones first",
+    "invalid_state": "the resource is in a state this API refuses (already cancelled, shipped "
+    "or closed): read the resource's status first",
+    "quota_exceeded": "more resources were created than the documented quota allows",
 }
 
 
@@ -263,6 +280,55 @@ def task_list(n: int) -> list[_datasets.Task]:
     return out[:n]
 
 
+#: the settings the dynamic slice compares (issue 38)
+SLICE_SETTINGS = ("Base", "Static", "Dynamic", "Static & Dynamic")
+#: where the slice's checkpoints and the model's answers are kept (ignored by git)
+WORK = Path(__file__).resolve().parent / ".work" / "loop-dynamic"
+
+
+def server_rules(task: _datasets.Task, catalog: ApiCatalog) -> list[str]:
+    """What only the server enforces on ``task``'s gold call: each rule a description
+    states for a parameter the call gives a value (``time: Format: %Y-%m-%d %H:%M:%S``),
+    and each state error the called operation documents. Empty: the static scan sees
+    everything the sandbox would refuse."""
+    from autofeedback._doc_rules import param_rules
+    from autofeedback._sandbox_state import SessionState
+
+    name, args = task.calls[0]
+    op = catalog.get(name)
+    if op is None:
+        return []
+    out = [str(r) for p in op.parameters if p.name in args for r in param_rules(p)]
+    if op.error_responses:
+        state = SessionState(catalog.operations)
+        out += [f"{r.kind}: {r.text}" for r in state._rules.get(op.name, ())]
+    return out
+
+
+def dynamic_slice(n: int) -> list[_datasets.Task]:
+    """The first ``n`` single-call tasks (API-Bank and ToolAlpaca, alternating as in
+    :func:`task_list`, each dataset in the same seeded shuffle) whose gold call meets a
+    rule only the server enforces (:func:`server_rules`)."""
+    lists = []
+    for tasks in (_datasets.load_toolalpaca(), _datasets.load_api_bank()):
+        catalogs: dict[str, ApiCatalog] = {}
+        usable = []
+        for t in tasks:
+            if len(t.calls) != 1:
+                continue
+            if t.spec_key not in catalogs:
+                catalogs[t.spec_key] = ApiCatalog.from_obj(t.spec, source=t.dataset)
+            if server_rules(t, catalogs[t.spec_key]):
+                usable.append(t)
+        random.Random(8).shuffle(usable)
+        lists.append(usable)
+    ta, ab = lists
+    out: list[_datasets.Task] = []
+    for i in range(max(len(ab), len(ta))):
+        out += [x[i] for x in (ab, ta) if i < len(x)]
+    return out[:n]
+
+
 def intent(task: _datasets.Task) -> str:
     """What the gold call answers: the last user turn of an API-Bank dialogue (after the
     calls already made). Of the 399 gold calls, the scanner flags 63 with an E2.1 error
@@ -312,6 +378,7 @@ class Outcome:
     stop: str
     final: str  # the final request, for reading a run's log
     repairs: int = 0  # what autofeedback repaired over the task's attempts
+    refused: int = 0  # attempts the server answered with an error status
 
 
 class Runner:
@@ -369,6 +436,7 @@ class Runner:
                 attempts=len(result.attempts),
                 stop=result.stop_reason,
                 repairs=sum(len(a.repairs) for a in result.attempts),
+                refused=sum(1 for a in result.attempts if a.status and a.status >= 400),
                 final=f"{name}({json.dumps(args, sort_keys=True, default=str)})" if name else "",
             )
         return out
@@ -426,6 +494,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model")
     parser.add_argument("--tasks", type=int, default=200, help="tasks in all (default 200)")
     parser.add_argument(
+        "--slice",
+        choices=("all", "dynamic"),
+        default="all",
+        help="'dynamic': only tasks whose gold call meets a rule only the server enforces "
+        "(Base, Static, Dynamic and Static & Dynamic; kept under benchmarks/.work/)",
+    )
+    parser.add_argument(
         "--settings",
         default=",".join(PAPER),
         help="comma-separated, Base among them (default: the paper's five); "
@@ -451,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
     chosen = [s.strip() for s in args.settings.split(",")]
+    if args.slice == "dynamic" and args.settings == ",".join(PAPER):
+        chosen = list(SLICE_SETTINGS)
     if chosen == ["beyond"]:
         chosen = ["Base", "Static & Dynamic", *BEYOND]
     unknown = [s for s in chosen if s not in SETTINGS]
@@ -458,10 +535,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"settings must include Base and be among {list(SETTINGS)}", file=sys.stderr)
         return 2
     safe = "".join(c if c.isalnum() else "-" for c in args.llm + (args.model or ""))
-    checkpoint = args.checkpoint or Path(
-        tempfile.gettempdir(), f"autofeedback-loop-{safe}-{args.tasks}.jsonl"
-    )
-    tasks = task_list(args.tasks)
+    if args.slice == "dynamic":
+        WORK.mkdir(parents=True, exist_ok=True)
+        checkpoint = args.checkpoint or WORK / f"{safe}-{args.tasks}.jsonl"
+        tasks = dynamic_slice(args.tasks)
+    else:
+        checkpoint = args.checkpoint or Path(
+            tempfile.gettempdir(), f"autofeedback-loop-{safe}-{args.tasks}.jsonl"
+        )
+        tasks = task_list(args.tasks)
     done, commits = load_checkpoint(checkpoint, Outcome)
     missing = {t.id: [s for s in chosen if s not in done.get(t.id, {})] for t in tasks}
     todo = [t for t in tasks if missing[t.id]]
@@ -496,8 +578,16 @@ def main(argv: list[str] | None = None) -> int:
         print("no finished task to tabulate", file=sys.stderr)
         return 1
     table = tabulate({t.id: done[t.id] for t in finished}, chosen, finished, args, commits)
+    if args.slice == "dynamic":
+        table = slice_header(finished, args) + "\n\n" + table
+        table += "\n\n" + slice_goals({t.id: done[t.id] for t in finished}, chosen, finished)
     print(table)
-    if not args.no_write:
+    if not args.no_write and args.slice == "dynamic":
+        cmd = f"python benchmarks/loop.py --llm {args.llm} --slice dynamic --tasks {args.tasks}"
+        if args.model:
+            cmd += f" --model {args.model}"
+        write_section(f"Feedback loop, the dynamic slice ({args.llm})", cmd, table)
+    elif not args.no_write:
         cmd = f"python benchmarks/loop.py --llm {args.llm} --tasks {args.tasks}"
         if args.model:
             cmd += f" --model {args.model}"
@@ -521,6 +611,88 @@ def main(argv: list[str] | None = None) -> int:
         )
         write_section(f"Feedback loop, {title} ({args.llm})", cmd, table)
     return 0
+
+
+def slice_header(tasks: Sequence[_datasets.Task], args: argparse.Namespace) -> str:
+    """What the dynamic slice is, and how its tasks' rules break down."""
+    catalogs: dict[str, ApiCatalog] = {}
+    kinds: Counter[str] = Counter()
+    for task in tasks:
+        if task.spec_key not in catalogs:
+            catalogs[task.spec_key] = ApiCatalog.from_obj(task.spec, source=task.dataset)
+        for rule in server_rules(task, catalogs[task.spec_key]):
+            kinds[_rule_kind(rule)] += 1
+    per = ", ".join(f"{k} ×{v}" for k, v in kinds.most_common())
+    return (
+        f"**The dynamic slice** (issue 38): the first {len(tasks)} single-call tasks whose "
+        "gold call meets a rule only the server enforces: a rule a parameter's description "
+        "states and its schema does not, or a state error the operation documents (built "
+        "by `dynamic_slice()` from the shared data). Rules met by the gold calls: "
+        f"{per or 'none'}. The sandbox refuses a value that breaks one with the code alone "
+        '(`{"info_code": 40004}`); Dynamic feeds back the documented cause, the part of '
+        "the request it concerns and, where the docs name one, the next call "
+        "(`autofeedback/loop/_explain.py`). The static scan does not read these rules."
+    )
+
+
+def _rule_kind(rule: str) -> str:
+    head = rule.split(":", 1)[0]
+    if head in ("duplicate", "state", "quota"):
+        return f"state error ({head})"
+    text = rule.lower()
+    if "%" in text or "yyyy" in text:
+        return "layout (Format: %Y-%m-%d...)"
+    if "character" in text:
+        return "length (no more than N characters)"
+    return "other description rule"
+
+
+def slice_goals(
+    done: Mapping[str, Mapping[str, Outcome]],
+    settings: Sequence[str],
+    tasks: Sequence[_datasets.Task],
+) -> str:
+    """The issue's goals on the slice, each marked met or missed, and where the Base
+    failures went."""
+    fair = judged(done, settings, tasks)
+    base = fair["Base"]
+    fails = [t.id for t in tasks if not base[t.id]]
+    oks = [t.id for t in tasks if base[t.id]]
+    lines = ["| goal | measured | |", "|---|---|---|"]
+
+    def rate(setting: str, ids: list[str], want: bool) -> tuple[int, int]:
+        return sum(fair[setting][t] == want for t in ids), len(ids)
+
+    for setting in ("Dynamic", "Static & Dynamic"):
+        if setting not in settings:
+            continue
+        k, n = rate(setting, fails, True)
+        met = n > 0 and k / n >= 0.30
+        lines.append(
+            f"| {setting} repairs ≥ 30 % of Base failures | {_rate(k, n)} "
+            f"| {'met' if met else '**missed**'} |"
+        )
+        k, n = rate(setting, oks, False)
+        met = n == 0 or k / n <= 0.01
+        lines.append(
+            f"| {setting} regresses ≤ 1 % of Base successes | {_rate(k, n)} "
+            f"| {'met' if met else '**missed**'} |"
+        )
+    if "Static" in settings and "Static & Dynamic" in settings:
+        sd = sum(fair["Static & Dynamic"][t.id] for t in tasks)
+        st = sum(fair["Static"][t.id] for t in tasks)
+        lines.append(
+            f"| Static & Dynamic above Static | {sd} vs {st} correct of {len(tasks)} "
+            f"| {'met' if sd > st else '**missed**'} |"
+        )
+    refused = sum(1 for t in fails if done[t]["Base"].refused)
+    lines += [
+        "",
+        f"Of the {len(fails)} Base failures, {refused} were refused by the server (the cases "
+        "the dynamic check can explain); the rest were answered 2xx (a wrong API, or a "
+        "wrong value the docs give no rule for) or never sent.",
+    ]
+    return "\n".join(lines)
 
 
 def _progress(

@@ -638,12 +638,22 @@ class HttpGuard:
         match = self.catalog.match_http(method, url)
         operation = match[0].name if match else None
         body = response.content[:_MAX_EXPLAINED_BODY] if read_body else None
-        explanation = explain_response(self.doc_index, operation, response.status_code, body)
+        sent = self._request(request)[0] if request is not None else None
+        explanation = explain_response(
+            self.doc_index,
+            match[0] if match else None,
+            response.status_code,
+            body,
+            request=sent,
+            catalog=self.catalog,
+        )
         target = f" ({operation})" if operation else ""
         lines = [f"{method} {redact_url(url)}{target} answered {response.status_code}"]
         if explanation.text:
             lines.append("the docs say:")
             lines.extend(f"  {line}" for line in explanation.text.splitlines())
+        # the documented cause, the part of the request, the call to make first
+        lines.extend(x for x in explanation.lines() if not x.startswith("Documentation about"))
         report = "\n".join(lines)
         secrets = _secrets(request, self.auth_names) if request is not None else []
         report = _scrub(report, secrets, self.auth_names)

@@ -44,7 +44,7 @@ import socket
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -423,7 +423,11 @@ class McpProxy:
                 raise MCPError(
                     types.INTERNAL_ERROR, f"the server returned an invalid result: {one_line(exc)}"
                 ) from None
-            explained = self._explain(name, result) if self.options.explain_errors else None
+            explained = (
+                self._explain(name, result, decision.call_arguments or arguments)
+                if self.options.explain_errors
+                else None
+            )
             self.log.write(
                 "tools/call",
                 **logged,
@@ -557,8 +561,13 @@ class McpProxy:
 
         return relay
 
-    def _explain(self, name: str, result: types.CallToolResult) -> types.CallToolResult | None:
-        """A terse ``isError`` result with the tool's documentation added, else ``None``."""
+    def _explain(
+        self, name: str, result: types.CallToolResult, arguments: Mapping[str, Any]
+    ) -> types.CallToolResult | None:
+        """A terse ``isError`` result with the tool's documentation added, else ``None``:
+        what it documents, and (:func:`~autofeedback.loop._explain.explain_response`)
+        the part of the call the error concerns, where the docs say (a value that breaks
+        a rule its description states) and the side-effect-free call to make first."""
         if not result.is_error or self.gate.catalog is None:
             return None
         texts = [c.text for c in result.content if isinstance(c, types.TextContent)]
@@ -576,6 +585,14 @@ class McpProxy:
         doc = f"The server's error was terse. What {name} documents: {described}"
         if params:
             doc += f" Arguments: {params}."
+        from autofeedback.loop._explain import explain_response
+
+        explained = explain_response(
+            None, op, 400, " ".join(texts), request=arguments, catalog=self.gate.catalog
+        )
+        more = [line for line in explained.lines() if not line.startswith("Documentation")]
+        if explained.concerns or explained.next_call is not None:
+            doc += "\n" + "\n".join(more)
         note = types.TextContent(type="text", text=self.gate.redact(doc))
         return result.model_copy(update={"content": [*result.content, note]})
 

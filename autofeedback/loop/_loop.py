@@ -287,13 +287,24 @@ class FeedbackLoop:
         for fn in self.hooks[hook]:
             fn(value)
 
-    def _explain(self, op: Operation | None, status: int | None, body: str) -> str | None:
+    def _explain(
+        self, op: Operation | None, status: int | None, body: str, request: ApiRequest
+    ) -> list[str] | None:
+        """What the docs say about the refusal: its documented cause, the part of the
+        request it concerns, the call that would resolve it (as feedback lines)."""
         if not self.retrieve_docs or status is None:
             return None
         from autofeedback.loop._explain import explain_response
 
-        explanation = explain_response(self.doc_index, op.name if op else None, status, body)
-        return explanation.text or None
+        explanation = explain_response(
+            self.doc_index,
+            op if op is not None else None,
+            status,
+            body,
+            request=request,
+            catalog=self.catalog,
+        )
+        return explanation.lines() or None
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -516,10 +527,9 @@ class FeedbackLoop:
         action = f"{call.method} {sent['url']}" + (
             f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
         )
-        explanation = self._explain(op, status, body) if may_retry else None
-        feedback = (
-            dynamic_feedback(action, status, body, explanation, history) if may_retry else None
-        )
+        explained = self._explain(op, status, body, request) if may_retry else None
+        feedback = dynamic_feedback(action, status, body, explained, history) if may_retry else None
+        explanation = "\n".join(explained) if explained else None
         history.append(f"{action} -> {status}")
         return _done(
             base,

@@ -3,7 +3,7 @@ turns and the ReAct-style dynamic feedback turn (action, observation, documentat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autofeedback._model import Operation
@@ -148,16 +148,26 @@ def call_schema(ops: Iterable[Operation]) -> dict[str, Any]:
 
 
 def dynamic_feedback(
-    action: str, status: int | None, body: str, explanation: str | None, history: list[str]
+    action: str,
+    status: int | None,
+    body: str,
+    explanation: str | Sequence[str] | None,
+    history: list[str],
 ) -> str:
-    """The ReAct turn: what was sent, what came back, what the docs say about it."""
+    """The ReAct turn: what was sent, what came back, what the docs say about it.
+
+    ``explanation``: the retrieved text, or the lines of an
+    :class:`~autofeedback.loop._explain.Explanation` (its documented cause, the part of
+    the request it concerns, the next call), as they are."""
     lines = [
         "Your API request was sent, but it did not succeed.",
         f"Action: {action}",
         f"Observation: HTTP {status if status is not None else 'no response'} {body}".rstrip(),
     ]
-    if explanation:
+    if isinstance(explanation, str) and explanation:
         lines.append(f"Documentation about this error: {explanation}")
+    elif explanation:
+        lines.extend(explanation)
     if history:
         lines.append("Earlier attempts: " + " | ".join(history[-3:]))
     # no placeholder call here: small models copy ApiName(key=value) verbatim

@@ -168,3 +168,24 @@ def test_misconfiguration_is_a_clear_error(bookshop: ApiCatalog) -> None:
         GuardAdapter(serverless)
     with pytest.raises(ConfigurationError, match="absolute URL"):
         GuardAdapter(serverless, base_url="/api")
+
+
+def test_a_state_error_is_explained_with_its_part_and_the_call_to_make_first() -> None:
+    """Issue 38: what only the server knows (a booking already cancelled) comes back with
+    its documented cause, the id it concerns and the read to make first."""
+    bookings = ApiCatalog.from_file(
+        Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookings.yaml"
+    )
+    with Sandbox(bookings, terse=True) as sandbox, requests.Session() as s:
+        guard_session(s, bookings, base_url=sandbox.url, check_responses=True)
+        made = s.post(
+            sandbox.url + "/bookings", json={"venue_id": 1, "day": "2999-05-01", "seats": 2}
+        )
+        booking = made.json()["id"]
+        s.post(f"{sandbox.url}/bookings/{booking}/cancel")
+        with pytest.raises(ResponseRejected) as info:
+            s.post(f"{sandbox.url}/bookings/{booking}/cancel")
+    report = str(info.value)
+    assert "409: info_code 30021: the booking is already cancelled" in report
+    assert f'It concerns: path.bookingId = "{booking}"' in report
+    assert f"Next call: getBooking(bookingId='{booking}')" in report

@@ -179,3 +179,123 @@ def test_spotify_401_retrieves_the_token_explanation(spotify: DocIndex) -> None:
     body = b'{"error": {"status": 401, "message": "The access token expired"}}'
     explanation = explain_response(spotify, "get-track", 401, body)
     assert explanation.hits[0].chunk.text.startswith("401: Bad or expired token.")
+
+
+# -- what only the server knows (issue 38): cause, concerns, next call ---------------------
+
+BOOKINGS = ApiCatalog.from_file(
+    Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookings.yaml"
+)
+
+
+@pytest.fixture(scope="module")
+def bookings_index(embedder: Embedder) -> DocIndex:
+    return DocIndex.build(BOOKINGS, embedder)
+
+
+def _explain_call(index: DocIndex, name: str, method: str, url: str, r: Any) -> Explanation:
+    from autofeedback import ApiRequest
+
+    request = ApiRequest(method=method, url=url, body=_json(r.request.body), format="http")
+    return explain_response(
+        index, BOOKINGS.get(name), r.status_code, r.text, request=request, catalog=BOOKINGS
+    )
+
+
+def _json(body: Any) -> Any:
+    return json.loads(body) if body else None
+
+
+def test_a_state_error_names_its_cause_its_resource_and_a_read_first(
+    bookings_index: DocIndex,
+) -> None:
+    import requests
+
+    from autofeedback import Sandbox
+    from autofeedback.checks._words import no_side_effects
+
+    with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
+        made = session.post(
+            sandbox.url + "/bookings", json={"venue_id": 1, "day": "2999-05-01", "seats": 2}
+        )
+        url = f"{sandbox.url}/bookings/{made.json()['id']}/cancel"
+        assert session.post(url).status_code == 200
+        r = session.post(url)
+        e = _explain_call(bookings_index, "cancelBooking", "POST", url, r)
+    assert r.json() == {"info_code": 30021}
+    assert e.cause == "409: info_code 30021: the booking is already cancelled"
+    assert [c.location for c in e.concerns] == [("path", "bookingId")]
+    assert e.next_call is not None
+    assert e.next_call.operation == "getBooking"
+    assert e.next_call.arguments == (("bookingId", made.json()["id"]),)
+    assert no_side_effects(BOOKINGS.get("getBooking"))  # type: ignore[arg-type]
+    lines = e.lines()
+    assert lines[0].startswith("Documentation about this error: 409: info_code 30021")
+    assert lines[-1].startswith(f"Next call: getBooking(bookingId='{made.json()['id']}')")
+
+
+def test_a_duplicate_names_the_field_and_the_list_to_read(bookings_index: DocIndex) -> None:
+    import requests
+
+    from autofeedback import Sandbox
+
+    with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
+        session.post(sandbox.url + "/venues", json={"name": "Hall A"})
+        r = session.post(sandbox.url + "/venues", json={"name": "Hall A"})
+        e = _explain_call(bookings_index, "createVenue", "POST", sandbox.url + "/venues", r)
+    assert e.cause == "409: info_code 30010: a venue with this `name` already exists"
+    assert [(c.location, c.got) for c in e.concerns] == [(("body", "name"), "Hall A")]
+    assert e.next_call is not None and e.next_call.operation == "listVenues"
+
+
+def test_a_description_rule_says_the_value_and_the_shape(bookings_index: DocIndex) -> None:
+    import requests
+
+    from autofeedback import Sandbox
+
+    with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
+        body = {"venue_id": 1, "day": "May 1st", "seats": 2}
+        r = session.post(sandbox.url + "/bookings", json=body)
+        e = _explain_call(bookings_index, "createBooking", "POST", sandbox.url + "/bookings", r)
+    assert e.cause.startswith("400: info_code 30020: `day` must be a date written YYYY-MM-DD")
+    [concern] = e.concerns
+    assert (concern.location, concern.got) == (("body", "day"), "May 1st")
+    assert e.next_call is None  # nothing to read first: the value is to be rewritten
+    assert 'body.day = "May 1st"' in e.lines()[1]
+
+
+def test_a_terse_schema_error_says_which_part_is_missing(bookings_index: DocIndex) -> None:
+    """The sandbox's own code for a missing parameter, documented nowhere in the spec:
+    the cause is what the code's row says, the part is read from the docs."""
+    cause_only = explain_response(
+        bookings_index,
+        BOOKINGS.get("createVenue"),
+        400,
+        '{"info_code": 40001}',
+        request={"city": "Oslo"},
+        catalog=BOOKINGS,
+    )
+    [concern] = cause_only.concerns
+    assert concern.missing and concern.location == ("body", "name")
+
+
+def test_each_transport_gets_the_same_explanation_in_its_shape(
+    bookings_index: DocIndex,
+) -> None:
+    e = explain_response(
+        bookings_index,
+        BOOKINGS.get("createVenue"),
+        409,
+        '{"info_code": 30010}',
+        request={"name": "Hall A"},
+        catalog=BOOKINGS,
+    )
+    lines = e.lines()
+    observation = e.observation('{"info_code": 30010}')
+    assert observation.splitlines() == ['Observation: HTTP 409 {"info_code": 30010}', *lines]
+    message = e.tool_message("call_1", '{"info_code": 30010}')
+    assert message["role"] == "tool" and message["tool_call_id"] == "call_1"
+    assert message["content"].splitlines()[1:] == lines
+    result = e.mcp_result('{"info_code": 30010}')
+    assert result["isError"] is True
+    assert result["content"][0]["text"].splitlines()[1:] == lines
