@@ -305,7 +305,9 @@ class Scanner:
         if not instruction:
             yield from checked
             return
-        grounding = list(self.check_grounding(op, request, named.path_params, instruction))
+        grounding = list(
+            self.check_grounding(op, request, named.path_params, instruction, context=context)
+        )
         # a placeholder (`<order_id>`) is no value: "call createOrder first" says more
         # than its type or pattern error, which is left out
         stand_ins = {f.location[1] for f in grounding if f.severity == "error"}
@@ -353,11 +355,14 @@ class Scanner:
         request: ApiRequest,
         path_params: Mapping[str, str] | None,
         instruction: str,
+        *,
+        context: str | None = None,
     ) -> Iterator[Finding]:
         """E5.3 for one call: a placeholder (``your_token_here``, ``<tv_id>``), or an
-        identifier-, key- or credential-like value that the instruction does not give
-        although an operation of the catalog produces it (the data-flow graph says which:
-        the feedback names it)."""
+        identifier-, key- or credential-like value that neither the instruction nor the
+        ``context`` (the rest of what the model saw: a system prompt, earlier turns)
+        gives although an operation of the catalog produces it (the data-flow graph says
+        which: the feedback names it)."""
         from autofeedback.flow._checks import ground_call
 
         if request.is_http:
@@ -370,7 +375,12 @@ class Scanner:
             args = dict(request.arguments)
         if args:
             yield from ground_call(
-                op, args, instruction=instruction, graph=self._graph, catalog=self.catalog
+                op,
+                args,
+                instruction=instruction,
+                graph=self._graph,
+                catalog=self.catalog,
+                context=context,
             )
 
     def _semantic_needed(self, request: ApiRequest) -> bool:

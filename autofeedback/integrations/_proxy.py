@@ -707,9 +707,12 @@ async def _checked(
     # its next steps (an id no response returned and the user never gave: E5.3), judged
     # as the audit and check_tool_calls(history=) judge the same conversation
     asked = list(history) if kind == "chat" else None
-    # what the user asked: the last user turn, and the whole of it (E2.1, E5.3)
+    # what the user asked: the last user turn (E2.1), and all the model was told: the
+    # system and developer messages (an agent's prompt carries its account, calendar and
+    # tenant ids) and every user turn (E5.3)
     users = _user_texts(history)
-    said = (users[-1], "\n".join(users)) if users else (None, None)
+    told = _told_texts(body, history)
+    said = (users[-1] if users else None, "\n".join([*told, *users]) or None)
     # the one decision, with this request's bounds: rounds upstream, repeats, tokens
     decider = Decider(scanner, repair=config.repair)
     session = Session(
@@ -941,6 +944,25 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
         "utf-8"
     )
+
+
+def _told_texts(body: Mapping[str, Any], history: Sequence[Any]) -> list[str]:
+    """The Responses API's ``instructions`` and the system and developer messages, as
+    text."""
+    out = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        out.append(instructions)
+    for m in history:
+        if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
+            content = m.get("content")
+            if isinstance(content, list):
+                content = " ".join(
+                    str(p.get("text", "")) for p in content if isinstance(p, Mapping)
+                )
+            if isinstance(content, str) and content.strip():
+                out.append(content)
+    return out
 
 
 def _user_texts(history: Sequence[Any]) -> list[str]:
