@@ -287,7 +287,7 @@ class Scanner:
                 warn_margin=self.warn_margin,
                 context=context,
             )
-            if found is not None:
+            if found is not None and not self.leads_to(op, found):
                 yield found
         twins = self.catalog.twins(op)
         if len(twins) > 1:
@@ -316,6 +316,39 @@ class Scanner:
                 continue
             yield f
         yield from grounding
+
+    def leads_to(self, op: Operation, selection: Finding) -> bool:
+        """Whether ``op`` is a step towards an API that fits the instruction better (an
+        E2.1 ``selection``'s suggestion and the others it ranks first): its response
+        gives a required input of that API, as the data-flow graph knows producers
+        (``GetUserToken`` before ``DeleteAgenda(token=...)``; a search before the
+        details of what it finds). Such a call is a prerequisite, not the wrong API.
+
+        >>> catalog = ApiCatalog.from_tools([
+        ...     {"name": "signIn", "parameters": {"type": "object", "properties": {}},
+        ...      "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}}},
+        ...     {"name": "deleteAgenda", "parameters": {"type": "object", "required": ["token"],
+        ...      "properties": {"token": {"type": "string"}}}}])
+        >>> e21 = Finding("E2.1", ("api",), "signIn", suggestion="deleteAgenda")
+        >>> Scanner(catalog, retriever=None).leads_to(catalog.get("signIn"), e21)
+        True
+        """
+        targets = [selection.suggestion]
+        if isinstance(selection.expected, (list, tuple)):
+            targets.extend(selection.expected)
+        for name in dict.fromkeys(t for t in targets if isinstance(t, str)):
+            target = self.catalog.get(name)
+            if target is None or target.name == op.name:
+                continue
+            for param in target.parameters:
+                if not param.required:
+                    continue
+                producers = self._graph.producers(target.name, param.name)
+                if any(
+                    p.operation == op.name and getattr(p, "via", "") != "weak" for p in producers
+                ):
+                    return True
+        return False
 
     def check_operation(
         self,

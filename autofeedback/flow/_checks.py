@@ -404,8 +404,8 @@ class SequenceChecker:
             top_k=k,
             confident_margin=scanner.confident_margin,
         )
-        if f is None:
-            return None
+        if f is None or scanner.leads_to(op, f):
+            return None  # a token or an id the better API needs: a step towards it
         # the margin that decides the severity is the sequence's: the best API against
         # the best of its steps, not against the goal step alone
         scores = {r.name: float(r.score) for r in ranked}
