@@ -275,6 +275,12 @@ class Scanner:
         yield from named.findings
         op = named.operation
         if op is None:
+            likely = named.likely
+            if likely is not None and not request.is_http:
+                # the name is one documented API's in other words: its arguments are
+                # judged against that API now, not one feedback round later
+                renamed = dataclasses.replace(request, name=likely.name)
+                yield from self.check_operation(likely, renamed, instruction=instruction)
             return
         if instruction and len(self.catalog) > 1 and self.retriever is not None:
             found = check_selection(
