@@ -413,6 +413,66 @@ async def _read_body(config: ProxyConfig, request: Request) -> bytes | Response:
     return b"".join(chunks)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _upstream_answer(body: bytes, kind: str) -> tuple[Any, str | None]:
+    """The upstream's answer to a checked request, read, and what is wrong with it (one
+    line, ``None`` when nothing is): not JSON, ``NaN`` or ``Infinity`` (which JSON does
+    not allow and no SDK reads), or not the shape of a chat completion or a Responses
+    object (``tool_calls`` that is no list of calls)."""
+    try:
+        data = json.loads(body, parse_constant=_no_constant) if body else None
+    except RecursionError:
+        return None, "is nested too deeply to read"
+    except ValueError as exc:
+        reason = str(exc).split(":")[0] if "is not JSON" not in str(exc) else str(exc)
+        return None, f"is not valid JSON ({reason})"
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a JSON {type(data).__name__}"
+        return None, f"is {what}, not a JSON object"
+    problem = _chat_shape(data) if kind == "chat" else _responses_shape(data)
+    return data, problem
+
+
+def _chat_shape(data: Mapping[str, Any]) -> str | None:
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        return "has no 'choices' list"
+    for i, choice in enumerate(choices):
+        if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
+            return f"has a choice without a 'message' object (choices[{i}])"
+        message = choice["message"]
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            return (
+                f"has 'tool_calls' that is a JSON {type(calls).__name__}, not a list "
+                f"(choices[{i}].message.tool_calls)"
+            )
+        for k, call in enumerate(calls or ()):
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                return (
+                    f"has a tool call without a function name "
+                    f"(choices[{i}].message.tool_calls[{k}])"
+                )
+    return None
+
+
+def _responses_shape(data: Mapping[str, Any]) -> str | None:
+    output = data.get("output")
+    if output is None:
+        return None
+    if not isinstance(output, list):
+        return f"has 'output' that is a JSON {type(output).__name__}, not a list"
+    for i, item in enumerate(output):
+        call = isinstance(item, Mapping) and item.get("type") == "function_call"
+        if call and not isinstance(item.get("name"), str):
+            return f"has a function call without a name (output[{i}])"
+    return None
+
+
 def _load(body: bytes) -> Any:
     try:
         return json.loads(body) if body else None
@@ -732,6 +792,7 @@ async def _checked(
     remaining: list[Any] = []
     stop = "clean"
     response: httpx.Response | None = None
+    invalid: str | None = None  # what is wrong with the upstream's answer
     while True:
         if kind == "chat":
             body["messages"] = history
@@ -743,9 +804,9 @@ async def _checked(
             stop = f"upstream-{response.status_code}"
             break
         size = max(size, len(response.content))
-        data = await lanes.run(size, _load, response.content)
-        if not isinstance(data, dict):
-            stop = "upstream-not-json"
+        data, invalid = await lanes.run(size, _upstream_answer, response.content, kind)
+        if invalid is not None:
+            stop = "upstream-invalid"
             break
         rounds += 1
         usages.append(data.get("usage"))
@@ -823,9 +884,13 @@ async def _checked(
     )
     # the header holds the first codes and repairs (a header line is no place for 3,000
     # of them: 30 KB); the body's "autofeedback" field has every one
-    shown_header: dict[str, Any] = {"rounds": rounds, "codes": codes[:_HEADER_CODES]}
-    if len(codes) > _HEADER_CODES:
-        shown_header["more"] = len(codes) - _HEADER_CODES
+    # the header names each code once, those of the repairs included (a repaired E3.2
+    # is a mistake the model made as much as the E2.2 before it); the body's
+    # "autofeedback" field counts every finding of every round
+    distinct = list(dict.fromkeys([*codes, *(r.code for r in repairs)]))
+    shown_header: dict[str, Any] = {"rounds": rounds, "codes": distinct[:_HEADER_CODES]}
+    if len(distinct) > _HEADER_CODES:
+        shown_header["more"] = len(distinct) - _HEADER_CODES
     shown_header["stop"] = stop
     if repairs:
         shown_header["repairs"] = [str(r) for r in repairs[:_HEADER_REPAIRS]]
@@ -833,6 +898,12 @@ async def _checked(
             shown_header["more_repairs"] = len(repairs) - _HEADER_REPAIRS
     header = json.dumps(shown_header, separators=(",", ":"), ensure_ascii=True)
     assert response is not None
+    if invalid is not None:
+        # an answer the client's SDK could not read either: say what is wrong with it
+        _log.warning("upstream %s answered %s", config.shown_upstream, invalid)
+        answer = _error(502, f"the upstream's answer {invalid}", "upstream_invalid_response")
+        answer.headers[_HEADER] = header
+        return answer
     if final is None:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
         out_headers[_HEADER] = header
