@@ -1088,6 +1088,20 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
     return summary.exit_code
 
 
+def _final_text(result: Any) -> str:
+    """The final request as it was sent: the model's last text with the repairs written
+    in (the request keeps the model's own text as ``raw``), as the trace holds it."""
+    request = result.request
+    text = request.raw or str(request)
+    last = result.attempts[-1] if result.attempts else None
+    if last is None or not last.repairs or last.request is None or last.request == request:
+        return str(text)
+    from autofeedback.decide._render import rewrite_output
+
+    original = last.request
+    return rewrite_output(original.raw or last.output, [(original, request)]) or str(request)
+
+
 def _same_file(a: str, b: str) -> bool:
     """Whether the paths name one file (a link, ``./x`` and ``x`` included)."""
     try:
@@ -1275,7 +1289,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         f"{result.tokens} tokens"
     )
     if result.request is not None:
-        shown = escape(str(redact(result.request.raw or str(result.request))))
+        shown = escape(str(redact(_final_text(result))))
         console.print(f"[bold]Final request:[/] {shown}")
     if result.status is not None:
         body = escape(str(redact(result.response_body or "")))

@@ -325,7 +325,7 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
             line=line,
         )
     if len(kinds) != 1:
-        want = "exactly one of 'output', 'call', 'request'"
+        want = "exactly one of 'output', 'call', 'request', or a sequence ('steps', 'messages')"
         got = ", ".join(repr(k) for k in kinds) or "none"
         return AuditResult(rid, False, error=f"record needs {want} (got {got})", line=line)
     instruction = record.get("instruction")
