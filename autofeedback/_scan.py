@@ -282,8 +282,9 @@ class Scanner:
                 renamed = dataclasses.replace(request, name=likely.name)
                 yield from self.check_operation(likely, renamed, instruction=instruction)
             return
+        selection = None
         if instruction and len(self.catalog) > 1 and self.retriever is not None:
-            found = check_selection(
+            selection = check_selection(
                 op,
                 instruction,
                 self.catalog,
@@ -293,8 +294,6 @@ class Scanner:
                 warn_margin=self.warn_margin,
                 context=context,
             )
-            if found is not None and not self.leads_to(op, found):
-                yield found
         twins = self.catalog.twins(op)
         if len(twins) > 1:
             # one endpoint documented as several operations: judge the request against
@@ -307,7 +306,14 @@ class Scanner:
                 judged, key=lambda fs: sum(f.severity == "error" for f in fs)
             )
         else:
-            checked = self.check_operation(op, request, named.path_params, instruction=instruction)
+            checked = list(
+                self.check_operation(op, request, named.path_params, instruction=instruction)
+            )
+        if selection is not None and not (self.leads_to(op, selection) and not _malformed(checked)):
+            # a step towards the better API is no wrong API when it is a call of its own
+            # API (GetUserToken(username, password)), not one with the arguments of the
+            # API the user asked for (GetUserToken(token=...))
+            yield selection
         if not instruction:
             yield from checked
             return
@@ -427,6 +433,11 @@ class Scanner:
             assert request.method is not None and request.url is not None
             return self.catalog.match_http(request.method, request.url) is None
         return (request.name or "") not in self.catalog
+
+
+def _malformed(findings: Iterable[Finding]) -> bool:
+    """Whether a call's own findings hold a parameter or value error (E3, E4)."""
+    return any(f.severity == "error" and f.code[:2] in ("E3", "E4") for f in findings)
 
 
 class _LazyGraph:

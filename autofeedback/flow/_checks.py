@@ -140,6 +140,7 @@ class SequenceChecker:
         # the operations called before the current step, grown step by step: rebuilding
         # it per step made a 40,000-entry HAR session quadratic (65 s)
         called: set[str] = set()
+        malformed: set[int] = set()  # steps with a parameter or value error (E3, E4)
         for step in seq.steps:
             where = (f"step[{step.index}]",)
             if step.problem is not None:
@@ -150,6 +151,8 @@ class SequenceChecker:
                 for f in self._step_findings(scanner, step, texts, seen, names, called):
                     if secrets is None:
                         secrets = request_secrets(step.request, auth)
+                    if f.severity == "error" and f.code[:2] in ("E3", "E4"):
+                        malformed.add(step.index)
                     yield redact_finding(_under(f, where), names=auth, secrets=secrets)
             name = names.get(step.index)
             if not name and step.request is not None and step.request.is_http:
@@ -168,7 +171,7 @@ class SequenceChecker:
                 if found is not None:
                     merged = ApiCatalog.merge(scanner.catalog, found)
                     scanner = Scanner(merged, retriever=self.scanner._retriever)
-        selection = self._selection(scanner, seq, consumed)
+        selection = self._selection(scanner, seq, consumed, malformed)
         if selection is not None:
             yield selection
 
@@ -372,7 +375,13 @@ class SequenceChecker:
 
     # -- the sequence as a whole ---------------------------------------------------
 
-    def _selection(self, scanner: Scanner, seq: Sequence, consumed: set[int]) -> Finding | None:
+    def _selection(
+        self,
+        scanner: Scanner,
+        seq: Sequence,
+        consumed: set[int],
+        malformed: Collection[int] = (),
+    ) -> Finding | None:
         """E2.1 of the sequence: it fits the instruction when any of its operations ranks
         among the retriever's top k (k: the number of steps), since an instruction names
         the goal ("the reviews of ...") or the way in ("the most popular show's ..."), and
@@ -404,7 +413,7 @@ class SequenceChecker:
             top_k=k,
             confident_margin=scanner.confident_margin,
         )
-        if f is None or scanner.leads_to(op, f):
+        if f is None or (scanner.leads_to(op, f) and step.index not in malformed):
             return None  # a token or an id the better API needs: a step towards it
         # the margin that decides the severity is the sequence's: the best API against
         # the best of its steps, not against the goal step alone

@@ -86,6 +86,10 @@ def test_a_prerequisite_is_not_the_wrong_api(scanner: Scanner) -> None:
     # 'RemoveMeeting' fits better": the correct first step blocked
     found = list(scanner.iter_findings(SIGN_IN_CALL, instruction=MEETING_DIALOGUE))
     assert found == []
+    # the prerequisite's name with the arguments of the API asked for is the wrong API
+    swapped = "API-Request: [SignIn(token='t-1', meeting_id=4417)]"
+    codes = [f.code for f in scanner.iter_findings(swapped, instruction=MEETING_DIALOGUE)]
+    assert codes[0] == "E2.1" and "E3.4" in codes
     # a call that gives the API the user asked for nothing it needs is still flagged
     wrong = "API-Request: [ReserveRooms(hotel='Harbour Inn', rooms=2, guests=4)]"
     dialogue = f"{MEETING_DIALOGUE}\n{_search(RESERVE_ROOMS, 'rooms')}"
