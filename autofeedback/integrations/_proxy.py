@@ -441,9 +441,11 @@ def _chat_shape(data: Mapping[str, Any]) -> str | None:
     if not isinstance(choices, list):
         return "has no 'choices' list"
     for i, choice in enumerate(choices):
-        if not isinstance(choice, Mapping) or not isinstance(choice.get("message"), Mapping):
-            return f"has a choice without a 'message' object (choices[{i}])"
-        message = choice["message"]
+        if not isinstance(choice, Mapping):
+            return f"has a choice that is a JSON {type(choice).__name__} (choices[{i}])"
+        message = choice.get("message")
+        if not isinstance(message, Mapping):
+            continue  # a text answer, however it is written (a bare string): passed on
         calls = message.get("tool_calls")
         if calls is not None and not isinstance(calls, list):
             return (
