@@ -276,9 +276,16 @@ class Scanner:
         yield from named.findings
         op = named.operation
         if op is None:
+            likely = named.likely
+            if likely is not None and not request.is_http:
+                # the name is one documented API's in other words: its arguments are
+                # judged against that API now, not one feedback round later
+                renamed = dataclasses.replace(request, name=likely.name)
+                yield from self.check_operation(likely, renamed, instruction=instruction)
             return
+        selection = None
         if instruction and len(self.catalog) > 1 and self.retriever is not None:
-            found = check_selection(
+            selection = check_selection(
                 op,
                 instruction,
                 self.catalog,
@@ -288,8 +295,6 @@ class Scanner:
                 warn_margin=self.warn_margin,
                 context=context,
             )
-            if found is not None:
-                yield found
         twins = self.catalog.twins(op)
         if len(twins) > 1:
             # one endpoint documented as several operations: judge the request against
@@ -302,11 +307,20 @@ class Scanner:
                 judged, key=lambda fs: sum(f.severity == "error" for f in fs)
             )
         else:
-            checked = self.check_operation(op, request, named.path_params, instruction=instruction)
+            checked = list(
+                self.check_operation(op, request, named.path_params, instruction=instruction)
+            )
+        if selection is not None and not (self.leads_to(op, selection) and not _malformed(checked)):
+            # a step towards the better API is no wrong API when it is a call of its own
+            # API (GetUserToken(username, password)), not one with the arguments of the
+            # API the user asked for (GetUserToken(token=...))
+            yield selection
         if not instruction:
             yield from checked
             return
-        grounding = list(self.check_grounding(op, request, named.path_params, instruction))
+        grounding = list(
+            self.check_grounding(op, request, named.path_params, instruction, context=context)
+        )
         # a placeholder (`<order_id>`) is no value: "call createOrder first" says more
         # than its type or pattern error, which is left out
         stand_ins = {f.location[1] for f in grounding if f.severity == "error"}
@@ -315,6 +329,39 @@ class Scanner:
                 continue
             yield f
         yield from grounding
+
+    def leads_to(self, op: Operation, selection: Finding) -> bool:
+        """Whether ``op`` is a step towards an API that fits the instruction better (an
+        E2.1 ``selection``'s suggestion and the others it ranks first): its response
+        gives a required input of that API, as the data-flow graph knows producers
+        (``GetUserToken`` before ``DeleteAgenda(token=...)``; a search before the
+        details of what it finds). Such a call is a prerequisite, not the wrong API.
+
+        >>> catalog = ApiCatalog.from_tools([
+        ...     {"name": "signIn", "parameters": {"type": "object", "properties": {}},
+        ...      "outputSchema": {"type": "object", "properties": {"token": {"type": "string"}}}},
+        ...     {"name": "deleteAgenda", "parameters": {"type": "object", "required": ["token"],
+        ...      "properties": {"token": {"type": "string"}}}}])
+        >>> e21 = Finding("E2.1", ("api",), "signIn", suggestion="deleteAgenda")
+        >>> Scanner(catalog, retriever=None).leads_to(catalog.get("signIn"), e21)
+        True
+        """
+        targets = [selection.suggestion]
+        if isinstance(selection.expected, (list, tuple)):
+            targets.extend(selection.expected)
+        for name in dict.fromkeys(t for t in targets if isinstance(t, str)):
+            target = self.catalog.get(name)
+            if target is None or target.name == op.name:
+                continue
+            for param in target.parameters:
+                if not param.required:
+                    continue
+                producers = self._graph.producers(target.name, param.name)
+                if any(
+                    p.operation == op.name and getattr(p, "via", "") != "weak" for p in producers
+                ):
+                    return True
+        return False
 
     def check_operation(
         self,
@@ -357,11 +404,14 @@ class Scanner:
         request: ApiRequest,
         path_params: Mapping[str, str] | None,
         instruction: str,
+        *,
+        context: str | None = None,
     ) -> Iterator[Finding]:
         """E5.3 for one call: a placeholder (``your_token_here``, ``<tv_id>``), or an
-        identifier-, key- or credential-like value that the instruction does not give
-        although an operation of the catalog produces it (the data-flow graph says which:
-        the feedback names it)."""
+        identifier-, key- or credential-like value that neither the instruction nor the
+        ``context`` (the rest of what the model saw: a system prompt, earlier turns)
+        gives although an operation of the catalog produces it (the data-flow graph says
+        which: the feedback names it)."""
         from autofeedback.flow._checks import ground_call
 
         if request.is_http:
@@ -374,7 +424,12 @@ class Scanner:
             args = dict(request.arguments)
         if args:
             yield from ground_call(
-                op, args, instruction=instruction, graph=self._graph, catalog=self.catalog
+                op,
+                args,
+                instruction=instruction,
+                graph=self._graph,
+                catalog=self.catalog,
+                context=context,
             )
 
     def _semantic_needed(self, request: ApiRequest) -> bool:
@@ -382,6 +437,11 @@ class Scanner:
             assert request.method is not None and request.url is not None
             return self.catalog.match_http(request.method, request.url) is None
         return (request.name or "") not in self.catalog
+
+
+def _malformed(findings: Iterable[Finding]) -> bool:
+    """Whether a call's own findings hold a parameter or value error (E3, E4)."""
+    return any(f.severity == "error" and f.code[:2] in ("E3", "E4") for f in findings)
 
 
 class _LazyGraph:

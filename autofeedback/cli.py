@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import re
@@ -886,26 +887,93 @@ class _Rewound:
         return self.rest.read(size)
 
 
+def _head_lines(stream: IO[str]) -> list[str]:
+    """The first lines of a stream that cannot be rewound, up to :data:`_SNIFF`
+    characters (read once, then handed on with the rest: :class:`_Rewound`)."""
+    head: list[str] = []
+    while sum(map(len, head)) < _SNIFF:
+        line = stream.readline()
+        if not line:
+            break
+        head.append(line.removeprefix("\ufeff") if not head else line)
+    return head
+
+
+#: what a file that is no text log starts with
+_MAGIC = (
+    (b"\x1f\x8b", "gzip-compressed data", "zcat"),
+    (b"BZh", "bzip2-compressed data", "bzcat"),
+    (b"\xfd7zXZ\x00", "xz-compressed data", "xzcat"),
+    (b"(\xb5/\xfd", "zstd-compressed data", "zstdcat"),
+    (b"PK\x03\x04", "a zip archive", None),
+)
+
+
+def _not_text(path: str, head: str | bytes) -> str | None:
+    """Why a log whose first bytes (or characters, read with errors replaced) are
+    ``head`` is no text log, in one line; ``None`` for text. A compressed file is named
+    with the command that reads it; a file whose start is mostly bytes that are no UTF-8
+    text, or control characters, is binary. A few bad bytes in a text log are those
+    records' errors, as before."""
+    raw = head
+    if isinstance(head, str):  # stdin: its bytes as the stream decoded them
+        try:
+            raw = head.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            raw = head.encode("utf-8", "replace")
+    assert isinstance(raw, bytes)
+    for magic, what, reader in _MAGIC:
+        if raw.startswith(magic):
+            how = ": extract the log first"
+            if reader is not None:
+                piped = f"... | {reader}" if path == "stdin" else f"{reader} {path}"
+                how = f": decompress it first (`{piped} | autofeedback audit - ...`)"
+            return f"{path} is {what}, not a text log{how}"
+    text = raw.decode("utf-8", errors="replace") if raw else ""
+    if not text:
+        return None
+    bad = sum(1 for ch in text if ch == "\ufffd" or (ch < " " and ch not in "\t\n\r\f"))
+    if bad * 10 > len(text):  # one character in ten or more: not a log of text
+        return f"{path} is not UTF-8 text (binary data): not a log autofeedback reads"
+    return None
+
+
 def _lines(path: str, inp: IO[str]) -> tuple[Any, str, int | None, Any]:
-    """(stream, its first characters, size in bytes or None, file handle to close)."""
+    """(stream, its first characters, size in bytes or None, file handle to close).
+
+    A file is read as a stream: a pipe or a process substitution (``/dev/stdin``,
+    ``<(zcat log.gz)``) as well as a regular file. A file that is no text (compressed,
+    binary) is refused in one line (:class:`_Usage`), not read as thousands of bad
+    records."""
+    where = "stdin" if path == "-" else path
     if path == "-":
         reconfigure = getattr(inp, "reconfigure", None)
         if reconfigure is not None:  # sys.stdin: lines end at "\n" only, as in a file
             with contextlib.suppress(ValueError, OSError):
                 reconfigure(newline="\n")
-        head: list[str] = []
-        while sum(map(len, head)) < _SNIFF:
-            line = inp.readline()
-            if not line:
-                break
-            head.append(line.removeprefix("\ufeff") if not head else line)
+        head = _head_lines(inp)
+        why = _not_text(where, "".join(head)[:_SNIFF])
+        if why is not None:
+            raise _Usage(f"audit: {why}")
         return _Rewound(head, inp), "".join(head), None, None
-    # only "\n" ends a record (a bare "\r" inside one must not split it, nor shift the
-    # line numbers after it); a UTF-8 BOM before the first record is not part of it
-    handle = open(path, encoding="utf-8-sig", errors="replace", newline="\n")  # noqa: SIM115
-    start = handle.read(_SNIFF)
-    handle.seek(0)
-    return handle, start, os.path.getsize(path), handle
+    raw = io.BufferedReader(io.FileIO(path, "r"), buffer_size=_SNIFF)
+    try:
+        why = _not_text(where, raw.peek(_SNIFF)[:_SNIFF])
+        if why is not None:
+            raise _Usage(f"audit: {why}")
+        # only "\n" ends a record (a bare "\r" inside one must not split it, nor shift
+        # the line numbers after it); a UTF-8 BOM before the first record is not part of it
+        handle = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="\n")
+    except BaseException:
+        raw.close()
+        raise
+    if raw.seekable():
+        start = handle.read(_SNIFF)
+        handle.seek(0)
+        return handle, start, os.path.getsize(path), handle
+    # a pipe: its start is read once and handed on with the rest
+    head = _head_lines(handle)
+    return _Rewound(head, handle), "".join(head), None, handle
 
 
 #: records an audit of a file reads ahead (see ``audit_lines``)
@@ -922,6 +990,11 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
         raise _Usage("autofeedback audit: a HAR session is one sequence; use --engine local")
     if args.engine == "dask" and args.log == "-":
         raise _Usage("audit: --engine dask needs a log file, not stdin")
+    if args.engine == "dask" and os.path.exists(args.log) and not os.path.isfile(args.log):
+        raise _Usage(
+            f"audit: --engine dask splits a regular file; {args.log} is a stream: "
+            "use --engine local"
+        )
     if args.workers is not None and args.workers < 1:
         raise _Usage("audit: --workers must be at least 1")
     if args.output:
@@ -1024,6 +1097,20 @@ def _audit(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -
         )
         return 2
     return summary.exit_code
+
+
+def _final_text(result: Any) -> str:
+    """The final request as it was sent: the model's last text with the repairs written
+    in (the request keeps the model's own text as ``raw``), as the trace holds it."""
+    request = result.request
+    text = request.raw or str(request)
+    last = result.attempts[-1] if result.attempts else None
+    if last is None or not last.repairs or last.request is None or last.request == request:
+        return str(text)
+    from autofeedback.decide._render import rewrite_output
+
+    original = last.request
+    return rewrite_output(original.raw or last.output, [(original, request)]) or str(request)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -1216,7 +1303,7 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         f"{result.tokens} tokens"
     )
     if result.request is not None:
-        shown = escape(str(redact(result.request.raw or str(result.request))))
+        shown = escape(str(redact(_final_text(result))))
         console.print(f"[bold]Final request:[/] {shown}")
     if result.status is not None:
         body = escape(str(redact(result.response_body or "")))

@@ -54,8 +54,19 @@ def test_paper_order_first_error_wins() -> None:
 
 
 def test_unknown_api_stops_before_parameter_checks() -> None:
+    found = list(iter_findings("<API>bookRoom(zzz=1)</API>", CATALOGS["tools"], retriever=None))
+    assert [f.code for f in found] == ["E2"]
+
+
+def test_a_name_in_other_words_has_its_arguments_checked_at_once() -> None:
+    # issue 40: the one API the name means (same words, another case) judges the
+    # arguments in the same round, not one feedback round later
     found = list(iter_findings("<API>getWeather(zzz=1)</API>", CATALOGS["tools"], retriever=None))
-    assert [f.code for f in found] == ["E2.2"]
+    assert [(f.code, f.location) for f in found] == [
+        ("E2.2", ("api",)),
+        ("E3", ("argument", "zzz")),
+        ("E3.4", ("argument", "city")),
+    ]
 
 
 def test_e2_1_is_a_warning_when_retriever_is_not_confident(api_retriever: Any) -> None:
@@ -144,8 +155,11 @@ def test_a_typo_in_an_api_name_says_which_one_it_is() -> None:
     catalog = ApiCatalog.from_tools(
         [{"name": n, "parameters": {"type": "object"}} for n in ("searchBooks", "getBook")]
     )
-    (f,) = Scanner(catalog, retriever=None).iter_findings("searchBoosk(query='dune')")
+    # the one name it is a slip of judges its arguments too (issue 40): `query` is not
+    # documented there
+    f, other = Scanner(catalog, retriever=None).iter_findings("searchBoosk(query='dune')")
     assert (f.code, f.suggestion) == ("E2", "searchBooks")
+    assert (other.code, other.location) == ("E3", ("argument", "query"))
     assert "did you mean 'searchBooks'?" in str(f)
 
 

@@ -1,7 +1,9 @@
 """Offline audit of logged requests: one JSON object per line in, one result per line
 out, in order; a line that cannot be read becomes an error result, never a gap.
 
-Input record (JSONL): optional ``id``, optional ``instruction``, optional ``tools`` (an
+Input record (JSONL): optional ``id``, optional ``instruction``, optional ``context``
+(every other text the model saw, a system prompt and earlier turns: a value it gives is
+grounded, and a tool a search in it documented is callable), optional ``tools`` (an
 OpenAI tool list for this record; Anthropic, Gemini, Bedrock and Responses tool
 definitions are read too), optional ``history`` (the conversation before the call, in
 any provider's shape: with earlier tool calls in it, the call is checked as their next
@@ -340,12 +342,15 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
             line=line,
         )
     if len(kinds) != 1:
-        want = "exactly one of 'output', 'call', 'request'"
+        want = "exactly one of 'output', 'call', 'request', or a sequence ('steps', 'messages')"
         got = ", ".join(repr(k) for k in kinds) or "none"
         return AuditResult(rid, False, error=f"record needs {want} (got {got})", line=line)
     instruction = record.get("instruction")
     if instruction is not None and not isinstance(instruction, str):
         return AuditResult(rid, False, error="'instruction' must be a string", line=line)
+    context = record.get("context")
+    if context is not None and not isinstance(context, str):
+        return AuditResult(rid, False, error="'context' must be a string", line=line)
     try:
         scanner = cache.scanner(record.get("tools"))
     except SpecError as exc:
@@ -369,14 +374,16 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if after is not None:
         findings = after
     else:
-        findings = tuple(scanner.iter_findings(value, instruction=instruction, on_error="raise"))
+        findings = tuple(
+            scanner.iter_findings(value, instruction=instruction, context=context, on_error="raise")
+        )
     ok = not any(f.severity == "error" for f in findings)
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     result = AuditResult(rid, ok, findings, line=line, operations=ops)
     if cache.fix and not ok:
         from autofeedback.audit._fix import fix_record
 
-        result = fix_record(result, record[kinds[0]], kinds[0], scanner, instruction)
+        result = fix_record(result, record[kinds[0]], kinds[0], scanner, instruction, context)
     return result
 
 

@@ -50,17 +50,24 @@ def _calls(record: Mapping[str, Any]) -> list[Any]:
 
 
 def fix_record(
-    result: AuditResult, value: Any, kind: str, scanner: Scanner, instruction: str | None
+    result: AuditResult,
+    value: Any,
+    kind: str,
+    scanner: Scanner,
+    instruction: str | None,
+    context: str | None = None,
 ) -> AuditResult:
     """``result`` with ``repaired`` and ``repairs`` for a single-call record whose
-    ``kind`` (``output``, ``call``, ``request``) is ``value``."""
+    ``kind`` (``output``, ``call``, ``request``) is ``value``; judged as the audit judged
+    it (``instruction`` and ``context``: a tool an earlier search in them documented is
+    repaired as a tool of the list is)."""
     decider = Decider(scanner, repair="sure")
     text = (
         json.dumps(value, ensure_ascii=False, default=str)
         if kind == "output" and not (isinstance(value, str))
         else value
     )
-    decisions = decider.decide(text, instruction=instruction)
+    decisions = decider.decide(text, instruction=instruction, context=context)
     repairs = [r for d in decisions for r in d.repairs]
     if not repairs:
         return result

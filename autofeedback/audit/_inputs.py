@@ -331,6 +331,30 @@ def _instruction(request: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _context(request: Mapping[str, Any]) -> str | None:
+    """Everything a chat request told the model in words: its system prompt (OpenAI's
+    ``system`` and ``developer`` messages, Anthropic's ``system``, the Responses API's
+    ``instructions``, Gemini's ``systemInstruction``) and every user turn."""
+    texts: list[str] = []
+    for key in ("system", "instructions"):
+        told = _text(request.get(key))
+        if told:
+            texts.append(told)
+    system = request.get("systemInstruction")
+    if isinstance(system, Mapping):
+        told = _parts_text(system.get("parts"))
+        if told:
+            texts.append(told)
+    for key in ("messages", "input", "contents"):
+        turns = request.get(key)
+        for m in turns if isinstance(turns, list) else ():
+            if isinstance(m, Mapping) and m.get("role") in ("system", "developer", "user"):
+                told = _text(m.get("content")) or _parts_text(m.get("parts"))
+                if told:
+                    texts.append(told)
+    return "\n".join(texts) or None
+
+
 def _history(request: Mapping[str, Any]) -> list[Any] | None:
     """The conversation a request carried, in its provider's shape: ``messages`` (OpenAI
     Chat, Anthropic, Bedrock), ``input`` (Responses), ``contents`` (Gemini)."""
@@ -415,6 +439,9 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     instruction = _instruction(request)
     if instruction:
         common["instruction"] = instruction
+    context = _context(request)
+    if context and context != instruction:
+        common["context"] = context
     history = _history(request)
     from autofeedback.flow._checks import has_tool_steps  # the flow checks: only here
 

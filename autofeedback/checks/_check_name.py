@@ -2,7 +2,10 @@
 
 Order, as in the paper: a real API not fitting the instruction (E2.1), a literal
 variant (E2.2), a semantic variant (E2.3), anything else (E2). An unknown name stops
-the scan: parameter checks against a guessed API would only add noise.
+the scan (parameter checks against a guessed API would only add noise), except where it
+is one documented API's name in other words: another case or other separators, or one
+slip of the keyboard (:attr:`NameCheck.likely`). The call's arguments are then checked
+against that API in the same round, so the model hears of every mistake at once.
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Severity
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._tool_names import looks_alike
+from autofeedback.checks._check_params import MAX_LISTED
 from autofeedback.checks._names import (
     NameMatcher,
     Scored,
     closest_literal,
     closest_spelling,
     literal_key,
+    one_typo,
 )
+from autofeedback.checks._words import slip, words
 
 __all__ = [
     "ApiRanker",
@@ -34,6 +40,7 @@ __all__ = [
     "check_selection",
     "destructive",
     "name_with_values",
+    "taking",
 ]
 
 #: What an E2.1 margin must reach to be shown at all, and to be an error. Measured in
@@ -64,6 +71,9 @@ class NameCheck:
     operation: Operation | None
     path_params: dict[str, str] = field(default_factory=dict)
     findings: tuple[Finding, ...] = ()
+    #: with a wrong name: the one operation it names in other words (a literal variant,
+    #: a keyboard slip), whose parameters the call's arguments are checked against
+    likely: Operation | None = None
 
 
 def _describe(op: Operation) -> str:
@@ -115,7 +125,8 @@ def check_name(
                 suggestion=literal,
                 message=f"API {name!r} does not exist; it is a spelling variant of {literal!r}",
                 doc=_describe(catalog.get(literal) or Operation(literal)),
-            )
+            ),
+            likely=catalog.get(literal),
         )
     filled = name_with_values(name, catalog)
     if filled is not None:
@@ -133,9 +144,14 @@ def check_name(
                 doc=_describe(real),
             )
         )
-    semantic = _semantic(name, names, matcher, threshold)
+    # the APIs that take the call's arguments are the ones it may mean: a name is
+    # compared with those first (and then only a few names are embedded, not 20,000)
+    fitting = taking(request.arguments, catalog)
+    pool = fitting or names
+    semantic = _semantic(name, pool, matcher, threshold)
     if semantic is not None:
         best, score = semantic
+        taken = " that takes these arguments" if fitting else ""
         return _fail(
             Finding(
                 "E2.3",
@@ -143,13 +159,20 @@ def check_name(
                 name,
                 expected=best,
                 suggestion=best,
-                message=f"API {name!r} does not exist; the closest real API is {best!r} "
-                f"(similarity {score:.2f})",
+                message=f"API {name!r} does not exist; the closest real API{taken} is "
+                f"{best!r} (similarity {score:.2f})",
                 doc=_describe(catalog.get(best) or Operation(best)),
-            )
+            ),
+            likely=_slipped(name, best, catalog),
         )
-    guess = closest_spelling(name, names)
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "") or "none"
+    guess = (
+        one_typo(name, names)
+        or (_by_words(name, fitting) if fitting else None)
+        or closest_spelling(name, names)
+    )
+    listed = names[:MAX_LISTED]
+    more = len(names) - len(listed)
+    shown = ", ".join(listed) + (f" and {more} more" if more else "") or "none"
     hint = f"did you mean {guess!r}? " if guess else ""
     message = f"API {name!r} does not exist; {hint}documented APIs: {shown}"
     alike = [n for n in catalog.set_aside if looks_alike(name, n)]
@@ -163,11 +186,86 @@ def check_name(
             "E2",
             where,
             name,
-            expected=names[:20],
+            expected=listed,
             suggestion=guess,
             message=message,
-        )
+        ),
+        likely=_slipped(name, guess, catalog),
     )
+
+
+_taking: weakref.WeakKeyDictionary[ApiCatalog, dict[str, frozenset[int]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def taking(arguments: Mapping[str, object], catalog: ApiCatalog) -> list[str]:
+    """The documented APIs that take every one of ``arguments`` (names compared as the
+    paper's literal variants: ``calendar_id`` is ``calendarId``), those that are then
+    given all their required parameters first; ``[]`` for a call without arguments or
+    one that no API takes whole. Indexed once per catalog: a call to an unknown tool
+    of a 20,000-tool server is answered in microseconds.
+
+    >>> catalog = ApiCatalog.from_tools([
+    ...     {"name": "get_event", "parameters": {"type": "object", "properties": {
+    ...         "event_id": {"type": "string"}}}},
+    ...     {"name": "list_events", "parameters": {"type": "object", "properties": {
+    ...         "calendar_id": {"type": "string"}, "start": {"type": "string"}}}}])
+    >>> taking({"calendarId": "c1", "start": "2026-11-02"}, catalog)
+    ['list_events']
+    """
+    keys = {literal_key(str(a)) for a in arguments}
+    if not keys or "" in keys or len(keys) > 64:
+        return []
+    with _indexes_lock:
+        index = _taking.get(catalog)
+    if index is None:
+        built: dict[str, set[int]] = {}
+        for i, op in enumerate(catalog.operations):
+            for p in op.parameters:
+                built.setdefault(literal_key(p.name), set()).add(i)
+        index = {k: frozenset(v) for k, v in built.items()}
+        with _indexes_lock:
+            _taking[catalog] = index
+    found: frozenset[int] | None = None
+    for key in keys:
+        owners = index.get(key, frozenset())
+        found = owners if found is None else found & owners
+        if not found:
+            return []
+    ops = [catalog.operations[i] for i in sorted(found or ())]
+
+    def complete(op: Operation) -> bool:
+        return all(literal_key(p.name) in keys for p in op.parameters if p.required)
+
+    seen: set[str] = set()
+    out = []
+    for op in sorted(ops, key=lambda op: not complete(op)):
+        if op.name not in seen and catalog.get(op.name) is op:
+            seen.add(op.name)
+            out.append(op.name)
+    return out
+
+
+def _by_words(name: str, fitting: Sequence[str]) -> str | None:
+    """Of the APIs that take the call's arguments (best first), the one sharing most
+    words with ``name`` (``fetch_calendar_events`` and ``list_events`` share ``events``);
+    ``None`` when none shares a word."""
+
+    def stems(text: str) -> set[str]:
+        return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words(text)}
+
+    mine = stems(name)
+    shared, _, best = max((len(mine & stems(f)), -i, f) for i, f in enumerate(fitting))
+    return best if shared else None
+
+
+def _slipped(name: str, guess: str | None, catalog: ApiCatalog) -> Operation | None:
+    """The operation ``guess`` names when ``name`` is it with one slip of the keyboard
+    inside a word (``getEvnt``), else ``None``."""
+    if guess is None or not slip(name, guess):
+        return None
+    return catalog.get(guess)
 
 
 def name_with_values(name: str, catalog: ApiCatalog) -> tuple[Operation, dict[str, str]] | None:
@@ -233,9 +331,9 @@ def _name_patterns(catalog: ApiCatalog) -> list[tuple[_NamePattern, Operation, l
     return found
 
 
-def _fail(finding: Finding) -> NameCheck:
+def _fail(finding: Finding, likely: Operation | None = None) -> NameCheck:
     """The request names no documented API: one E2 finding says why."""
-    return NameCheck(None, findings=(finding,))
+    return NameCheck(None, findings=(finding,), likely=likely)
 
 
 def _semantic(

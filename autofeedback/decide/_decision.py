@@ -473,7 +473,9 @@ class Decider:
     ) -> Decision:
         """The decision for one parsed request (``findings``: its findings, when the caller
         has them already)."""
-        scanner = self.scanner
+        # the catalog the call is judged against: a tool that a search earlier in the
+        # dialogue documented is checked and repaired as a tool of the list is (issue 40)
+        scanner = self.scanner._dialogue_scanner(request, instruction, context)
 
         def check(r: ApiRequest) -> list[Finding]:
             return list(
@@ -483,32 +485,37 @@ class Decider:
             )
 
         found = list(findings) if findings is not None else check(request)
-        return self.from_findings(request, found, check)
+        return self.from_findings(request, found, check, scanner=scanner)
 
     def from_findings(
         self,
         request: ApiRequest,
         found: Sequence[Finding],
         check: Any,
+        *,
+        scanner: Scanner | None = None,
     ) -> Decision:
         """The decision for ``request`` whose findings are ``found``; ``check`` gives the
-        findings of a repaired request the same way."""
+        findings of a repaired request the same way. ``scanner``: the one whose catalog
+        the call was judged against (default: the decider's)."""
         if self.repair == "off" or not any(f.severity == "error" for f in found):
             return _as_checked(request, found)
-        if request.name is not None and request.name in self.scanner.catalog.set_aside:
+        judged = scanner if scanner is not None else self.scanner
+        if request.name is not None and request.name in judged.catalog.set_aside:
             # a tool name that looks like another, or is listed twice: fed back, never
             # renamed to the name it looks like (issue 43)
             return _as_checked(request, found)
-        repaired, made, remaining = self._call_repairer(check).repair(request, found)
+        repaired, made, remaining = self._call_repairer(check, judged).repair(request, found)
         if not made:
             return _as_checked(request, found)
-        repairs = shown(made, self.scanner, request)
+        repairs = shown(made, judged, request)
         return _after_repairs(repaired, request, found, remaining, repairs)
 
-    def _call_repairer(self, check: Any) -> Any:
+    def _call_repairer(self, check: Any, scanner: Scanner | None = None) -> Any:
         from autofeedback.decide._repairs import CallRepairer
 
-        return CallRepairer(self.scanner.catalog, check, self.scanner._matcher)
+        judged = scanner if scanner is not None else self.scanner
+        return CallRepairer(judged.catalog, check, judged._matcher)
 
 
 def as_arguments(value: Any) -> Mapping[str, Any] | None:

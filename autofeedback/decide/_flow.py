@@ -38,6 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 from autofeedback._catalog import ApiCatalog
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
+from autofeedback._scan import Scanner
 from autofeedback.checks._words import no_side_effects, plural_pair, same_words, slip
 from autofeedback.decide._repairs import ROUNDS, CallRepairer
 from autofeedback.flow._checks import SequenceChecker
@@ -408,7 +409,7 @@ def _plan(
             continue
         calls = [f for f in found if f.code[:2] in ("E2", "E3", "E4")]
         flows = [f for f in found if f.code.startswith("E5")]
-        named = _call_repairs(checker, step, call, text, calls)
+        named = _call_repairs(checker, step, call, text, calls, checker.catalog_at(seq, i))
         planned.extend(named)
         if any(e.param is None for e, _ in named):
             continue  # a renamed function: its references are judged against it next round
@@ -420,11 +421,19 @@ def _plan(
 
 
 def _call_repairs(
-    checker: SequenceChecker, step: Step, call: ProgramCall, text: str, found: list[Finding]
+    checker: SequenceChecker,
+    step: Step,
+    call: ProgramCall,
+    text: str,
+    found: list[Finding],
+    catalog: ApiCatalog | None = None,
 ) -> list[tuple[_Edit, Repair]]:
     if not found or call.positional:
         return []
     scanner = checker.scanner
+    if catalog is not None and catalog is not scanner.catalog:
+        # a tool a search earlier in the dialogue documented: repaired as a listed one
+        scanner = Scanner(catalog, retriever=scanner._retriever)
     refs = {k for k, v in call.arguments.items() if not _is_literal(v)}
     request = ApiRequest(
         name=call.name,

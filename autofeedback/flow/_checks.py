@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from collections.abc import Sequence as CollectionSequence
 from typing import Any, Protocol
@@ -33,6 +34,7 @@ from autofeedback._model import ApiRequest, Operation, Parameter
 from autofeedback._redact import redact_finding, request_secrets
 from autofeedback._scan import Scanner
 from autofeedback.checks._check_name import check_selection
+from autofeedback.checks._words import no_side_effects
 from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind, response_values
 from autofeedback.flow._program import Derived, Ref, Unbound, path_text
 from autofeedback.flow._sequence import Sequence, Step
@@ -138,6 +140,7 @@ class SequenceChecker:
         # the operations called before the current step, grown step by step: rebuilding
         # it per step made a 40,000-entry HAR session quadratic (65 s)
         called: set[str] = set()
+        malformed: set[int] = set()  # steps with a parameter or value error (E3, E4)
         for step in seq.steps:
             where = (f"step[{step.index}]",)
             if step.problem is not None:
@@ -148,17 +151,27 @@ class SequenceChecker:
                 for f in self._step_findings(scanner, step, texts, seen, names, called):
                     if secrets is None:
                         secrets = request_secrets(step.request, auth)
+                    if f.severity == "error" and f.code[:2] in ("E3", "E4"):
+                        malformed.add(step.index)
                     yield redact_finding(_under(f, where), names=auth, secrets=secrets)
             name = names.get(step.index)
+            if not name and step.request is not None and step.request.is_http:
+                # an HTTP step (a HAR entry) is a call of the operation it reaches
+                op = _operation(scanner.catalog, step.request)
+                name = op.name if op is not None else None
             if name:
                 called.add(name)
             if step.response is not None:
                 seen.update(response_values(step.response.body))
+                if isinstance(step.response.body, str):
+                    # a result in words ("Created evt_abc123 in your calendar"): the
+                    # model read it, as it read the user's turns
+                    texts.append(step.response.body)
                 found = documented_tools(step.response.body)
                 if found is not None:
                     merged = ApiCatalog.merge(scanner.catalog, found)
                     scanner = Scanner(merged, retriever=self.scanner._retriever)
-        selection = self._selection(scanner, seq, consumed)
+        selection = self._selection(scanner, seq, consumed, malformed)
         if selection is not None:
             yield selection
 
@@ -220,7 +233,7 @@ class SequenceChecker:
                 )
         grounding: list[Finding] = []
         if op is not None:
-            for name, value in _literal_args(request, op):
+            for name, value in _literal_args(request, op, scanner.catalog):
                 param = op.parameter(name)
                 if param is not None and name not in from_refs:
                     grounding.extend(self._grounding(op, param, value, texts, seen, called))
@@ -362,7 +375,13 @@ class SequenceChecker:
 
     # -- the sequence as a whole ---------------------------------------------------
 
-    def _selection(self, scanner: Scanner, seq: Sequence, consumed: set[int]) -> Finding | None:
+    def _selection(
+        self,
+        scanner: Scanner,
+        seq: Sequence,
+        consumed: set[int],
+        malformed: Collection[int] = (),
+    ) -> Finding | None:
         """E2.1 of the sequence: it fits the instruction when any of its operations ranks
         among the retriever's top k (k: the number of steps), since an instruction names
         the goal ("the reviews of ...") or the way in ("the most popular show's ..."), and
@@ -394,8 +413,8 @@ class SequenceChecker:
             top_k=k,
             confident_margin=scanner.confident_margin,
         )
-        if f is None:
-            return None
+        if f is None or (scanner.leads_to(op, f) and step.index not in malformed):
+            return None  # a token or an id the better API needs: a step towards it
         # the margin that decides the severity is the sequence's: the best API against
         # the best of its steps, not against the goal step alone
         scores = {r.name: float(r.score) for r in ranked}
@@ -454,7 +473,9 @@ def _operation(catalog: ApiCatalog, request: ApiRequest) -> Operation | None:
     return catalog.get(request.name or "")
 
 
-def _literal_args(request: ApiRequest, op: Operation) -> Iterator[tuple[str, Any]]:
+def _literal_args(
+    request: ApiRequest, op: Operation, catalog: ApiCatalog
+) -> Iterator[tuple[str, Any]]:
     if not request.is_http:
         yield from request.arguments.items()
         return
@@ -462,9 +483,9 @@ def _literal_args(request: ApiRequest, op: Operation) -> Iterator[tuple[str, Any
 
     hit = None
     if request.method is not None and request.url is not None:
-        from autofeedback._catalog import ApiCatalog as _C
-
-        hit = _C([op]).match_http(request.method, request.url)
+        # matched under the spec's servers: a real capture's URL carries the server's
+        # base path (`/api/calendars/...` for `servers: [{url: .../api}]`)
+        hit = ApiCatalog([op], servers=catalog.servers).match_http(request.method, request.url)
     for arg in request_args(request, hit[1] if hit else None):
         if arg.location != "header":
             yield arg.name, arg.value
@@ -503,6 +524,8 @@ def ground_value(
             continue
         if kind is None and grounded(item, param, texts, seen):
             continue
+        if kind is None and catalog is not None and _a_default(item, catalog):
+            continue  # the tool definitions the model was given say this value
         if kind == "weak" and grounded(item, param, texts, seen, documented=False):
             # `12345` or `0` that the user gave or an earlier response returned is that
             # id, not a stand-in: grounding wins (copied from the docs' example, it is not)
@@ -542,6 +565,28 @@ def ground_value(
     return None
 
 
+_DEFAULTS: weakref.WeakKeyDictionary[ApiCatalog, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _a_default(value: Any, catalog: ApiCatalog) -> bool:
+    """Whether ``value`` is the documented default of a parameter of any operation in
+    ``catalog`` (``calendarId`` defaults to ``"primary"`` in ``listEvents``: the model
+    that calls ``getCalendar(calendarId="primary")`` read it there)."""
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        return False
+    defaults = _DEFAULTS.get(catalog)
+    if defaults is None:
+        found: set[str] = set()
+        for op in catalog:
+            for param in op.parameters:
+                schema = param.schema if isinstance(param.schema, Mapping) else {}
+                default = schema.get("default")
+                if isinstance(default, (str, int, float)) and not isinstance(default, bool):
+                    found.add(str(default))
+        defaults = _DEFAULTS[catalog] = frozenset(found)
+    return str(value).strip() in defaults
+
+
 #: producers scored this close to the best are a tie the parameter's description breaks
 _TIE = 0.03
 _GENERIC_FIELDS = frozenset(
@@ -576,15 +621,24 @@ def _described_first(found: list[Any], param: Parameter) -> list[Any]:
 def _reachable(found: list[Any], catalog: ApiCatalog | None) -> Any:
     """The producer to name in "call X first": among the surer ones, the best ranked one
     that needs no identifier itself (a search or a list the user can call now), else the
-    best."""
+    best; in each group one without side effects first (:func:`~autofeedback.checks.
+    _words.no_side_effects`): a made-up calendar id is looked up with ``listCalendars``,
+    and ``createCalendar`` would make a second calendar, not find the user's."""
     # a weak guess is never named over a surer producer, whatever it needs
     found = [p for p in found if getattr(p, "via", "") != "weak"] or found
     if catalog is None:
         return found[0]
-    for producer in found:
-        op = catalog.get(producer.operation)
-        if op is not None and not any(p.required and is_id_like(p) for p in op.parameters):
-            return producer
+    ops = {p.operation: catalog.get(p.operation) for p in found}
+    ready = [
+        p
+        for p in found
+        if (op := ops[p.operation]) is not None
+        and not any(q.required and is_id_like(q) for q in op.parameters)
+    ]
+    for group in (ready, found):
+        reads = [p for p in group if (op := ops[p.operation]) is not None and no_side_effects(op)]
+        if reads or group:
+            return (reads or group)[0]
     return found[0]
 
 
@@ -595,10 +649,12 @@ def ground_call(
     instruction: str | None,
     graph: _Graph | None = None,
     catalog: ApiCatalog | None = None,
+    context: str | None = None,
 ) -> Iterator[Finding]:
     """E5.3 for the literal arguments of one call (the single-call path); ``catalog``
-    lets the feedback name a producer the user can call now."""
-    texts = [instruction] if instruction else []
+    lets the feedback name a producer the user can call now. ``context``: every other
+    text the model saw (the system prompt, earlier turns), which grounds a value too."""
+    texts = [t for t in (instruction, context) if t]
 
     def producers(operation: str, parameter: str) -> list[Any]:
         if graph is None:

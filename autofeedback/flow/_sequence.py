@@ -69,7 +69,8 @@ class Sequence:
     """Steps in order, with the text that may ground their values.
 
     ``instruction`` is the user's request; ``dialogue`` every other text the model saw
-    (earlier user turns); ``tools`` the record's own tool list, if any.
+    (system and developer messages, later user turns, tool results no step reads);
+    ``tools`` the record's own tool list, if any.
     """
 
     steps: tuple[Step, ...]
@@ -307,6 +308,9 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
     from autofeedback._scan import to_requests
 
     users: list[str] = []
+    # system and developer messages: what the model was told besides the user's turns
+    # (an agent's prompt carries the account, calendar and tenant ids it works on)
+    told: list[str] = []
     # (call id, tool name, the call as read: an OpenAI tool call or a provider's raw call)
     pending: list[tuple[str | None, str | None, Any]] = []
     answers: dict[str, Any] = {}
@@ -318,6 +322,10 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
         text = _user_text(message)
         if text:
             users.append(text)
+        elif role in ("system", "developer"):
+            said = _text(message.get("content"))
+            if said:
+                told.append(said)
         if role == "assistant" and message.get("tool_calls"):
             for call in message.get("tool_calls") or ():
                 cid = call.get("id") if isinstance(call, Mapping) else None
@@ -357,7 +365,21 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
         else:
             steps.append(Step(index, requests[0], response=response))
     instruction = users[0] if users else None
-    return Sequence(tuple(steps), instruction, "\n".join(users[1:]), tools)
+    # results that answer no call read here were seen by the model all the same
+    unanswered = [_as_text(body) for body in answers.values()]
+    unanswered += [_as_text(body) for _, body in by_name]
+    dialogue = "\n".join([*told, *users[1:], *(t for t in unanswered if t)])
+    return Sequence(tuple(steps), instruction, dialogue, tools)
+
+
+def _as_text(body: Any) -> str:
+    """A tool result as the text the model read."""
+    if isinstance(body, str):
+        return body
+    try:
+        return json.dumps(body, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return ""
 
 
 def _raw_request(call: Any) -> tuple[list[ApiRequest], Finding | None]:

@@ -119,6 +119,32 @@ def _call_arguments(signature: inspect.Signature | None, args: Any, kwargs: Any)
     return out
 
 
+def _as_called(catalog: ApiCatalog) -> ApiCatalog:
+    """``catalog`` as a guarded function receives its arguments: Python values, not the
+    text of a URL, header or form field (``maxResults="5"`` reaches the function as a
+    string, where over HTTP ``5`` and ``"5"`` are one text). Each path, query, header and
+    cookie parameter becomes an argument, a form body a JSON one, as in
+    :meth:`ApiCatalog.to_tools`; method, path and annotations stay (what a call does).
+    One spec gives one verdict, however it was given (issue 40)."""
+    ops = []
+    changed = False
+    for op in catalog:
+        params = tuple(
+            p if p.location in ("body", "argument") else dataclasses.replace(p, location="argument")
+            for p in op.parameters
+        )
+        media = op.body_media
+        if media is not None and not media.lower().startswith("application/json"):
+            media = None
+        if params != op.parameters or media != op.body_media:
+            op = dataclasses.replace(op, parameters=params, body_media=media)
+            changed = True
+        ops.append(op)
+    if not changed:
+        return catalog
+    return ApiCatalog(ops, servers=catalog.servers, source=catalog.source)
+
+
 class _ToolGuard:
     """The checking half of :func:`guard`, shared by the sync and async wrappers."""
 
@@ -133,7 +159,7 @@ class _ToolGuard:
             )
         self.catalog = catalog
         self.operation = operation
-        self.scanner = Scanner(catalog, retriever=retriever)
+        self.scanner = Scanner(_as_called(catalog), retriever=retriever)
         self.decider = Decider(self.scanner, repair=repair)
 
     def rejection(self, arguments: Mapping[str, Any]) -> ToolCallRejected | None:

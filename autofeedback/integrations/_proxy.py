@@ -460,6 +460,68 @@ async def _read_body(config: ProxyConfig, request: Request) -> bytes | Response:
     return b"".join(chunks)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _upstream_answer(body: bytes, kind: str) -> tuple[Any, str | None]:
+    """The upstream's answer to a checked request, read, and what is wrong with it (one
+    line, ``None`` when nothing is): not JSON, ``NaN`` or ``Infinity`` (which JSON does
+    not allow and no SDK reads), or not the shape of a chat completion or a Responses
+    object (``tool_calls`` that is no list of calls)."""
+    try:
+        data = json.loads(body, parse_constant=_no_constant) if body else None
+    except RecursionError:
+        return None, "is nested too deeply to read"
+    except ValueError as exc:
+        reason = str(exc).split(":")[0] if "is not JSON" not in str(exc) else str(exc)
+        return None, f"is not valid JSON ({reason})"
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"a JSON {type(data).__name__}"
+        return None, f"is {what}, not a JSON object"
+    problem = _chat_shape(data) if kind == "chat" else _responses_shape(data)
+    return data, problem
+
+
+def _chat_shape(data: Mapping[str, Any]) -> str | None:
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        return "has no 'choices' list"
+    for i, choice in enumerate(choices):
+        if not isinstance(choice, Mapping):
+            return f"has a choice that is a JSON {type(choice).__name__} (choices[{i}])"
+        message = choice.get("message")
+        if not isinstance(message, Mapping):
+            continue  # a text answer, however it is written (a bare string): passed on
+        calls = message.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            return (
+                f"has 'tool_calls' that is a JSON {type(calls).__name__}, not a list "
+                f"(choices[{i}].message.tool_calls)"
+            )
+        for k, call in enumerate(calls or ()):
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                return (
+                    f"has a tool call without a function name "
+                    f"(choices[{i}].message.tool_calls[{k}])"
+                )
+    return None
+
+
+def _responses_shape(data: Mapping[str, Any]) -> str | None:
+    output = data.get("output")
+    if output is None:
+        return None
+    if not isinstance(output, list):
+        return f"has 'output' that is a JSON {type(output).__name__}, not a list"
+    for i, item in enumerate(output):
+        call = isinstance(item, Mapping) and item.get("type") == "function_call"
+        if call and not isinstance(item.get("name"), str):
+            return f"has a function call without a name (output[{i}])"
+    return None
+
+
 def _load(body: bytes) -> Any:
     try:
         return json.loads(body) if body else None
@@ -767,9 +829,12 @@ async def _checked(
     # its next steps (an id no response returned and the user never gave: E5.3), judged
     # as the audit and check_tool_calls(history=) judge the same conversation
     asked = list(history) if kind == "chat" else None
-    # what the user asked: the last user turn, and the whole of it (E2.1, E5.3)
+    # what the user asked: the last user turn (E2.1), and all the model was told: the
+    # system and developer messages (an agent's prompt carries its account, calendar and
+    # tenant ids) and every user turn (E5.3)
     users = _user_texts(history)
-    said = (users[-1], "\n".join(users)) if users else (None, None)
+    told = _told_texts(body, history)
+    said = (users[-1] if users else None, "\n".join([*told, *users]) or None)
     # the one decision, with this request's bounds: rounds upstream, repeats, tokens
     decider = Decider(scanner, repair=config.repair)
     session = Session(
@@ -790,6 +855,7 @@ async def _checked(
     remaining: list[Any] = []
     stop = "clean"
     response: httpx.Response | None = None
+    invalid: str | None = None  # what is wrong with the upstream's answer
     while True:
         if kind == "chat":
             body["messages"] = history
@@ -803,9 +869,9 @@ async def _checked(
             stop = f"upstream-{response.status_code}"
             break
         size = max(size, len(answered))
-        data = await lanes.run(size, _load, answered)
-        if not isinstance(data, dict):
-            stop = "upstream-not-json"
+        data, invalid = await lanes.run(size, _upstream_answer, answered, kind)
+        if invalid is not None:
+            stop = "upstream-invalid"
             break
         rounds += 1
         usages.append(data.get("usage"))
@@ -888,9 +954,13 @@ async def _checked(
     )
     # the header holds the first codes and repairs (a header line is no place for 3,000
     # of them: 30 KB); the body's "autofeedback" field has every one
-    shown_header: dict[str, Any] = {"rounds": rounds, "codes": codes[:_HEADER_CODES]}
-    if len(codes) > _HEADER_CODES:
-        shown_header["more"] = len(codes) - _HEADER_CODES
+    # the header names each code once, those of the repairs included (a repaired E3.2
+    # is a mistake the model made as much as the E2.2 before it); the body's
+    # "autofeedback" field counts every finding of every round
+    distinct = list(dict.fromkeys([*codes, *(r.code for r in repairs)]))
+    shown_header: dict[str, Any] = {"rounds": rounds, "codes": distinct[:_HEADER_CODES]}
+    if len(distinct) > _HEADER_CODES:
+        shown_header["more"] = len(distinct) - _HEADER_CODES
     shown_header["stop"] = stop
     if repairs:
         shown_header["repairs"] = [str(r) for r in repairs[:_HEADER_REPAIRS]]
@@ -898,6 +968,12 @@ async def _checked(
             shown_header["more_repairs"] = len(repairs) - _HEADER_REPAIRS
     header = json.dumps(shown_header, separators=(",", ":"), ensure_ascii=True)
     assert response is not None
+    if invalid is not None:
+        # an answer the client's SDK could not read either: say what is wrong with it
+        _log.warning("upstream %s answered %s", config.shown_upstream, invalid)
+        answer = _error(502, f"the upstream's answer {invalid}", "upstream_invalid_response")
+        answer.headers[_HEADER] = header
+        return answer
     if final is None:  # the first request already failed upstream: hand its answer back
         out_headers = {k: v for k, v in response.headers.items() if k.lower() not in _DROP_RESPONSE}
         out_headers[_HEADER] = header
@@ -1062,6 +1138,25 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode(
         "utf-8"
     )
+
+
+def _told_texts(body: Mapping[str, Any], history: Sequence[Any]) -> list[str]:
+    """The Responses API's ``instructions`` and the system and developer messages, as
+    text."""
+    out = []
+    instructions = body.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        out.append(instructions)
+    for m in history:
+        if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
+            content = m.get("content")
+            if isinstance(content, list):
+                content = " ".join(
+                    str(p.get("text", "")) for p in content if isinstance(p, Mapping)
+                )
+            if isinstance(content, str) and content.strip():
+                out.append(content)
+    return out
 
 
 def _user_texts(history: Sequence[Any]) -> list[str]:
