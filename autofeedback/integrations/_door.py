@@ -4,10 +4,10 @@ each adapter translates into its framework's shapes.
 
 The adapters (``_langchain_agent``, ``_openai_agents``, ``_pydantic_ai``, ``_fastmcp``,
 ``_litellm``) own no rounds, budgets, call keys or feedback wording: the decision is
-:func:`~autofeedback.integrations._guard.decide_calls` (check, repair what is certain),
+:func:`~autofeedback.decide._calls.decide_calls` (check, repair what is certain),
 the bounds are the :class:`~autofeedback.decide.Policy` of a
 :class:`~autofeedback.decide.Session`, the feedback is
-:func:`~autofeedback.integrations._guard.call_feedback`'s.
+:func:`~autofeedback.decide._calls.call_feedback`'s.
 """
 
 from __future__ import annotations
@@ -26,15 +26,14 @@ from autofeedback._findings import Finding, Repair
 from autofeedback._install import install_hint
 from autofeedback._scan import Scanner
 from autofeedback.decide import Decider, Decision, Policy, Session, combine, request_key
-from autofeedback.integrations._guard import (
-    SpecLike,
+from autofeedback.decide._calls import (
+    Call,
     ToolCallDecision,
-    _Call,
-    _tool_calls,
-    as_catalog,
     call_feedback,
     decide_calls,
+    tool_calls_of,
 )
+from autofeedback.integrations._guard import SpecLike, as_catalog
 
 __all__ = [
     "MARKER",
@@ -138,7 +137,7 @@ class CallVerdict:
             return self.feedback
         if not self.decision.findings:
             return NOT_RUN
-        call = _Call("openai-chat", self.call_id, self.name, self.arguments)
+        call = Call("openai-chat", self.call_id, self.name, self.arguments)
         return call_feedback(call, self.decision)
 
 
@@ -288,7 +287,7 @@ class Door:
         )
         judged = session.judge(combine([c.decision for c in decided.calls]), key=key)
         corrected = _corrected(decided.calls, decider) if judged.action != "forward" else {}
-        wire = _tool_calls(message)
+        wire = tool_calls_of(message)
         out = []
         for i, ((call_id, _, _), c) in enumerate(zip(calls, decided.calls, strict=True)):
             wrong = c.reply is not None
@@ -317,7 +316,7 @@ def _text(call: ToolCallDecision) -> str:
 def _corrected(calls: Sequence[ToolCallDecision], decider: Decider) -> dict[int, str]:
     """Per rejected call (by index), the call with every fix its findings name, as the
     OpenAI-compatible proxy shows it in the feedback."""
-    from autofeedback.loop._repair import corrected_call
+    from autofeedback.decide._corrected import corrected_call
 
     out: dict[int, str] = {}
     for i, c in enumerate(calls):

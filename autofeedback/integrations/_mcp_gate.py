@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._redact import auth_names, redact
@@ -29,6 +28,7 @@ from autofeedback._scan import Scanner
 from autofeedback._tool_names import looks_alike, set_aside
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair
 from autofeedback.decide import Decision as OneDecision
+from autofeedback.decide._feedback import render_feedback
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 
 __all__ = ["Action", "Checked", "Decision", "ToolGate"]

@@ -72,7 +72,7 @@ from autofeedback._scan import Scanner
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.checks._check_values import not_checked
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
-from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
+from autofeedback.decide._calls import Call, ToolCallsDecision, decide_calls
 from autofeedback.integrations._jsonlog import JsonLog
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
@@ -690,20 +690,20 @@ async def _pass_through(
 # ------------------------------------------------------------------ checked rounds
 
 
-def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_Call]]:
+def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Call]]:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None, []
     message = choices[0].get("message")
     if not isinstance(message, dict):
         return None, []
-    calls: list[_Call] = []
+    calls: list[Call] = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, Mapping) else None
         function = function if isinstance(function, Mapping) else {}
         call_id = call.get("id") if isinstance(call, Mapping) else None
         calls.append(
-            _Call(
+            Call(
                 "openai-chat",
                 call_id if isinstance(call_id, str) else None,
                 function.get("name"),
@@ -713,13 +713,13 @@ def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_C
     return message, calls
 
 
-def _responses_calls(data: Mapping[str, Any]) -> list[_Call]:
-    calls: list[_Call] = []
+def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
+    calls: list[Call] = []
     for item in data.get("output") or []:
         if isinstance(item, Mapping) and item.get("type") == "function_call":
             call_id = item.get("call_id")
             calls.append(
-                _Call(
+                Call(
                     "openai-responses",
                     call_id if isinstance(call_id, str) else None,
                     item.get("name"),
@@ -765,7 +765,7 @@ def _sum_usage(usages: Sequence[Any]) -> dict[str, Any] | None:
     return out if seen else None
 
 
-def _call_key(calls: Sequence[_Call]) -> str:
+def _call_key(calls: Sequence[Call]) -> str:
     """What makes two rounds' calls the same request (ids differ every round)."""
 
     def norm(args: Any) -> Any:
@@ -779,8 +779,8 @@ def _call_key(calls: Sequence[_Call]) -> str:
 
 def _corrected(decided: ToolCallsDecision, decider: Decider) -> dict[int, str]:
     """Per rejected call (by index), the call with every fix the findings name, as JSON
-    (:func:`~autofeedback.loop._repair.corrected_call`): shown in the feedback."""
-    from autofeedback.loop._repair import corrected_call
+    (:func:`~autofeedback.decide._corrected.corrected_call`): shown in the feedback."""
+    from autofeedback.decide._corrected import corrected_call
 
     out: dict[int, str] = {}
     for i, c in enumerate(decided.calls):
@@ -806,7 +806,7 @@ async def _checked(
     size: int,
 ) -> Response:
     """The rounds of one checked request, each round's calls decided by the one decision
-    (:func:`~autofeedback.integrations._guard.decide_calls`). ``size``: its body's, which
+    (:func:`~autofeedback.integrations._calls.decide_calls`). ``size``: its body's, which
     picks the lane its CPU work runs in (:class:`_Lanes`): serialising, parsing,
     deciding."""
     started = time.perf_counter()
@@ -1070,7 +1070,7 @@ def _within_budget(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _round_record(
-    request: Request, number: int, calls: Sequence[_Call], decided: ToolCallsDecision, action: str
+    request: Request, number: int, calls: Sequence[Call], decided: ToolCallsDecision, action: str
 ) -> dict[str, Any]:
     """One round for the log: its calls (arguments masked) with their error codes and
     repairs, and the decision (``forward``, ``feed_back`` or ``stop``)."""
@@ -1118,19 +1118,19 @@ def _with_message(data: dict[str, Any], message: Any, kind: str) -> dict[str, An
     return {**data, "choices": [first, *choices[1:]]}
 
 
-def _reply_text(call: _Call, decided: Any, corrected: str | None) -> dict[str, Any]:
+def _reply_text(call: Call, decided: Any, corrected: str | None) -> dict[str, Any]:
     """The tool result for one call of a message that goes back to the model: its
     feedback (with the corrected call), or, for a call that was fine, that it did not run."""
-    from autofeedback.integrations._guard import _reply, call_feedback
+    from autofeedback.decide._calls import call_feedback, reply
 
     if decided.runs:
-        return _reply(
+        return reply(
             call,
             "Not run: another tool call in the same message was rejected. Call this tool "
             "again, together with the corrected call.",
             False,
         )
-    return _reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
+    return reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
 
 
 def _dumps(value: Any) -> bytes:

@@ -32,7 +32,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 ``focus_docs=False``:
 
 * ``skeleton``: static feedback ends with the request every named fix applied
-  (:func:`autofeedback.loop._repair.corrected_call`), holes left for values only the user's
+  (:func:`autofeedback.decide._corrected.corrected_call`), holes left for values only the user's
   request holds;
 * ``focus_docs``: a retry's system prompt documents only the APIs the request and its
   findings name, not every API of the first prompt;
@@ -60,7 +60,6 @@ import requests
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact_finding
@@ -68,15 +67,15 @@ from autofeedback._scan import Scanner
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
 from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, request_key
+from autofeedback.decide._corrected import corrected_call
+from autofeedback.decide._feedback import dynamic_feedback, render_feedback
 from autofeedback.decide._render import rewrite_output
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._prompt import (
     call_schema,
-    dynamic_feedback,
     initial_messages,
     system_message,
 )
-from autofeedback.loop._repair import corrected_call
 from autofeedback.loop._send import (
     SENSITIVE,
     HttpCall,

@@ -39,12 +39,18 @@ from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
-from autofeedback.checks._check_name import check_name, name_with_values
-from autofeedback.checks._names import other_entities
+from autofeedback.checks._check_name import check_name
 from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, check_repair
 from autofeedback.decide import request_key as _key
+from autofeedback.decide._corrected import call_text, next_action
+from autofeedback.decide._feedback import (
+    CALL_LINE,
+    NO_PROGRAM,
+    program_feedback,
+    react_feedback,
+    restated_note,
+)
 from autofeedback.decide._render import rewrite_output
-from autofeedback.decide._repairs import one_letter_off
 from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
@@ -311,7 +317,6 @@ def program_prompt(
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)(?:```|$)", re.DOTALL)
-_CALL_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*\s*\(")
 
 
 def extract_program(text: str) -> str:
@@ -325,105 +330,10 @@ def extract_program(text: str) -> str:
     body = match.group(1) if match else text
     lines = body.splitlines()
     if not match:
-        start = next((i for i, line in enumerate(lines) if _CALL_LINE.match(line)), len(lines))
+        start = next((i for i, line in enumerate(lines) if CALL_LINE.match(line)), len(lines))
         lines = lines[start:]
     kept = [line.rstrip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return "\n".join(kept)
-
-
-def program_feedback(
-    findings: Sequence[Finding],
-    program: str,
-    *,
-    ask: str = "in a ```python block",
-    repairs: Sequence[Repair] = (),
-) -> str:
-    """The feedback turn for a program: each error with the line it is on, then the ask.
-    ``repairs``: what was repaired in ``program`` already; the repaired program is shown.
-
-    >>> print(program_feedback([Finding("E5.1", ("step[0]", "id"), "r.id",
-    ...     message="'r' is not assigned before it is read")], "g(id=r.id)"))
-    Your program has 1 problem:
-    - line 1 `g(id=r.id)`: E5.1 'r' is not assigned before it is read
-    Write the whole corrected program in a ```python block.
-    """
-    from autofeedback.flow._program import parse_program
-
-    lines = program.splitlines()
-    out = [f"Your program has {len(findings)} problem{'s' if len(findings) != 1 else ''}:"]
-    try:
-        steps = [call.line for call in parse_program(program)[0]]
-    except Exception:  # a program the reader refuses: number the call-shaped lines
-        steps = [i + 1 for i, line in enumerate(lines) if _CALL_LINE.match(line)]
-    fixed: dict[int, str] = {}
-    for f in findings:
-        where = ""
-        if f.location and f.location[0].startswith("step["):
-            index = int(f.location[0][5:-1])
-            if index < len(steps) and 0 < steps[index] <= len(lines):
-                number = steps[index]
-                where = f"line {number} `{lines[number - 1].strip()[:120]}`"
-                where += _read_on(f, lines, number) + ": "
-                _fix_line(f, lines, number, fixed)
-        hint = _hint(f)
-        out.append(f"- {where}{f.code} {f.message or f}{hint}")
-    if fixed:
-        out.append("With the suggested fixes, these lines read:")
-        out += [f"line {n}: `{fixed[n].strip()}`" for n in sorted(fixed)]
-    if repairs:
-        # the program was repaired where the docs leave one answer: the model continues
-        # from the repaired program, not from its own
-        out.append("Already repaired (keep these changes); your program now reads:")
-        out.append(f"```python\n{program.strip()}\n```")
-    out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
-    return "\n".join(out)
-
-
-def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[int, str]) -> None:
-    """The line with the finding's suggestion applied, into ``fixed`` (by line number):
-    a function or parameter name replaced, or a response path read as documented."""
-    s = finding.suggestion
-    if not s or not isinstance(s, str) or not _sure_fix(finding, s):
-        return
-    code = finding.code
-    if code.startswith("E2") and isinstance(finding.got, str) and finding.got:
-        line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"\b{re.escape(finding.got)}(?=\s*\()", s, line, count=1)
-    elif code.startswith("E3") and code != "E3.4" and len(finding.location) > 1:
-        name = finding.location[-1]
-        line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"(?<![\w.]){re.escape(name)}(?=\s*=[^=])", s, line, count=1)
-    elif code == "E5.2" and isinstance(finding.got, str) and finding.got:
-        variable = re.match(r"[A-Za-z_]\w*", finding.got)
-        if variable is None:
-            return
-        path = s.replace("[]", "[0]")
-        read = (
-            f"{variable.group(0)}.{path}" if not path.startswith("[") else variable.group(0) + path
-        )
-        for i in range(number, 0, -1):  # the line the reference is written on
-            line = fixed.get(i, lines[i - 1])
-            if finding.got in line:
-                fixed[i] = line.replace(finding.got, read, 1)
-                return
-        return
-    else:
-        return
-    if new != line:
-        fixed[number] = new
-
-
-def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
-    """Where a reference was written when it is not on the call's own line
-    (``mid = r.items[0].id`` two lines up): ", reading `r.items[0].id` (line 2)"."""
-    if not finding.code.startswith("E5") or not isinstance(finding.got, str) or not finding.got:
-        return ""
-    if finding.got in lines[number - 1]:
-        return ""
-    for i in range(number - 1, 0, -1):
-        if finding.got in lines[i - 1]:
-            return f", reading `{finding.got[:120]}` (line {i})"
-    return ""
 
 
 PROGRAM_JSON_FORMAT = (
@@ -546,14 +456,6 @@ def program_as_json(program: str) -> str:
     return json.dumps({"calls": out})
 
 
-_NO_PROGRAM = Finding(
-    "E1",
-    (),
-    "",
-    message="the answer holds no program: write the calls, one per line, in a ```python block",
-)
-
-
 class ProgramRunner(_Runner):
     """The model writes the whole program; E1-E5 feed back; it writes it again.
 
@@ -656,8 +558,8 @@ class ProgramRunner(_Runner):
                 decision = dataclasses.replace(
                     decision,
                     action="feedback",
-                    findings=(_NO_PROGRAM, *decision.findings),
-                    remaining=(_NO_PROGRAM, *decision.remaining),
+                    findings=(NO_PROGRAM, *decision.findings),
+                    remaining=(NO_PROGRAM, *decision.remaining),
                 )
             judged = session.judge(decision, key=written)
             # the program as autofeedback holds it: the model's, with the certain repairs
@@ -841,7 +743,7 @@ class ReactRunner(_Runner):
             text, p_tok, c_tok = self._ask(messages, stop=self.stop)
             tokens += (p_tok or 0) + (c_tok or 0)
             over = self.token_budget is not None and tokens >= self.token_budget
-            call_text, final = read_react(text)
+            action_text, final = read_react(text)
             base = TaskTurn(
                 len(turns) + 1, "none", text, prompt_tokens=p_tok, completion_tokens=c_tok
             )
@@ -862,7 +764,7 @@ class ReactRunner(_Runner):
                 self._turn(_replace(turn, feedback=unfinished), turns)
                 messages = _noted(accepted, unfinished)
                 continue
-            parsed, problem = to_requests(call_text or text)
+            parsed, problem = to_requests(action_text or text)
             written = parsed[0] if parsed and problem is None else None
             key = _key(written) if written is not None else f"text:{text.strip()}"
             findings: list[Finding] = []
@@ -900,7 +802,7 @@ class ReactRunner(_Runner):
                             "role": "assistant",
                             "content": f"Thought: autofeedback calls {producer.name} first: "
                             f"its response gives what the next call needs.\n"
-                            f"Action: <API>{_call_text(producer)}</API>",
+                            f"Action: <API>{call_text(producer)}</API>",
                         },
                         {"role": "user", "content": f"Observation: {observation}"},
                     ]
@@ -926,7 +828,7 @@ class ReactRunner(_Runner):
             if errors or request is None:
                 turn = held
                 action = (
-                    _next_action(
+                    next_action(
                         errors,
                         request,
                         catalog,
@@ -951,12 +853,12 @@ class ReactRunner(_Runner):
                     # without the rejected turns, ending in the Action to write instead
                     restated.add(f"{key} {action}")
                     rejected.add(key)
-                    fb = _restated_feedback(errors, written, action, repairs)
+                    fb = restated_note(errors, written, action, repairs)
                     self._turn(_replace(turn, feedback=fb), turns)
                     messages = _noted(accepted, fb)
                     continue
                 rejected.add(key)
-                fb = _call_feedback(errors, repairs)
+                fb = react_feedback(errors, repairs)
                 self._turn(_replace(turn, feedback=fb), turns)
                 messages = [
                     *messages,
@@ -1022,7 +924,7 @@ class ReactRunner(_Runner):
                 {"role": "user", "content": f"Observation: {observation}"},
             ]
             accepted = list(messages)
-        program = "\n".join(_call_text(r) for r, _, _ in calls)
+        program = "\n".join(call_text(r) for r, _, _ in calls)
         result = TaskResult(
             "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
         )
@@ -1146,182 +1048,6 @@ def _noted(messages: Sequence[dict[str, str]], note: str) -> list[dict[str, str]
     return [*head, {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
-def _call_feedback(errors: Sequence[Finding], repairs: Sequence[Repair] = ()) -> str:
-    lines = ["Observation: this call was not sent, because it has problems:"]
-    for f in errors or ():
-        hint = _hint(f)
-        lines.append(f"- {f.code} {f.message or f}{hint}")
-    if repairs:
-        lines.append("Already repaired (keep these changes):")
-        lines.extend(f"- {r}" for r in repairs)
-    if not errors:
-        lines.append("- no API call could be read from your answer")
-    if any(f.code == "E1" for f in errors):
-        lines.append(
-            "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
-            "API name and documented parameter names."
-        )
-    lines.append(
-        "Thought: fix it, taking values only from the request or earlier Observations, "
-        "then write one Action (or the Final Answer)."
-    )
-    return "\n".join(lines)
-
-
-def _restated_feedback(
-    errors: Sequence[Finding],
-    request: ApiRequest | None,
-    action: str,
-    repairs: Sequence[Repair] = (),
-) -> str:
-    """The note for a rejected call (appended to the last message that came before it,
-    the rejected turn left out): what was wrong, the Action to write, and, where that
-    Action is another call that produces a value, the call meant to follow it."""
-    why = "; ".join(f"{f.code} {f.message or f}" for f in errors)
-    call = f"<API>{_call_text(request)}</API>" if request is not None else "your call"
-    note = (
-        f"(Not this Action: {call}. It was not sent: {why}.) "
-        f"Write this Action next, filling in each ...: Action: {action}"
-    )
-    if request is not None and request.name and not action.startswith(f"<API>{request.name}("):
-        needed = [f.location[-1] for f in errors if f.code in ("E5.3", "E3.4") and f.location]
-        if needed:
-            what = " and ".join(f"`{n}`" for n in dict.fromkeys(needed))
-            note += f" Then call {request.name} with the {what} that its Observation gives."
-    if repairs:
-        note += " (Already repaired in it: " + "; ".join(map(str, repairs)) + ".)"
-    return note
-
-
-_FIRST = re.compile(r"^call (\S+) first\b")
-
-
-def _next_action(
-    errors: Sequence[Finding],
-    request: ApiRequest | None,
-    catalog: ApiCatalog,
-    producers: Callable[[str, str], list[Any]] | None = None,
-    made: Iterable[str | None] = (),
-) -> str | None:
-    """The Action to write instead of a rejected call, where the findings say it, with
-    the values the model must supply left as ``...``:
-
-    * the call that produces a made-up value (E5.3's "call X first"), or a missing
-      required identifier (E3.4), where no producer of it has been called yet (where
-      one has, the call itself with that value left to fill in from its Observation);
-    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2, an
-      API name one letter off), an unknown parameter renamed to the missing required
-      one it is closest to (E3.3 with E3.4), a parameter the API does not take dropped
-      (E3, E3.1), a missing required parameter added.
-
-    ``None`` where the findings leave the call to the model.
-
-    >>> from autofeedback import Operation, Parameter
-    >>> q = Parameter("q", "query", required=True)
-    >>> cat = ApiCatalog([Operation("searchBooks", parameters=(q,))])
-    >>> _next_action([Finding("E2.2", ("name",), "search_books", suggestion="searchBooks")],
-    ...     ApiRequest(name="search_books", arguments={"q": "Dune"}), cat)
-    "<API>searchBooks(q='Dune')</API>"
-    """
-    if request is None or not request.name or not errors:
-        return None
-    called = {n for n in made if n}
-    available: set[str] = set()  # parameters whose value an Observation already holds
-    for f in errors:
-        if f.code not in ("E5.3", "E3.4") or not f.location:
-            continue
-        first = _FIRST.match(f.suggestion or "") if f.code == "E5.3" else None
-        producer = catalog.get(first.group(1)) if first else None
-        found = []
-        if producers is not None and f.operation:
-            found = [p for p in producers(f.operation, f.location[-1]) if p.via != "weak"]
-        if f.code == "E3.4":
-            producer = catalog.get(found[0].operation) if found else None
-        if any(p.operation in called for p in found) or (producer and producer.name in called):
-            available.add(f.location[-1])  # a producer was called: take it from there
-            continue
-        if producer is not None:
-            needed = ", ".join(f"{p.name}=..." for p in producer.parameters if p.required)
-            return f"<API>{producer.name}({needed})</API>"
-    name, arguments = request.name, dict(request.arguments)
-    # an unknown parameter whose closest documented one is the required one missing
-    # (``id=34`` where ``company_id`` is missing) is a sure rename, whatever its code
-    missing = [f.location[-1] for f in errors if f.code == "E3.4" and f.location]
-    for f in sorted(errors, key=lambda f: f.code == "E3.4"):  # renames before additions
-        fix = f.suggestion
-        if f.code == "E3.4" and f.location:
-            arguments.setdefault(f.location[-1], ...)
-        elif f.code == "E5.3" and f.location and f.location[-1] in available:
-            arguments[f.location[-1]] = ...  # made up where an Observation has it
-        elif f.code in ("E3", "E3.1") and f.location and f.location[-1] in arguments:
-            # a parameter the API does not take (another API's, or nobody's): the call
-            # without it, unless it is the missing required one misnamed
-            value = arguments.pop(f.location[-1])
-            if isinstance(fix, str) and fix in missing and not other_entities(f.location[-1], fix):
-                arguments[fix] = value
-        elif not isinstance(fix, str) or not fix:
-            return None
-        elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:
-            if f.code == "E3.3" and (fix not in missing or other_entities(f.location[-1], fix)):
-                return None
-            arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
-        elif not _sure_fix(f, fix):
-            return None
-        elif f.code.startswith("E2") and f.got == name:
-            filled = name_with_values(name, catalog)
-            for key, value in (filled[1] if filled is not None else {}).items():
-                arguments.setdefault(key, int(value) if value.isdigit() else value)
-            name = fix
-        else:
-            return None
-    fixed = ApiRequest(name=name, arguments=arguments)
-    return f"<API>{_call_text(fixed)}</API>" if fixed != request else None
-
-
-_METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
-
-
-def _method_effect(name: str) -> int:
-    """What the HTTP method a function name starts with does (0 read, 1 write, 2 delete;
-    1 where the name starts with none)."""
-    method = name.split("_", 1)[0].upper()
-    return {"GET": 0, "HEAD": 0, "OPTIONS": 0, "DELETE": 2}.get(method, 1)
-
-
-_SEGMENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def _sure_fix(finding: Finding, suggestion: str) -> bool:
-    """Whether the suggestion is a repair rather than a guess, so the line can be shown
-    fixed: a spelling (an API name one letter off included) or a method of the same
-    path (``PUT_me_player_next`` -> ``POST_me_player_next``), or a response path whose
-    fields the model wrote in order but with some left out (``items[].id`` ->
-    ``albums.items[].id``). A path that drops fields (``results[].credits.cast[].id`` ->
-    ``results[].id``) or another function of a similar name is a guess: only named,
-    never written into the line."""
-    code, got = finding.code, finding.got
-    if code in ("E2.2", "E3.2"):
-        return True
-    if code == "E2.3" and isinstance(got, str):
-        # a keyboard slip inside a word, as written (get-an-artsit-albums): the
-        # decision's own test (never another word, nor a singular for a plural)
-        return one_letter_off(got, [suggestion]) == suggestion
-    if code == "E2" and isinstance(got, str):
-        # the same path under another method, where that method does no more (PUT for
-        # POST; never GET for POST, nor anything for DELETE)
-        if _METHOD.sub("", got).lower() != _METHOD.sub("", suggestion).lower():
-            return False
-        return _method_effect(suggestion) <= _method_effect(got)
-    if code == "E5.2" and isinstance(got, str):
-        written = _SEGMENT.findall(got)[1:]  # the fields after the variable
-        wanted = _SEGMENT.findall(suggestion)
-        if not written or not wanted or written[-1] != wanted[-1] or len(wanted) <= len(written):
-            return False
-        rest = iter(wanted)
-        return all(any(w == x for x in rest) for w in written)
-    return False
-
-
 #: how many of the retriever's APIs for the instruction an early Final Answer is held
 #: against; one of them must rank above every call made, so that an answer given after
 #: the call that fits the request best is not questioned
@@ -1331,30 +1057,11 @@ UNFINISHED_TOP = 3
 REACT_STOP = ("\nObservation:",)
 
 
-def _hint(f: Finding) -> str:
-    """The suggestion, unless the message already offers it (E5.3's "call X first"); a
-    name only listed among the documented ones ("documented APIs: A, B") is not offered."""
-    said = f.message or ""
-    listed = "documented APIs:" in said or "documented parameters:" in said
-    if not f.suggestion or f"did you mean {f.suggestion!r}" in said:
-        return ""
-    # offered as itself, not inside a longer name or path (``id`` in ``results[].id``)
-    offered = re.search(rf"(?<![\w.\[\]]){re.escape(f.suggestion)}(?![\w.\[\]])", said)
-    if offered and not listed:
-        return ""
-    return f" (did you mean {f.suggestion}?)"
-
-
 def _body(response: requests.Response) -> Any:
     try:
         return response.json()
     except ValueError:
         return response.text
-
-
-def _call_text(request: ApiRequest) -> str:
-    args = ", ".join(f"{k}={'...' if v is ... else repr(v)}" for k, v in request.arguments.items())
-    return f"{request.name}({args})" if request.name else str(request.raw or "")
 
 
 def _replace(turn: TaskTurn, **changes: Any) -> TaskTurn:

@@ -107,7 +107,7 @@ def test_the_proxys_words_for_a_call_that_did_not_run() -> None:
     class Ran:
         runs = True
 
-    from autofeedback.integrations._guard import _Call
+    from autofeedback.decide._calls import Call
 
-    reply = _reply_text(_Call("openai-chat", "c1", "f", "{}"), Ran(), None)
+    reply = _reply_text(Call("openai-chat", "c1", "f", "{}"), Ran(), None)
     assert reply["content"] == NOT_RUN_WITH
