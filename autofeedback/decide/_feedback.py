@@ -54,6 +54,7 @@ __all__ = [
     "restated_note",
     "tool_feedback",
     "unfinished_note",
+    "unknown_tool",
 ]
 
 _PASSED = {
@@ -573,6 +574,19 @@ def mcp_feedback(
     if repeats is None:
         return feedback
     return f"{repeated_call(name, repeats)}\n\n{feedback}"
+
+
+def unknown_tool(tool: Any, suggestion: str | None) -> str:
+    """One line: the JSON-RPC error message for a call to a tool the server does not
+    list.
+
+    >>> unknown_tool("get_wether", "get_weather")
+    "Unknown tool: 'get_wether'; did you mean 'get_weather'?"
+    """
+    text = f"Unknown tool: {tool!r}"
+    if suggestion:
+        text += f"; did you mean {suggestion!r}?"
+    return text
 
 
 #: why a turn of the feedback loop ended the run, in its trace (``Attempt.error``)

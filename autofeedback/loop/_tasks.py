@@ -23,13 +23,14 @@ call is sent, and a program is taken as first written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import requests
 
@@ -40,22 +41,29 @@ from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
 from autofeedback.checks._check_name import check_name
-from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, check_repair
-from autofeedback.decide import request_key as _key
+from autofeedback.decide import Decider, Decision, Policy, RepairMode, check_repair
 from autofeedback.decide._corrected import call_text, next_action
 from autofeedback.decide._feedback import (
     CALL_LINE,
-    NO_PROGRAM,
-    program_feedback,
-    react_feedback,
-    restated_note,
+    inserted_turn,
+    observation,
+    observed,
+    unfinished_note,
 )
 from autofeedback.decide._render import rewrite_output
+from autofeedback.decide._run import (
+    HOST_NOT_ALLOWED,
+    NO_CALL,
+    UNREACHABLE,
+    Run,
+    TaskStop,
+    call_key,
+)
 from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
-from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
+from autofeedback.flow._sequence import Step, StepResponse
 from autofeedback.flow._tools import documented_tools, with_tools_in_text
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
@@ -64,18 +72,6 @@ from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
 
 __all__ = ["ProgramRunner", "ReactRunner", "TaskResult", "TaskTurn"]
 
-TaskStop = Literal[
-    "clean",
-    "base",
-    "answered",
-    "feedback-budget",
-    "step-budget",
-    "repeated",
-    "token-budget",
-    "no-call",
-    "host-not-allowed",
-    "unreachable",
-]
 HOOKS = ("turn",)
 
 
@@ -229,16 +225,16 @@ class _Runner:
     def _scrub(self, value: Any) -> Any:
         return redact(value, names=self._names, secrets=self._secrets)
 
-    def _session(self) -> Session:
-        """This run's bounds, as the one decision applies them."""
-        return Session(
-            Policy(
-                repair=self.repair,
-                feedback=self.feedback,
-                max_rounds=self.max_rounds,
-                token_budget=self.token_budget,
-            )
+    def _run(self, max_steps: int | None = None) -> Run:
+        """This run's bounds, as the run driver applies them."""
+        policy = Policy(
+            repair=self.repair,
+            feedback=self.feedback,
+            max_rounds=self.max_rounds,
+            token_budget=self.token_budget,
+            max_steps=max_steps,
         )
+        return Run(policy, self.mode)
 
     def _turn(self, turn: TaskTurn, turns: list[TaskTurn]) -> None:
         turns.append(turn)
@@ -538,32 +534,18 @@ class ProgramRunner(_Runner):
             ]
         messages.append({"role": "user", "content": first})
         turns: list[TaskTurn] = []
-        session = self._session()
-        stops: dict[str, TaskStop] = {
-            "repeated": "repeated",
-            "rounds": "feedback-budget",
-            "token-budget": "token-budget",
-            "no-feedback": "base",
-        }
-        while True:
+        run = self._run()
+        while run.stop is None:
             started = time.perf_counter()
             text, p_tok, c_tok = self._ask(messages, schema)
-            session.spend((p_tok or 0) + (c_tok or 0))
+            run.asked((p_tok or 0) + (c_tok or 0))
             written = program_from_json(text) if schema is not None else extract_program(text)
             decision = self.decider.decide_program(
                 written, instruction=instruction, checker=self.checker
             )
-            seq = sequence_from_program(written, instruction=instruction)
-            if not seq.steps and not seq.problems:  # an answer with no program in it
-                decision = dataclasses.replace(
-                    decision,
-                    action="feedback",
-                    findings=(NO_PROGRAM, *decision.findings),
-                    remaining=(NO_PROGRAM, *decision.remaining),
-                )
-            judged = session.judge(decision, key=written)
-            # the program as autofeedback holds it: the model's, with the certain repairs
-            program = decision.text if decision.text is not None else written
+            judged, program, feedback = run.program_turn(
+                decision, written, instruction=instruction, constrained=schema is not None
+            )
             findings = list(judged.remaining)
             base = TaskTurn(
                 len(turns) + 1,
@@ -575,26 +557,14 @@ class ProgramRunner(_Runner):
                 completion_tokens=c_tok,
                 repairs=judged.repairs,
             )
-            stop: TaskStop | None = None
-            if judged.action == "forward":
-                stop = "clean"
-            elif judged.action == "stop":
-                stop = stops.get(judged.reason, "feedback-budget")
-            if stop is not None:
-                self._turn(_timed(base, started), turns)
-                break
-            feedback = program_feedback(
-                judged.errors,
-                program,
-                ask="" if schema is not None else "in a ```python block",
-                repairs=judged.repairs,
-            )
             self._turn(_timed(base, started, feedback=feedback), turns)
-            messages = [
-                *messages,
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": feedback},
-            ]
+            if feedback is not None:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": feedback},
+                ]
+        stop = cast(TaskStop, run.stop)
         result = TaskResult("program", stop, program, tuple(findings), turns=tuple(turns))
         if trace is not None:
             self.write_trace(result, trace)
@@ -728,21 +698,17 @@ class ReactRunner(_Runner):
         calls: list[tuple[ApiRequest, int | None, Any]] = []
         findings_made: list[Finding] = []
         turns: list[TaskTurn] = []
-        rejected: set[str] = set()
-        restated: set[str] = set()  # (call, Action told instead): each told once
         # the conversation up to the last call sent (or the request), as it was then: a
         # note ends its last message, in place of any note before it
         accepted = list(messages)
-        made: set[str] = set()  # the calls sent: one sent again would only repeat itself
-        nudged = False  # an early Final Answer is questioned once
-        rounds, tokens = 0, 0
         answer: str | None = None
-        stop: TaskStop | None = None
-        while stop is None:
+        # the run driver owns the bounds (rounds, tokens, steps), the repeats of a call,
+        # the stop, the call key and the words
+        run = self._run(self.max_steps)
+        while run.stop is None:
             started = time.perf_counter()
             text, p_tok, c_tok = self._ask(messages, stop=self.stop)
-            tokens += (p_tok or 0) + (c_tok or 0)
-            over = self.token_budget is not None and tokens >= self.token_budget
+            run.asked((p_tok or 0) + (c_tok or 0))
             action_text, final = read_react(text)
             base = TaskTurn(
                 len(turns) + 1, "none", text, prompt_tokens=p_tok, completion_tokens=c_tok
@@ -750,23 +716,15 @@ class ReactRunner(_Runner):
             if final is not None:
                 answer = final
                 turn = _timed(base, started, kind="answer")
-                unfinished = (
-                    self._unfinished(instruction, calls, catalog)
-                    if self.feedback and not nudged and rounds < self.max_rounds and not over
-                    else None
-                )
-                if unfinished is None:
-                    self._turn(turn, turns)
-                    stop = "answered"
-                    break
                 # once: the answer left out, the last Observation ends in the Action
-                nudged, rounds = True, rounds + 1
-                self._turn(_replace(turn, feedback=unfinished), turns)
-                messages = _noted(accepted, unfinished)
+                note = run.answer(functools.partial(self._unfinished, instruction, calls, catalog))
+                self._turn(_replace(turn, feedback=note) if note is not None else turn, turns)
+                if note is not None:
+                    messages = _noted(accepted, note)
                 continue
             parsed, problem = to_requests(action_text or text)
             written = parsed[0] if parsed and problem is None else None
-            key = _key(written) if written is not None else f"text:{text.strip()}"
+            key = call_key(written, text)
             findings: list[Finding] = []
             request = written
             repairs: tuple[Repair, ...] = ()
@@ -777,34 +735,28 @@ class ReactRunner(_Runner):
                 # the one decision: the call checked as the next step of the trace so far,
                 # and what is certain repaired (the call sent is then the repaired one)
                 decision = self._decide(steps, written, instruction)
-                if decision.first is not None and len(calls) + 1 < self.max_steps:
+                if decision.first is not None and run.may_send_first():
                     # a value made up that one producer taking no argument gives: that
                     # call is sent first, shown as the run's own, and the call decided
                     # again with its response in the trace
                     producer, inserted = decision.first
-                    sent, response, error, failed = self._call_api(producer, catalog)
+                    sent, response, error = self._call_api(producer, catalog, run)
                     extra = TaskTurn(
                         len(turns) + 1, "call", "", request=producer, sent=sent, repairs=(inserted,)
                     )
                     if response is None:
                         self._turn(_replace(extra, error=error), turns)
-                        stop = failed or "unreachable"
                         break
                     _, observation = self._observed(producer, response, steps, calls)
-                    made.add(_key(producer))
+                    run.sent(producer)
                     self._turn(
                         _replace(extra, status=response.status_code, observation=observation),
                         turns,
                     )
                     messages = [
                         *messages,
-                        {
-                            "role": "assistant",
-                            "content": f"Thought: autofeedback calls {producer.name} first: "
-                            f"its response gives what the next call needs.\n"
-                            f"Action: <API>{call_text(producer)}</API>",
-                        },
-                        {"role": "user", "content": f"Observation: {observation}"},
+                        {"role": "assistant", "content": inserted_turn(producer)},
+                        {"role": "user", "content": observed(observation)},
                     ]
                     accepted = list(messages)
                     decision = self._decide(steps, written, instruction)
@@ -814,7 +766,7 @@ class ReactRunner(_Runner):
             errors = [f for f in remaining if f.severity == "error"] if self.feedback else []
             if request is None and not self.feedback:
                 self._turn(_timed(base, started, findings=tuple(findings)), turns)
-                stop = "no-call"
+                run.end(NO_CALL)
                 break
             # the turn of a call that is not sent (rejected, or made already)
             held = _timed(
@@ -826,7 +778,6 @@ class ReactRunner(_Runner):
                 repairs=repairs,
             )
             if errors or request is None:
-                turn = held
                 action = (
                     next_action(
                         errors,
@@ -838,59 +789,31 @@ class ReactRunner(_Runner):
                     if self.feedback
                     else None
                 )
-                if key in rejected and (action is None or f"{key} {action}" in restated):
-                    stop = "repeated"
-                elif rounds >= self.max_rounds:
-                    stop = "feedback-budget"
-                elif over:
-                    stop = "token-budget"
-                if stop is not None:
-                    self._turn(turn, turns)
-                    break
-                rounds += 1
-                if action is not None and f"{key} {action}" not in restated:
-                    # a small model copies its own turns: once per call, the conversation
-                    # without the rejected turns, ending in the Action to write instead
-                    restated.add(f"{key} {action}")
-                    rejected.add(key)
-                    fb = restated_note(errors, written, action, repairs)
-                    self._turn(_replace(turn, feedback=fb), turns)
-                    messages = _noted(accepted, fb)
-                    continue
-                rejected.add(key)
-                fb = react_feedback(errors, repairs)
-                self._turn(_replace(turn, feedback=fb), turns)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": fb},
-                ]
+                told = run.react_rejected(key, errors, written, action, repairs)
+                self._turn(_replace(held, feedback=told.feedback), turns)
+                if told.note:
+                    assert told.feedback is not None
+                    messages = _noted(accepted, told.feedback)
+                elif told.feedback is not None:
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": told.feedback},
+                    ]
                 continue
             assert request is not None
-            sent_key = _key(request)
-            if sent_key in made:
+            if run.made_before(request):
                 # the same call again: its Observation is already in the conversation
-                turn = held
-                if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
-                    self._turn(_replace(turn, error="the model repeated a call it made"), turns)
-                    stop = "repeated"
-                    break
-                rounds += 1
-                rejected.add(key)
-                fb = (
-                    "Observation: this call was not sent again: you made it already, and its "
-                    "response is above. Write the next Action, or the Final Answer if the "
-                    "Observations answer the request."
-                )
-                self._turn(_replace(turn, feedback=fb), turns)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": fb},
-                ]
+                told = run.made_again(key)
+                self._turn(_replace(held, feedback=told.feedback, error=told.error), turns)
+                if told.feedback is not None:
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": told.feedback},
+                    ]
                 continue
-            made.add(sent_key)
-            sent, response, error, failed = self._call_api(request, catalog)
+            sent, response, error = self._call_api(request, catalog, run)
             turn = _timed(
                 base,
                 started,
@@ -902,18 +825,15 @@ class ReactRunner(_Runner):
             )
             if response is None:
                 self._turn(_replace(turn, error=error), turns)
-                stop = failed or "unreachable"
                 break
             body, observation = self._observed(request, response, steps, calls)
+            run.sent(request)
             findings_made += findings
             found = documented_tools(body)
             if found is not None:  # a tool-search answer: its tools are callable now
                 catalog = ApiCatalog.merge(catalog, found)
             self._turn(_replace(turn, status=response.status_code, observation=observation), turns)
-            if len(calls) >= self.max_steps:
-                stop = "step-budget"
-            elif over:
-                stop = "token-budget"
+            run.stepped()
             # the model's turn as it was sent: its text with the repaired call
             shown = text
             if repairs and written is not None:
@@ -921,9 +841,10 @@ class ReactRunner(_Runner):
             messages = [
                 *messages,
                 {"role": "assistant", "content": shown},
-                {"role": "user", "content": f"Observation: {observation}"},
+                {"role": "user", "content": observed(observation)},
             ]
             accepted = list(messages)
+        stop = cast(TaskStop, run.stop)
         program = "\n".join(call_text(r) for r, _, _ in calls)
         result = TaskResult(
             "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
@@ -933,10 +854,10 @@ class ReactRunner(_Runner):
         return result
 
     def _call_api(
-        self, request: ApiRequest, catalog: ApiCatalog
-    ) -> tuple[Any, requests.Response | None, str | None, TaskStop | None]:
+        self, request: ApiRequest, catalog: ApiCatalog, run: Run
+    ) -> tuple[Any, requests.Response | None, str | None]:
         """Send ``request``: what was sent (credentials redacted), the response, and where
-        it could not be sent, why and the stop it means."""
+        it could not be sent, why (the run then ends)."""
         op = check_name(request, catalog).operation
         call = build_http(
             request, op or Operation(request.name or ""), self.base_url or "", self.headers
@@ -945,10 +866,12 @@ class ReactRunner(_Runner):
         try:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
         except HostNotAllowed as exc:
-            return sent, None, str(exc), "host-not-allowed"
+            run.end(HOST_NOT_ALLOWED)
+            return sent, None, str(exc)
         except requests.RequestException as exc:
-            return sent, None, f"cannot reach the API: {type(exc).__name__}", "unreachable"
-        return sent, response, None, None
+            run.end(UNREACHABLE)
+            return sent, None, f"cannot reach the API: {type(exc).__name__}"
+        return sent, response, None
 
     def _observed(
         self,
@@ -996,17 +919,9 @@ class ReactRunner(_Runner):
             }
             if not ids or None in sources.values():
                 continue
-            needed = ", ".join(f"{p.name}=..." for p in op.parameters if p.required)
-            given = "; ".join(
-                f"its `{name}` is in the Observation of {source}"
-                for name, source in sources.items()
-            )
-            return (
-                f"(Not the Final Answer yet: {op.name} fits the request best and has not "
-                f"been called; {given}.) Write this Action next, filling in each ... from "
-                f"the Observations: Action: <API>{op.name}({needed})</API> If the "
-                "Observations already answer the request, write the Final Answer again."
-            )
+            needed = [p.name for p in op.parameters if p.required]
+            given = [(name, source) for name, source in sources.items() if source is not None]
+            return unfinished_note(op.name, given, needed)
         return None
 
     def _decide(self, steps: list[Step], request: ApiRequest, instruction: str) -> Decision:
@@ -1031,11 +946,7 @@ class ReactRunner(_Runner):
 
     def _observation(self, status: int, body: Any) -> str:
         text = body if isinstance(body, str) else json.dumps(body, default=str)
-        text = str(self._scrub(text))
-        limit = self.observation_chars
-        if len(text) > limit:
-            text = text[:limit] + f"... ({len(text) - limit} more characters)"
-        return f"HTTP {status} {text}"
+        return observation(status, str(self._scrub(text)), self.observation_chars)
 
 
 def _under(f: Finding, where: str) -> Finding:
