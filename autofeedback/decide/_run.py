@@ -62,10 +62,12 @@ __all__ = [
     "StopReason",
     "TaskStop",
     "call_key",
+    "judge_message",
     "key_digest",
     "logged_action",
     "message_key",
     "repeat_limit_policy",
+    "restore",
     "upstream_stop",
 ]
 
