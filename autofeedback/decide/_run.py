@@ -261,7 +261,7 @@ class MessageTurn:
     runs: tuple[bool, ...]
 
     @property
-    def action(self) -> str:
+    def action(self) -> Literal["forward", "feedback", "stop"]:
         return self.decision.action
 
     @property
