@@ -4,8 +4,9 @@ goes through, which is answered with feedback, which is stopped.
 :class:`ToolGate` holds the catalog built from the server's ``tools/list`` (schemas
 repaired by :func:`~autofeedback.integrations._mcp_schema.check_tool`) and asks the one
 decision about each call; the run driver (:class:`~autofeedback.decide._run.Run`) counts
-identical rejected calls per conversation and words the answer. The MCP SDK side (:mod:`autofeedback.integrations._mcp_proxy`) turns a :class:`Decision` into
-a JSON-RPC error (unknown tool) or an ``isError`` tool result (bad arguments), as the MCP
+identical rejected calls per conversation and words the answer. The MCP SDK side
+(:mod:`autofeedback.integrations._mcp_proxy`) turns a :class:`Decision` into a JSON-RPC
+error (unknown tool) or an ``isError`` tool result (bad arguments), as the MCP
 specification (2025-11-25, SEP-1303) asks.
 """
 
