@@ -30,7 +30,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from autofeedback._exceptions import AutoFeedbackError
 from autofeedback._findings import Finding, Repair
@@ -102,20 +102,20 @@ TaskStop = Literal[
 #: ``upstream-invalid``: :func:`upstream_stop`).
 Stop = str
 
-SUCCESS: StopReason = "success"
-CLEAN: TaskStop = "clean"
-ANSWERED: TaskStop = "answered"
-REPAIRED = "repaired"
-CORRECTED = "corrected"
-REPEATED: TaskStop = "repeated"
-TOKEN_BUDGET: TaskStop = "token-budget"
-FEEDBACK_BUDGET: TaskStop = "feedback-budget"
-STEP_BUDGET: TaskStop = "step-budget"
-DYNAMIC_BUDGET: StopReason = "dynamic-budget"
-BASE: TaskStop = "base"
-NO_CALL: TaskStop = "no-call"
-HOST_NOT_ALLOWED: TaskStop = "host-not-allowed"
-UNREACHABLE: TaskStop = "unreachable"
+SUCCESS: Final = "success"
+CLEAN: Final = "clean"
+ANSWERED: Final = "answered"
+REPAIRED: Final = "repaired"
+CORRECTED: Final = "corrected"
+REPEATED: Final = "repeated"
+TOKEN_BUDGET: Final = "token-budget"
+FEEDBACK_BUDGET: Final = "feedback-budget"
+STEP_BUDGET: Final = "step-budget"
+DYNAMIC_BUDGET: Final = "dynamic-budget"
+BASE: Final = "base"
+NO_CALL: Final = "no-call"
+HOST_NOT_ALLOWED: Final = "host-not-allowed"
+UNREACHABLE: Final = "unreachable"
 
 #: the kinds of run: the feedback loop, the program runner, the ReAct runner, the
 #: OpenAI-compatible proxy, the MCP gate, an agent framework's door

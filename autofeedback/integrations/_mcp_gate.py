@@ -29,7 +29,7 @@ from autofeedback._tool_names import looks_alike, set_aside
 from autofeedback.decide import Decider, RepairMode, check_repair
 from autofeedback.decide import Decision as OneDecision
 from autofeedback.decide._feedback import mcp_feedback, unknown_tool
-from autofeedback.decide._run import Run, call_key, key_digest
+from autofeedback.decide._run import REPEATED, Run, call_key, key_digest
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 
 __all__ = ["Action", "Checked", "Decision", "ToolGate"]
@@ -75,7 +75,7 @@ class Decision:
     @property
     def message(self) -> str:
         """One line: the JSON-RPC error message for an unknown tool."""
-        if self.action == "repeated":
+        if self.action == REPEATED:
             return self.feedback.splitlines()[0]
         return unknown_tool(self.tool, self.suggestion)
 
@@ -359,7 +359,7 @@ class ToolGate:
         # an MCP tools/call: worded as a tool call (issue 28), as through the OpenAI proxy
         if firm:
             feedback = mcp_feedback(name, ordered, decided.repairs, repeats=repeats)
-            action: Action = "repeated"
+            action: Action = REPEATED
         else:
             feedback = mcp_feedback(name, ordered, decided.repairs)
             action = "unknown_tool" if unknown else "invalid_arguments"
