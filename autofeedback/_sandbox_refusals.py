@@ -17,7 +17,8 @@ sandbox's session (:mod:`autofeedback._sandbox_state`) enforces:
   ``state``, ``*_status``, an enum) or the state an action of the spec leaves it in
   (``POST /orders/{id}/cancel`` leaves it ``cancelled``): the operation is refused on a
   resource in that state. A state after "cannot be" (what the operation itself does)
-  is not one.
+  is not one, nor one that names the response itself (a status ``error``, and
+  "Returns an error when the request cannot be found").
 * **quota**: ``at most 10``, ``a limit of 10``, ``quota``, ``too many`` with a number:
   a create is refused once the session has created that many in the store.
 
@@ -53,6 +54,12 @@ _LIMIT = re.compile(
     re.I,
 )
 _NEGATED = re.compile(r"\b(?:cannot|can't|can not|not|to|must) be\s*$", re.I)
+# "Returns an error when ...", "gives a `conflict` error": the word names the response
+_THE_RESPONSE = re.compile(
+    r"\b(?:returns?|returned|gives|raises|throws|responds with|fails with)\s+"
+    r"(?:an?\s+|the\s+)?(?:`[^`]*`\s+)?$",
+    re.I,
+)
 _SEGMENT = re.compile(r"\n\s*(?:[-*]\s*)?|;\s+")
 _STATUS_NAME = re.compile(r"^(?:status|state|[a-z_]*_status|[a-z]*Status)$")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_-]*")
@@ -147,11 +154,13 @@ def _named_fields(text: str, names: Iterable[str]) -> tuple[str, ...]:
 
 
 def _states_named(text: str, states: Iterable[str]) -> tuple[str, ...]:
-    """The states ``text`` says a resource is in: a state word not after "cannot be"."""
+    """The states ``text`` says a resource is in: a state word not after "cannot be"
+    nor naming the response (``Returns an error``)."""
     out = []
     for state in states:
         for m in re.finditer(rf"(?<![\w-]){re.escape(state)}(?![\w-])", text, re.I):
-            if not _NEGATED.search(text[max(0, m.start() - 20) : m.start()]):
+            before = text[max(0, m.start() - 40) : m.start()]
+            if not _NEGATED.search(before[-20:]) and not _THE_RESPONSE.search(before):
                 out.append(state)
                 break
     return tuple(out)

@@ -25,7 +25,11 @@ valid one the way the real API would, consistently across the calls of one sessi
   a create adds one with a fresh id of the documented shape, an update or replace
   changes one in place, a delete removes it for good. Every answer shows the record's
   value in each field it shares with it, and the record keeps what an answer showed
-  first, so lists and details agree field by field. A store starts with the list's
+  first, so lists and details agree field by field. A record's value is one that every
+  answer showing the field allows (the create answer's ``role: [member, none]`` and the
+  detail's ``[owner, member, none]``: ``member`` or ``none``), so no answer has to show
+  another; only where the spec leaves no such value (or the caller sent one an answer
+  does not allow) does that answer show a value of its own. A store starts with the list's
   example items, then :data:`SEED_RECORDS` generated ones, drawn from the seed and the
   store alone.
 * **documented state errors** (:mod:`autofeedback._sandbox_refusals`): what the spec's
@@ -76,7 +80,14 @@ from autofeedback._sandbox_store import (
     props_of,
     singular,
 )
-from autofeedback._sandbox_values import fits, fresh_id, generate, merged, without_marked
+from autofeedback._sandbox_values import (
+    agreeable,
+    fits,
+    fresh_id,
+    generate,
+    merged,
+    without_marked,
+)
 
 __all__ = [
     "IdParam",
@@ -243,6 +254,13 @@ class SessionState:
         self._props_cache: dict[int, tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
         self._plain: dict[int, tuple[Mapping[str, Any], bool]] = {}
         self._envelopes: dict[str, dict[str, Any]] = {}
+        # per collection: each field's schema in every answer that shows a record
+        self._views: dict[
+            tuple[str, bool], tuple[dict[str, tuple[Mapping[str, Any], ...]], frozenset[str]]
+        ] = {}
+        # per (collection, created, field): a value every answer allows, drawn from the
+        # seed alone ((False, None): the spec leaves none), the fallback for a record
+        self._agreed: dict[tuple[str, bool, str], tuple[bool, Any]] = {}
         # per record: (field, schema id) -> (value, schema, whether the value fits)
         self._checked: dict[tuple[Any, str], dict[tuple[str, int], tuple[Any, Any, bool]]] = {}
         # the state an action left a resource in that no store holds: (kind, id) -> fields
@@ -432,7 +450,10 @@ class SessionState:
         for item in collection.seed_items:
             shown = str(item[collection.id_field])
             if (collection.kind, shown) not in self._owner:
-                self._add(store, shown, json.loads(json.dumps(item)))
+                record = json.loads(json.dumps(item))
+                rng = random.Random(f"{self.seed}|record|{store.key}|{shown}")
+                self._conform(collection, record, rng, created=False)  # a bad example
+                self._add(store, shown, record)
         for i in range(SEED_RECORDS - len(store.records)):
             rid = self._new_id(store, f"{self.seed}|seed|{store.key}|{i}")
             if rid is None:
@@ -454,7 +475,8 @@ class SessionState:
         rng = random.Random(f"{self.seed}|record|{store.key}|{value}")
         record = self._new_record(store, value, {}, rng)
         for key, field_value in (snapshot or {}).items():
-            if key != collection.id_field:
+            # what the answer that issued it showed, where every answer of the record may
+            if key != collection.id_field and self._agrees(collection, key, field_value, False):
                 record[key] = field_value
         self._add(store, value, record)
         return True
@@ -475,7 +497,13 @@ class SessionState:
         return None
 
     def _new_record(
-        self, store: Store, rid: str, fields: Mapping[str, Any], rng: random.Random
+        self,
+        store: Store,
+        rid: str,
+        fields: Mapping[str, Any],
+        rng: random.Random,
+        *,
+        created: bool = False,
     ) -> dict[str, Any]:
         """A whole item: generated from the record schema, the parents' ids in the
         fields named after them (an event's ``calendar_id``), ``fields`` as sent."""
@@ -483,23 +511,88 @@ class SessionState:
         record = generate(collection.record_schema, rng)
         record = record if isinstance(record, dict) else {}
         props = props_of(collection.record_schema)
+        given = set(fields)
         for name, value in zip(collection.parent_fields, store.key[1], strict=False):
             sub = props.get(name)
             if sub is not None:
                 typed = _as_schema(value, sub)
                 if fits(sub, typed):
                     record[name] = typed
-        if collection.item_schema is not None:
-            # a value the list's schema allows too, where the detail's does not force
-            # another: both show the same (OpenAI's certificate "object" field)
-            for name, sub in self._props(collection.item_schema).items():
-                if name in record and not fits(sub, record[name]):
-                    other = generate(sub, rng, max_nodes=200)
-                    if fits(props.get(name), other):
-                        record[name] = other
+                    given.add(name)
+        self._conform(collection, record, rng, created=created, keep=given)
         record.update(fields)
         record[collection.id_field] = _as_schema(rid, collection.id_schema)
         return record
+
+    def _fields(
+        self, collection: Collection, created: bool
+    ) -> tuple[dict[str, tuple[Mapping[str, Any], ...]], frozenset[str]]:
+        """Each field a record of ``collection`` may show, with its schema in every
+        answer that shows it (the list's items, the detail's, the update's and, for a
+        record a create made, the create's), and the fields some answer always lists
+        (not only in a ``oneOf`` option: a record holds those whatever it is)."""
+        hit = self._views.get((collection.template, created))
+        if hit is not None:
+            return hit
+        roles = ("create", "read", "update", "replace") if created else ("read", "update")
+        views: list[Mapping[str, Any] | None] = [collection.item_schema]
+        for name, (role, owner) in self._roles.items():
+            if owner is collection and role in roles:
+                views.append(self._schemas.get(name))
+        if len(views) == 1:
+            views.append(collection.record_schema)  # no detail: what the records are made of
+        subs: dict[str, list[Mapping[str, Any]]] = {}
+        plain: set[str] = set()
+        seen: set[int] = set()
+        for view in views:
+            if not isinstance(view, Mapping) or id(view) in seen:
+                continue
+            seen.add(id(view))
+            for name, sub in self._props(view).items():
+                if isinstance(sub, Mapping) and sub not in subs.get(name, ()):
+                    subs.setdefault(name, []).append(sub)
+            own = merged(view).get("properties")
+            plain.update(own if isinstance(own, Mapping) else ())
+        hit = ({k: tuple(v) for k, v in subs.items()}, frozenset(plain))
+        self._views[(collection.template, created)] = hit
+        return hit
+
+    def _agrees(self, collection: Collection, name: str, value: Any, created: bool) -> bool:
+        """Whether every answer that shows ``name`` of a ``collection`` record (one a
+        create made: ``created``) allows ``value``."""
+        subs = self._fields(collection, created)[0].get(name, ())
+        return all(fits(sub, value) for sub in subs)
+
+    def _conform(
+        self,
+        collection: Collection,
+        record: dict[str, Any],
+        rng: random.Random,
+        *,
+        created: bool,
+        keep: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        """Give each field of ``record`` (and each field an answer always lists) a value
+        every answer showing it allows, where the spec leaves one: one record, shown the
+        same by every answer. ``keep`` names fields left as they are (what was sent);
+        ``created``: a create made the record, so its answer shows it too."""
+        subs, plain = self._fields(collection, created)
+        for name, schemas in subs.items():
+            if name in keep or name == collection.id_field:
+                continue
+            if name not in record and name not in plain:
+                continue  # only in a oneOf option the record did not take
+            if name in record and all(fits(s, record[name]) for s in schemas):
+                continue
+            key = (collection.template, created, name)
+            agreed = self._agreed.get(key)
+            if agreed is None:
+                agreed = agreeable(list(schemas), random.Random(f"{self.seed}|agree|{key}"))
+                self._agreed[key] = agreed
+            if not agreed[0]:
+                continue  # the spec allows no value in every answer: each shows its own
+            found, value = agreeable(list(schemas), rng, tries=1)
+            record[name] = value if found else json.loads(json.dumps(agreed[1]))
 
     def _add(self, store: Store, rid: str, record: dict[str, Any]) -> None:
         size = _size(record)
@@ -641,13 +734,15 @@ class SessionState:
             store.created += 1
             payload = self._body(op, response, rng)
             if rid is not None:
-                record = self._new_record(store, rid, fields, rng)
+                record = self._new_record(store, rid, fields, rng, created=True)
                 for name, states in status_fields(collection.record_schema).items():
                     # a new resource starts in its first documented state (its default)
+                    # that every answer showing it allows
                     sub = props_of(collection.record_schema).get(name)
                     first = sub.get("default") if isinstance(sub, Mapping) else None
-                    if name not in fields and states:
-                        record[name] = first if first in states else states[0]
+                    shared = [v for v in states if self._agrees(collection, name, v, True)]
+                    if name not in fields and shared:
+                        record[name] = first if first in shared else shared[0]
                 self._add(store, rid, record)
                 payload = self._project(schema, payload, record)
                 self._project(
@@ -677,6 +772,8 @@ class SessionState:
                     for key in [k for k in record if k not in keep]:
                         del record[key]
                 record.update(fields)
+                # what a replace left out: values every answer allows, as at a create
+                self._conform(collection, record, rng, created=False, keep=set(record))
                 self._resize(store, rid)
                 self._project(
                     collection.record_schema, generate(collection.record_schema, rng), record

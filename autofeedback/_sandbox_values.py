@@ -13,7 +13,11 @@ and the same requests give the same answers, and it satisfies its schema:
 * **ids**: :func:`fresh_id` makes one from the id's own schema (its pattern, format or
   integer range), else in the shape of the documented example (``ORD-123456``);
 * enums, ``const``, numeric bounds, ``multipleOf``, lengths and required fields as
-  :func:`generate` says; a documented example is used where it satisfies its schema.
+  :func:`generate` says; a documented example is used where it satisfies its schema;
+* **one value for several schemas**: :func:`agreeable` draws a value that every schema
+  of a list allows (a record's ``role`` that the create answer documents as
+  ``[member, none]`` and the detail as ``[owner, member, none]``), from :func:`meet`
+  (the tighter of each bound, the enum values all list) and checked against each.
 
 Why ``rstr`` and not Hypothesis (``benchmarks/sandbox_values.py``): a value is made
 while a request waits, deterministically per seed. ``rstr`` takes a ``Random``;
@@ -49,11 +53,13 @@ from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
 from autofeedback._patterns import matches
 
 __all__ = [
+    "agreeable",
     "fits",
     "fresh_id",
     "from_pattern",
     "generate",
     "is_id_name",
+    "meet",
     "merged",
     "without_marked",
 ]
@@ -325,6 +331,119 @@ def merged(schema: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 out.setdefault(k, v)
     return out
+
+
+_LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties")
+_UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties")
+
+
+def _types(schema: Mapping[str, Any]) -> list[str] | None:
+    """The types ``schema`` allows, an integer being a number too; ``None``: any."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        kind = [kind]
+    if not isinstance(kind, list):
+        return None
+    out = [k for k in kind if isinstance(k, str)]
+    return [*out, "integer"] if "number" in out and "integer" not in out else out
+
+
+def meet(schemas: list[Mapping[str, Any]], _depth: int = 0) -> dict[str, Any]:
+    """A *sanitized* schema whose values the ``schemas`` all roughly allow: the types
+    they share, the enum (or ``const``) values each lists, the tighter of each bound,
+    every required name, the properties and items met in turn; otherwise the first
+    schema's word. A place to draw from: patterns, formats and ``oneOf`` options are not
+    joined, so a value drawn from it is checked against each schema (:func:`agreeable`).
+
+    >>> meet([{"type": "string", "enum": ["member", "none"]},
+    ...       {"type": "string", "enum": ["owner", "member", "none"]}])
+    {'type': 'string', 'enum': ['member', 'none']}
+    >>> meet([{"type": "integer", "minimum": 0}, {"type": "number", "maximum": 9}])
+    {'type': 'integer', 'minimum': 0, 'maximum': 9}
+    """
+    parts = [merged(s) for s in schemas if isinstance(s, Mapping)]
+    out: dict[str, Any] = {}
+    types: list[str] | None = None
+    props: dict[str, list[Mapping[str, Any]]] = {}
+    items: list[Mapping[str, Any]] = []
+    for part in parts:
+        own = _types(part)
+        if own is not None:
+            types = own if types is None else [t for t in types if t in own]
+        listed = [part["const"]] if "const" in part else part.get("enum")
+        if isinstance(listed, list):
+            # 1 == True in Python: a value is kept only with its own JSON type
+            kept = out.get("enum", listed)
+            out["enum"] = [v for v in kept if any(_same(v, w) for w in listed)]
+        for key, value in part.items():
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if key in _LOWER and number:
+                out[key] = max(out.get(key, value), value)
+            elif key in _UPPER and number:
+                out[key] = min(out.get(key, value), value)
+            elif key == "required" and isinstance(value, list):
+                out["required"] = list(dict.fromkeys([*out.get("required", []), *value]))
+            elif key == "properties" and isinstance(value, Mapping):
+                for name, sub in value.items():
+                    if isinstance(sub, Mapping):
+                        props.setdefault(name, []).append(sub)
+            elif key == "items" and isinstance(value, Mapping):
+                items.append(value)
+            elif key not in ("type", "enum", "const"):
+                out.setdefault(key, value)
+    if types is not None:
+        if "integer" in types and "number" in types:
+            types.remove("number")  # only an integer is both
+        first = [t for t in (_types(parts[0]) or []) if t in types] or types
+        if first:
+            out["type"] = first[0] if len(first) == 1 else first
+        elif parts and "type" in parts[0]:
+            out["type"] = parts[0]["type"]  # no type in common: no value will fit all
+    if props:
+        deep = _depth >= _MAX_DEPTH
+        out["properties"] = {
+            k: dict(v[0]) if deep or len(v) == 1 else meet(v, _depth + 1) for k, v in props.items()
+        }
+    if items:
+        out["items"] = dict(items[0]) if len(items) == 1 else meet(items, _depth + 1)
+    return {"type": out.pop("type"), **out} if "type" in out else out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b`` as JSON sees it: ``1`` is ``1.0`` but not ``True``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    numbers = isinstance(a, int | float) and isinstance(b, int | float)
+    return (numbers or type(a) is type(b)) and bool(a == b)
+
+
+def agreeable(schemas: list[Mapping[str, Any]], rng: Random, *, tries: int = 3) -> tuple[bool, Any]:
+    """``(True, value)``: a value every one of the *sanitized* ``schemas`` allows, drawn
+    from ``rng``; ``(False, None)`` when none turns up (the schemas contradict each other:
+    ``enum: [member, none]`` and ``enum: [owner]``, or a draw missed a narrow meeting).
+
+    Never ``null``: where null is all the schemas share (``nullable`` beside an ``allOf``
+    object, and a string or null), OpenAPI 3.0 readers such as openapi-core take
+    ``nullable`` without a ``type`` beside it as not allowing null, so it is no value
+    every reader allows.
+
+    >>> agreeable([{"type": "string", "enum": ["member", "none"]},
+    ...            {"type": "string", "enum": ["owner", "member"]}], Random(0))
+    (True, 'member')
+    >>> agreeable([{"const": "a"}, {"enum": ["b"]}], Random(0))
+    (False, None)
+    """
+    subs = [s for s in schemas if isinstance(s, Mapping)]
+    joint = meet(subs)
+    if "enum" in joint:
+        allowed = [v for v in joint["enum"] if v is not None and all(fits(s, v) for s in subs)]
+        return (True, rng.choice(allowed)) if allowed else (False, None)
+    for _ in range(tries):
+        for schema in (joint, *subs):
+            value = generate(schema, rng, max_nodes=400)
+            if value is not None and all(fits(s, value) for s in subs):
+                return True, value
+    return False, None
 
 
 def _gen(

@@ -162,6 +162,10 @@ def test_undocumented_state_errors_have_their_own_rows() -> None:
         ("the booking cannot be cancelled", None),  # what the operation does, not a state
         ("a session may create at most 3 venues (quota)", "quota"),
         ("The app has exceeded its rate limits.", None),  # no number: nothing to count
+        # a status "error" (Box's sign requests): the response's own name is no state
+        ("Returns an error when the booking cannot be found", None),
+        ("Returns a `conflict` error if a report is being created", None),
+        ("the booking is in error and cannot be changed", "state"),
     ],
 )
 def test_state_errors_are_read_from_the_words_only(text: str, kind: str | None) -> None:
@@ -171,7 +175,7 @@ def test_state_errors_are_read_from_the_words_only(text: str, kind: str | None) 
     rules = state_rules(
         op,
         body_fields={"name": "The name."},
-        states={"status": ("confirmed", "cancelled")},
+        states={"status": ("confirmed", "cancelled", "error")},
         creates=True,
     )
     assert [r.kind for r in rules] == ([kind] if kind else [])

@@ -288,3 +288,134 @@ def test_formats_and_patterns_give_fresh_valid_values() -> None:
     # an example that breaks its own schema is not used
     broken = {"type": "string", "pattern": "^x[0-9]$", "example": "nope"}
     assert re.match("^x[0-9]$", generate(broken, rng))
+
+
+# -- one record, every answer that shows it --------------------------------------------
+
+
+def _member(**fields: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["id", *fields],
+        "properties": {"id": {"type": "string"}, **fields},
+    }
+
+
+#: what each answer says a member's fields are: the create answer narrower than the
+#: detail (an enum, a const, a format, a pattern, a minimum), the list's items narrower
+#: in other ways (a maximum, a maxLength), one field no two answers agree on
+MEMBER_VIEWS: dict[str, dict[str, Any]] = {
+    "detail": _member(
+        role={"type": "string", "enum": ["owner", "member", "none"]},
+        object={"type": "string"},
+        joined={"type": "string"},
+        code={"type": "string"},
+        seats={"type": "integer", "minimum": 1, "maximum": 1000},
+        nickname={"type": "string", "minLength": 1},
+        tier={"type": "string", "enum": ["gold"]},
+    ),
+    "create": _member(
+        role={"type": "string", "enum": ["member", "none"]},
+        object={"const": "project.member"},
+        joined={"type": "string", "format": "date-time"},
+        code={"type": "string", "pattern": "^M-[0-9]{4}$"},
+        seats={"type": "integer", "minimum": 500},
+        tier={"type": "string", "enum": ["silver"]},
+    ),
+    "item": _member(
+        role={"type": "string", "enum": ["owner", "member", "none"]},
+        seats={"type": "integer", "maximum": 600},
+        nickname={"type": "string", "maxLength": 3},
+    ),
+}
+
+
+def _json(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+MEMBERS: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Members", "version": "1"},
+    "paths": {
+        "/members": {
+            "get": {
+                "operationId": "listMembers",
+                "parameters": [
+                    {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 100}}
+                ],
+                "responses": {
+                    "200": _json(
+                        "members",
+                        {
+                            "type": "object",
+                            "required": ["data"],
+                            "properties": {
+                                "data": {"type": "array", "items": MEMBER_VIEWS["item"]}
+                            },
+                        },
+                    )
+                },
+            },
+            "post": {
+                "operationId": "createMember",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["name"],
+                                "properties": {"name": {"type": "string"}},
+                            }
+                        }
+                    },
+                },
+                "responses": {"201": _json("the new member", MEMBER_VIEWS["create"])},
+            },
+        },
+        "/members/{member_id}": {
+            "parameters": [
+                {"name": "member_id", "in": "path", "required": True, "schema": {"type": "string"}}
+            ],
+            "get": {
+                "operationId": "getMember",
+                "responses": {"200": _json("a member", MEMBER_VIEWS["detail"])},
+            },
+        },
+    },
+}
+
+
+def _valid(view: str, value: Any) -> bool:
+    return fits(MEMBER_VIEWS[view], value)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_answer_shows_the_one_value_the_record_holds(seed: int) -> None:
+    """Where the create answer allows less than the detail (role in [member, none] where
+    the detail allows owner too; a const, a format, a pattern, a minimum) the record
+    holds a value both allow, and both show it; the list's narrower items likewise."""
+    catalog = ApiCatalog.from_obj(MEMBERS, source="members")
+    with Sandbox(catalog, seed=seed) as sandbox:
+        api = sandbox.url
+        for n in range(3):
+            r = requests.post(api + "/members", json={"name": f"m{n}"}, timeout=10)
+            assert r.status_code == 201
+            created = r.json()
+            assert _valid("create", created), created
+            detail = requests.get(f"{api}/members/{created['id']}", timeout=10).json()
+            assert _valid("detail", detail), detail
+            # every field but the one the two answers allow no common value for
+            shared = set(created) & set(detail) - {"tier"}
+            assert {k: created[k] for k in shared} == {k: detail[k] for k in shared}
+            assert shared >= {"id", "role", "object", "joined", "code", "seats"}
+            assert created["role"] in ("member", "none") and 500 <= created["seats"] <= 1000
+            # each answer still keeps its own schema where the spec leaves no choice
+            assert (created["tier"], detail["tier"]) == ("silver", "gold")
+        listed = requests.get(api + "/members", params={"limit": 100}, timeout=10).json()["data"]
+        assert len(listed) > 3
+        for item in listed:
+            assert _valid("item", item), item
+            detail = requests.get(f"{api}/members/{item['id']}", timeout=10).json()
+            assert {k: detail[k] for k in item} == item
