@@ -56,9 +56,7 @@ def _imports(path: Path) -> set[str]:
 
 def _modules() -> list[Path]:
     return sorted(
-        path
-        for path in PACKAGE.rglob("*.py")
-        if path.relative_to(PACKAGE).parts[0] not in ABOVE
+        path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] not in ABOVE
     )
 
 

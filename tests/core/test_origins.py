@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +16,12 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autofeedback import ApiCatalog, HostNotAllowed
+from autofeedback import ApiCatalog, HostNotAllowed, Sandbox
 from autofeedback._origins import Origin, Origins, canonical_host, origin_of
 from autofeedback.integrations._adapter import guard_session
 from autofeedback.loop._send import HttpCall, allowed_hosts, send
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
@@ -225,3 +228,19 @@ def test_origins_never_raise(text: str) -> None:
 def test_user_info_that_normalises_to_a_separator_is_no_origin() -> None:
     # urlsplit rejects '℀' (NFKC 'a/c') in a netloc: such a URL is refused, never guessed
     assert origin_of("http://℀:pw@127.0.0.1/path") is None
+
+
+def test_localhost_is_not_127_0_0_1_and_the_error_says_so(terse_bookshop: Sandbox) -> None:
+    from autofeedback import guard_session
+
+    session = requests.Session()
+    guard_session(
+        session,
+        ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml"),
+        base_url=terse_bookshop.url,
+    )
+    other = terse_bookshop.url.replace("127.0.0.1", "localhost")
+    with pytest.raises(HostNotAllowed) as info:
+        session.get(other + "/books", params={"query": "x"})
+    assert "localhost and 127.0.0.1 are different origins" in str(info.value)
+    assert "allow_hosts=" in str(info.value)

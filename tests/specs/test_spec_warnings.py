@@ -1,4 +1,6 @@
-"""Smaller things a careful maintainer fixes (issue 19, point 9)."""
+"""A spec fault that loads but means less than its author thinks (issue 19, point 9): an
+unknown schema type is warned once, naming every place; the CLI says it as one warning
+line; a clean spec loads without a warning."""
 
 from __future__ import annotations
 
@@ -9,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
-from autofeedback import ApiCatalog, FeedbackLoop, HostNotAllowed, Sandbox, SpecWarning
+from autofeedback import ApiCatalog, SpecWarning
 from autofeedback.cli import run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,28 +55,3 @@ def test_a_clean_spec_loads_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml")
-
-
-def test_localhost_is_not_127_0_0_1_and_the_error_says_so(terse_bookshop: Sandbox) -> None:
-    from autofeedback import guard_session
-
-    session = requests.Session()
-    guard_session(
-        session,
-        ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml"),
-        base_url=terse_bookshop.url,
-    )
-    other = terse_bookshop.url.replace("127.0.0.1", "localhost")
-    with pytest.raises(HostNotAllowed) as info:
-        session.get(other + "/books", params={"query": "x"})
-    assert "localhost and 127.0.0.1 are different origins" in str(info.value)
-    assert "allow_hosts=" in str(info.value)
-
-
-def test_feedback_loop_takes_a_plain_callable(terse_bookshop: Sandbox) -> None:
-    def model(messages: list[dict[str, str]]) -> str:
-        return "<API>searchBooks(query='dune')</API>"
-
-    catalog = ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml")
-    result = FeedbackLoop(model, catalog, base_url=terse_bookshop.url).run("Find books about dune")
-    assert result.success and result.status == 200
