@@ -77,9 +77,9 @@ from autofeedback.loop._explain import explain_response
 from autofeedback.loop._send import build_http
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, render
+from benchmarks._records import after_last_call
 from benchmarks._results import write_section
 from benchmarks.loop import CODE_MEANINGS, error_code_docs_file
-from benchmarks.retrieval import after_last_call
 
 DATASETS = ("api-bank", "toolalpaca")
 ROUNDS = 3

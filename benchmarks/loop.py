@@ -69,8 +69,8 @@ from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from autofeedback.checks._check_name import check_name
 from autofeedback.loop._llm import LLMClient, Usage
 from benchmarks import _datasets
+from benchmarks._records import after_last_call
 from benchmarks._results import write_section
-from benchmarks.retrieval import after_last_call
 
 #: The paper's settings, with this project's own additions turned off (focus_docs and the
 #: certain repairs are on by default)

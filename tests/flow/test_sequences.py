@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from account_tools import ACCOUNT_TOOLS
+from _support.account_tools import ACCOUNT_TOOLS
 
 from autofeedback import ApiCatalog
 from autofeedback._scan import Scanner

@@ -7,7 +7,7 @@ import asyncio
 from typing import Annotated, Any
 
 import pytest
-from agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
+from _support.agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
 
 from autofeedback import Policy, ToolCallRejected
 

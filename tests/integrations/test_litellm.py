@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 import pytest
-from agent_frameworks import MADE_UP, MISSPELT, TOOLS
+from _support.agent_frameworks import MADE_UP, MISSPELT, TOOLS
 
 from autofeedback import AutoFeedbackGuardrail, Policy
 

@@ -30,7 +30,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 
 import httpx
 import uvicorn
-from processes import children, gone_within
+from _support.processes import children, gone_within
 
 from autofeedback._serve import check_host
 from autofeedback.cli import run as cli_run

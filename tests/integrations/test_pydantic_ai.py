@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from agent_frameworks import ANSWER, MADE_UP, MISSPELT
+from _support.agent_frameworks import ANSWER, MADE_UP, MISSPELT
 
 from autofeedback import Policy, ToolCallRejected
 
