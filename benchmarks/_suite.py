@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._exceptions import SpecError
+from autofeedback.core._exceptions import SpecError
 
 __all__ = [
     "DIALECTS",

@@ -45,8 +45,8 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest
 
 from autofeedback import ApiCatalog, ApiRequest, Scanner, audit_lines
-from autofeedback._openapi import sample_value, sanitize_schema
 from autofeedback._specs import load_spec_file
+from autofeedback.catalog._schema import sample_value, sanitize_schema
 from benchmarks import _datasets
 from benchmarks._records import composed_spec, http_records, mistaken
 from benchmarks._results import write_section

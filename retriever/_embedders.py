@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 
 __all__ = [
     "BACKENDS",

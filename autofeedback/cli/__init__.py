@@ -21,9 +21,6 @@ import warnings
 from collections.abc import Sequence
 from typing import IO, Any
 
-# only what every command needs: a command imports its own parts (the checks, the spec
-# loaders, the servers) when it runs, so `autofeedback --version` imports none of them
-from autofeedback._exceptions import AutoFeedbackError, SpecWarning
 from autofeedback.cli._commands import COMMANDS, _parser
 from autofeedback.cli._common import _ERROR, _Usage
 from autofeedback.cli._config import _config_values, find_config
@@ -31,6 +28,10 @@ from autofeedback.cli._config import _config_values, find_config
 # what tests, the docs' hooks and benchmarks import from here
 from autofeedback.cli._formatters import _JsonlFormatter as _JsonlFormatter
 from autofeedback.cli._options import _REPAIR_MODES as _REPAIR_MODES
+
+# only what every command needs: a command imports its own parts (the checks, the spec
+# loaders, the servers) when it runs, so `autofeedback --version` imports none of them
+from autofeedback.core._exceptions import AutoFeedbackError, SpecWarning
 
 __all__ = ["main", "run"]
 

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from autofeedback._exceptions import AutoFeedbackError
 from autofeedback.cli._common import _ERROR, _EXIT_CODES, _load_specs, _Usage
 from autofeedback.cli._formatters import _FORMATTERS, _Sink
+from autofeedback.core._exceptions import AutoFeedbackError
 
 if TYPE_CHECKING:
     from autofeedback.audit._audit import AuditResult
@@ -373,8 +373,8 @@ def _reported(formatter: _Sink, result: AuditResult) -> AuditResult:
         formatter.record(result)
         return result
     except Exception as exc:
-        from autofeedback._scan import one_line
         from autofeedback.audit._audit import AuditResult
+        from autofeedback.scanner._scan import one_line
 
         reason = one_line(exc).encode("ascii", "backslashreplace").decode("ascii")
         failed = AuditResult(

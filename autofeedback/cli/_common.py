@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from autofeedback._catalog import ApiCatalog
+    from autofeedback.catalog._catalog import ApiCatalog
 
 
 class _Usage(Exception):
@@ -102,7 +102,7 @@ def _require(args: argparse.Namespace, *names: str) -> None:
 
 
 def _load_specs(paths: Sequence[str]) -> ApiCatalog | None:
-    from autofeedback._catalog import ApiCatalog
+    from autofeedback.catalog._catalog import ApiCatalog
 
     if not paths:
         return None

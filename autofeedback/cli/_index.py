@@ -62,7 +62,7 @@ def command(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) 
 
 
 def _index(args: argparse.Namespace, out: IO[str]) -> int:
-    from autofeedback._catalog import ApiCatalog
+    from autofeedback.catalog._catalog import ApiCatalog
     from doc_index import build_or_load
     from retriever import load_embedder
 

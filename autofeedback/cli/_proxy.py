@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import IO, Any
 
-from autofeedback._install import install_hint
 from autofeedback.cli._common import _Usage
 from autofeedback.cli._options import _grace_argument, _host_arguments, _repair_flag
+from autofeedback.core._install import install_hint
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

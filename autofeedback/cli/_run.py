@@ -188,8 +188,8 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from autofeedback._catalog import ApiCatalog
-    from autofeedback._redact import redact
+    from autofeedback.catalog._catalog import ApiCatalog
+    from autofeedback.core._redact import redact
     from autofeedback.loop._loop import FeedbackLoop
 
     catalog = ApiCatalog.from_file(args.spec)
@@ -289,8 +289,8 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from autofeedback._catalog import ApiCatalog
-    from autofeedback._redact import redact
+    from autofeedback.catalog._catalog import ApiCatalog
+    from autofeedback.core._redact import redact
     from autofeedback.loop._tasks import ProgramRunner, ReactRunner
 
     catalog = ApiCatalog.from_file(args.spec)
@@ -341,7 +341,7 @@ def _print_turn(console: Any, turn: Any) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    from autofeedback._redact import redact
+    from autofeedback.core._redact import redact
 
     body = Text()
     body.append("model: ", style="bold")
@@ -378,7 +378,7 @@ def _print_attempt(console: Any, attempt: Any) -> None:
     from rich.panel import Panel
     from rich.text import Text
 
-    from autofeedback._redact import redact
+    from autofeedback.core._redact import redact
 
     body = Text()
     body.append("model: ", style="bold")

@@ -44,7 +44,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def command(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) -> int:
-    from autofeedback._sandbox import run_sandbox
+    from autofeedback.serve._sandbox import run_sandbox
 
     _require(args, "spec")
     return run_sandbox(

@@ -64,7 +64,7 @@ def command(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) 
 
 def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
     from autofeedback.decide._feedback import render_feedback
-    from autofeedback._scan import Scanner, first_finding
+    from autofeedback.scanner._scan import Scanner, first_finding
 
     catalog = _load_specs(args.spec)
     assert catalog is not None

@@ -12,7 +12,8 @@ import requests
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from autofeedback import ApiCatalog, Sandbox  # noqa: E402
+from autofeedback import ApiCatalog  # noqa: E402
+from autofeedback.sandbox import Sandbox  # noqa: E402
 from benchmarks import loop  # noqa: E402
 
 

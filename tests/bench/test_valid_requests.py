@@ -17,7 +17,7 @@ from openapi_schema_validator import OAS30WriteValidator, oas30_format_checker
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT4
 
-from autofeedback import request_from_call, request_from_http
+from autofeedback.parsing import request_from_call, request_from_http
 
 _REPO = Path(__file__).resolve().parents[2]
 if str(_REPO) not in sys.path:  # benchmarks/ is a folder of scripts, not an installed package

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, Finding, Scanner, render_feedback
-from autofeedback._model import Operation
 from autofeedback.checks._check_name import destructive
 from autofeedback.cli import run
+from autofeedback.core._model import Operation
 
 TODO = Path(__file__).resolve().parents[1] / "data" / "specs" / "todo.yaml"
 

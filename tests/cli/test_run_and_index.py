@@ -7,8 +7,8 @@ import io
 import json
 from pathlib import Path
 
-from autofeedback import Sandbox
 from autofeedback.cli import run
+from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "examples" / "bookshop.yaml"

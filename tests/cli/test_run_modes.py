@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autofeedback import Sandbox
 from autofeedback.cli import run
+from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "examples" / "bookshop.yaml"

@@ -18,13 +18,8 @@ from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest
 
 from autofeedback import ApiCatalog, Operation, Parameter, Response
-from autofeedback._openapi import (
-    function_path,
-    run_openapi_export,
-    sample_value,
-    sanitize_schema,
-    to_openapi,
-)
+from autofeedback.catalog._openapi import function_path, run_openapi_export, to_openapi
+from autofeedback.catalog._schema import sample_value, sanitize_schema
 
 DATA = Path(
     os.environ.get("AUTOFEEDBACK_SHARED_DATA")

@@ -16,10 +16,11 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autofeedback import ApiCatalog, HostNotAllowed, Sandbox
-from autofeedback._origins import Origin, Origins, canonical_host, origin_of
+from autofeedback import ApiCatalog, HostNotAllowed
+from autofeedback.core._origins import Origin, Origins, canonical_host, origin_of
 from autofeedback.integrations._adapter import guard_session
 from autofeedback.loop._send import HttpCall, allowed_hosts, send
+from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 

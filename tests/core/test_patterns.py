@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, InvalidPatternWarning, Scanner
-from autofeedback._patterns import (
+from autofeedback.core._patterns import (
     InvalidPattern,
     compile_pattern,
     is_bounded,
@@ -85,7 +85,7 @@ def test_a_bounded_search_that_runs_out_of_time_decides_nothing() -> None:
     assert compile_pattern(r"^((a|aa)+)+\1b$").bounded
     out = _run(
         """
-        from autofeedback._patterns import compile_pattern
+        from autofeedback.core._patterns import compile_pattern
         print(compile_pattern(r"^((a|aa)+)+\\1b$").search("a" * 5000))
         """
     )
@@ -239,8 +239,8 @@ def test_the_sandbox_answers_at_once_on_a_hostile_pattern() -> None:
         _SETUP
         + """
         import requests
-        from autofeedback import Sandbox
-        from autofeedback._openapi import function_path
+        from autofeedback.sandbox import Sandbox
+        from autofeedback.catalog._openapi import function_path
         with Sandbox(catalog) as sandbox:
             url = sandbox.url + function_path("tag")
             bad = requests.post(url, json={"label": ATTACK}, timeout=30).status_code
@@ -317,7 +317,8 @@ def test_exporting_a_spec_whose_example_meets_its_own_hostile_pattern_returns_at
     out = _run(
         f"""
         import json
-        from autofeedback import ApiCatalog, Sandbox, to_openapi
+        from autofeedback import ApiCatalog
+        from autofeedback.sandbox import Sandbox, to_openapi
         catalog = ApiCatalog.from_tools([json.loads({json.dumps(json.dumps(tool))})])
         document = to_openapi(catalog)
         with Sandbox(catalog):

@@ -15,12 +15,12 @@ import requests
 import yaml
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._redact import REDACTED, is_sensitive, redact, redact_finding
-from autofeedback._sandbox import Sandbox
 from autofeedback.cli import run
+from autofeedback.core._redact import REDACTED, is_sensitive, redact, redact_finding
 from autofeedback.integrations._adapter import AutoFeedbackWarning, RequestRejected, guard_session
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import FeedbackLoop
+from autofeedback.serve._sandbox import Sandbox
 
 # every one of these must be masked wherever it would appear
 SECRETS = {
@@ -363,7 +363,7 @@ def test_redact_walks_values_and_text() -> None:
 
 
 def test_redact_finding_keeps_what_is_not_a_credential() -> None:
-    from autofeedback._findings import Finding
+    from autofeedback.core._findings import Finding
 
     f = Finding(
         "E4.1", ("query", "limit"), "s3cr3t", message="limit must be an integer, got s3cr3t"
@@ -392,7 +392,7 @@ def test_redaction_is_linear_on_hostile_text(text: str) -> None:
 
 
 def test_a_huge_value_is_shown_by_its_start() -> None:
-    from autofeedback._findings import Finding
+    from autofeedback.core._findings import Finding
 
     f = Finding("E4.1", ("query", "limit"), "x" * 1_000_000, message="not an integer")
     assert len(redact_finding(f).got) == 4096 + 3

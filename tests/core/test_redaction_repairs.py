@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback._findings import Finding, Repair
-from autofeedback._redact import (
+from autofeedback.cli import run
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._redact import (
     REDACTED,
     is_sensitive,
     redact,
@@ -20,7 +21,6 @@ from autofeedback._redact import (
     redact_repair,
     value_secrets,
 )
-from autofeedback.cli import run
 
 SECRETS = ("QUERY-SIG-0a1b2c", "QUERY-TOKEN-3d4e5f", "HEADER-KEY-6a7b8c", "BEARER-9d0e1f")
 

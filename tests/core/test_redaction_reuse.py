@@ -17,12 +17,12 @@ import requests
 import yaml
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._redact import REDACTED, credential_values
-from autofeedback._sandbox import Sandbox
 from autofeedback.cli import run
+from autofeedback.core._redact import REDACTED, credential_values
 from autofeedback.integrations._adapter import RequestRejected, guard_session
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import FeedbackLoop
+from autofeedback.serve._sandbox import Sandbox
 
 SPEC: dict[str, Any] = {
     "openapi": "3.0.3",

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, Operation, Parameter, Response
-from autofeedback._sandbox import Sandbox
+from autofeedback.serve._sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,8 +48,8 @@ def test_a_long_url_against_many_variables_returns_at_once() -> None:
     code = f"""
         import requests
         from autofeedback import Scanner
-        from autofeedback._model import ApiRequest
-        from autofeedback._sandbox import Sandbox
+        from autofeedback.core._model import ApiRequest
+        from autofeedback.serve._sandbox import Sandbox
         import sys
         sys.path.insert(0, {str(ROOT / "tests" / "core")!r})
         from test_routing_linear import _catalog

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, Scanner, SpecWarning
-from autofeedback._model import ApiRequest
-from autofeedback._tool_names import looks_alike, name_problem, set_aside
+from autofeedback.catalog._tool_names import looks_alike, name_problem, set_aside
+from autofeedback.core._model import ApiRequest
 from autofeedback.decide import Decider
 from autofeedback.flow._tools import documented_tools
 

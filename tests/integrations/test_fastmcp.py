@@ -15,7 +15,7 @@ pytest.importorskip(
 
 from fastmcp import Client, FastMCP
 
-from autofeedback import AutoFeedbackMCPMiddleware
+from autofeedback.frameworks import AutoFeedbackMCPMiddleware
 
 ran: list[tuple[str, Any]] = []
 

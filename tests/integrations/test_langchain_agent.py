@@ -28,7 +28,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from autofeedback import AutoFeedbackMiddleware, AutoFeedbackToolWrapper
+from autofeedback.frameworks import AutoFeedbackMiddleware, AutoFeedbackToolWrapper
 
 ran: list[str] = []
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from _support.agent_frameworks import MADE_UP, MISSPELT, TOOLS
 
-from autofeedback import AutoFeedbackGuardrail, Policy
+from autofeedback import Policy
+from autofeedback.frameworks import AutoFeedbackGuardrail
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch from the internet
 litellm = pytest.importorskip(

@@ -25,7 +25,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from autofeedback import AutoFeedbackRunHooks
+from autofeedback.frameworks import AutoFeedbackRunHooks
 
 ran: list[str] = []
 

@@ -18,7 +18,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from autofeedback import AutoFeedbackCapability
+from autofeedback.frameworks import AutoFeedbackCapability
 
 ran: list[str] = []
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autofeedback import ApiCatalog, FeedbackLoop, Sandbox
+from autofeedback import ApiCatalog, FeedbackLoop
+from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 

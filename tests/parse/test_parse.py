@@ -18,8 +18,6 @@ from typing import Any
 
 import pytest
 
-from autofeedback._exceptions import AutoFeedbackError
-from autofeedback._model import ApiRequest
 from autofeedback._parse import (
     MAX_INPUT_CHARS,
     ParseResult,
@@ -28,6 +26,8 @@ from autofeedback._parse import (
     request_from_call,
     request_from_http,
 )
+from autofeedback.core._exceptions import AutoFeedbackError
+from autofeedback.core._model import ApiRequest
 
 CASES_FILE = Path(__file__).parents[1] / "data" / "parse_cases.json"
 CASES: list[dict[str, Any]] = json.loads(CASES_FILE.read_text(encoding="utf-8"))

@@ -51,7 +51,7 @@ def test_an_audit_of_many_tool_lists_embeds_a_repeated_name_once(
         }
         call = {"name": "fetch_forecast", "arguments": {"city": "Paris"}}
         lines.append(json.dumps({"id": i, "tools": [tool], "call": call}))
-    from autofeedback import _scan
+    from autofeedback.scanner import _scan
 
     counting = Counting()
     monkeypatch.setattr(_scan, "_retrievers", {str(tmp_path): ApiRetriever(counting)})
@@ -110,7 +110,7 @@ class Batches(Counting):
 def test_reading_ahead_embeds_a_window_in_one_batch_with_the_same_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lookahead: int
 ) -> None:
-    from autofeedback import _scan
+    from autofeedback.scanner import _scan
 
     monkeypatch.setenv("AUTOFEEDBACK_CACHE_DIR", str(tmp_path))
     lines = _made_up_names_log(8)

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._findings import Finding
+from autofeedback.core._findings import Finding
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

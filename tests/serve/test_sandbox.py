@@ -21,8 +21,9 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, ConfigurationError, Operation, Parameter, Response
-from autofeedback._openapi import function_path, sample_value, sanitize_schema
-from autofeedback._sandbox import DEFAULT_ERROR_CODES, MAX_BODY_BYTES, Sandbox, run_sandbox
+from autofeedback.catalog._openapi import function_path
+from autofeedback.catalog._schema import sample_value, sanitize_schema
+from autofeedback.serve._sandbox import DEFAULT_ERROR_CODES, MAX_BODY_BYTES, Sandbox, run_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKSHOP = ROOT / "specs" / "examples" / "bookshop.yaml"
@@ -395,7 +396,7 @@ def test_run_sandbox_serves_until_interrupted(stop_signal: int) -> None:
     # children inherit that; a user's terminal does not, so restore the default here
     code = (
         "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from autofeedback._sandbox import run_sandbox; "
+        "from autofeedback.serve._sandbox import run_sandbox; "
         f"sys.exit(run_sandbox({str(BOOKSHOP)!r}, port=0, terse=True, "
         "stdout=sys.stdout, stderr=sys.stderr))"
     )
@@ -521,7 +522,7 @@ def test_an_interrupt_while_a_connection_is_handed_over_stops_the_server(
     import socketserver
     import threading
 
-    from autofeedback._sandbox import _Server
+    from autofeedback.serve._sandbox import _Server
 
     handed_over = socketserver.ThreadingMixIn.process_request
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import requests
 
 from autofeedback import ApiCatalog
-from autofeedback._sandbox import Sandbox
+from autofeedback.serve._sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 

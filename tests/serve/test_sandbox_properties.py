@@ -48,10 +48,10 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from openapi_core.templating.responses.exceptions import ResponseNotFound
 
 from autofeedback import ApiCatalog, Operation
-from autofeedback._openapi import sample_value, sanitize_schema
-from autofeedback._sandbox import Sandbox
-from autofeedback._sandbox_store import Collection, props_of
-from autofeedback._sandbox_values import fits, generate
+from autofeedback.catalog._schema import sample_value, sanitize_schema
+from autofeedback.serve._sandbox import Sandbox
+from autofeedback.serve._sandbox_store import Collection, props_of
+from autofeedback.serve._sandbox_values import fits, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("AUTOFEEDBACK_SHARED_DATA", ROOT.parent / "shared" / "data"))

@@ -17,9 +17,9 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog
-from autofeedback._model import Operation, Response
-from autofeedback._sandbox import DEFAULT_ERROR_CODES, Sandbox
-from autofeedback._sandbox_refusals import state_rules
+from autofeedback.core._model import Operation, Response
+from autofeedback.serve._sandbox import DEFAULT_ERROR_CODES, Sandbox
+from autofeedback.serve._sandbox_refusals import state_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKINGS = ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookings.yaml")

@@ -22,8 +22,8 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, ConfigurationError
-from autofeedback._sandbox import Sandbox
 from autofeedback.cli import run as cli_run
+from autofeedback.serve._sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKSHOP = ROOT / "specs" / "examples" / "bookshop.yaml"
@@ -124,7 +124,7 @@ def test_sigterm_lets_answers_in_flight_finish_and_a_second_one_kills(tmp_path: 
     code = textwrap.dedent(
         f"""
         import os, sys, time
-        from autofeedback import _sandbox
+        from autofeedback.serve import _sandbox
         answer = _sandbox.Sandbox.handle
         def held(self, method, target, *args, **kwargs):
             if "held" in target:

@@ -19,9 +19,9 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, ConfigurationError, Operation, Parameter, Response
-from autofeedback._openapi import sanitize_schema
-from autofeedback._sandbox import RESET_PATH, Sandbox
-from autofeedback._sandbox_state import generate, id_params
+from autofeedback.catalog._schema import sanitize_schema
+from autofeedback.serve._sandbox import RESET_PATH, Sandbox
+from autofeedback.serve._sandbox_state import generate, id_params
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOKSHOP = ROOT / "specs" / "examples" / "bookshop.yaml"

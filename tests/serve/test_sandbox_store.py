@@ -19,8 +19,8 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog
-from autofeedback._sandbox import Sandbox
-from autofeedback._sandbox_values import fits, fresh_id, from_pattern, generate
+from autofeedback.serve._sandbox import Sandbox
+from autofeedback.serve._sandbox_values import fits, fresh_id, from_pattern, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 CALENDAR = ROOT / "specs" / "examples" / "calendar.yaml"

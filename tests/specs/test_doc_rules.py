@@ -1,4 +1,4 @@
-"""Rules a description states and its schema does not (autofeedback/_doc_rules.py).
+"""Rules a description states and its schema does not (autofeedback/serve/_doc_rules.py).
 
 The cases (tests/data/doc_rules/cases.json) are descriptions as real specs write them:
 API-Bank's strftime layouts, Spotify's counts, TMDB's "Must be uppercase", and the
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from autofeedback._doc_rules import broken_rules, param_rules, request_values
-from autofeedback._model import Operation, Parameter
+from autofeedback.core._model import Operation, Parameter
+from autofeedback.serve._doc_rules import broken_rules, param_rules, request_values
 from benchmarks import _datasets
 
 CASES = json.loads(
@@ -78,7 +78,7 @@ def test_no_gold_call_of_the_shared_datasets_breaks_a_rule() -> None:
     if _datasets.shared_data_dir() is None:
         pytest.skip("shared data (../shared/data) not found")
     from autofeedback import ApiCatalog
-    from autofeedback._doc_rules import operation_rules
+    from autofeedback.serve._doc_rules import operation_rules
 
     checked = 0
     for dataset in ("api-bank", "toolalpaca"):

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 if TYPE_CHECKING:
-    from autofeedback._findings import Finding, Repair
-    from autofeedback._model import ApiRequest
+    from autofeedback.core._findings import Finding, Repair
+    from autofeedback.core._model import ApiRequest
 
 __all__ = [
     "REDACTED",
@@ -414,7 +414,7 @@ def redact_finding(
     'token'": the fix the model needs names it); a ``got`` text longer than 4,096
     characters is cut there. The ``doc`` line comes from the spec and is kept.
 
-    >>> from autofeedback._findings import Finding
+    >>> from autofeedback.core._findings import Finding
     >>> f = Finding("E3", ("query", "api_key"), "K123", message="unknown query parameter")
     >>> redact_finding(f).got
     '[REDACTED]'
@@ -459,7 +459,7 @@ def redact_repair(
     "token")``) is masked before and after, unless it is a name (a renamed parameter);
     credentials anywhere else in the values are masked as everywhere.
 
-    >>> from autofeedback._findings import Repair
+    >>> from autofeedback.core._findings import Repair
     >>> redact_repair(Repair("E5.3", ("argument", "token"), "xxx", "tok-123")).after
     '[REDACTED]'
     >>> redact_repair(Repair("E3.2", ("argument", "Token"), "Token", "token")).after
@@ -588,7 +588,7 @@ def request_secrets(request: ApiRequest, names: Iterable[str] = ()) -> list[str]
     """Every credential value ``request`` carries (headers, query, body fields, URL user
     info), to mask wherever it is echoed.
 
-    >>> from autofeedback._model import ApiRequest
+    >>> from autofeedback.core._model import ApiRequest
     >>> request_secrets(ApiRequest(method="GET", url="http://u:pw12@h/x?token=t0k3n"))
     ['pw12', 't0k3n', 'u:pw12']
     """

@@ -22,7 +22,7 @@ from ipaddress import ip_address
 from types import FrameType
 from typing import Any
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 
 __all__ = [
     "BODY_TIMEOUT",

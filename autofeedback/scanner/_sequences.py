@@ -2,7 +2,7 @@
 
 Per step, in order:
 
-1. the step's own E1-E4 findings, exactly as :class:`~autofeedback._scan.Scanner` gives them
+1. the step's own E1-E4 findings, exactly as :class:`~autofeedback.scanner._scan.Scanner` gives them
    for one call, with the values that come from earlier responses left out of the value
    checks (their documented type is judged by E5.4 instead) and never reported missing;
 2. E5.1 for a value read from a variable nothing earlier assigned;
@@ -26,25 +26,26 @@ import re
 import weakref
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from collections.abc import Sequence as CollectionSequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding, Severity
-from autofeedback._model import ApiRequest, Operation, Parameter
-from autofeedback._redact import redact_finding, request_secrets
-from autofeedback._scan import Scanner
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_selection
 from autofeedback.checks._words import no_side_effects
+from autofeedback.core._findings import Finding, Severity
+from autofeedback.core._model import ApiRequest, Operation, Parameter
+from autofeedback.core._redact import redact_finding, request_secrets
 from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind, response_values
 from autofeedback.flow._program import Derived, Ref, Unbound, path_text
 from autofeedback.flow._sequence import Sequence, Step
 from autofeedback.flow._tools import documented_tools, with_tools_in_text
 
+if TYPE_CHECKING:  # the scanner imports this module: a scanner is handed in
+    from autofeedback.scanner._scan import Scanner
+
 __all__ = [
     "SequenceChecker",
     "check_next_calls",
     "check_next_requests",
-    "check_sequence",
     "ground_call",
     "has_tool_steps",
 ]
@@ -81,6 +82,7 @@ class SequenceChecker:
     ...          "items": {"type": "object", "properties": {"id": {"type": "string"}}}}}}},
     ...     {"name": "get", "parameters": {"type": "object", "properties": {
     ...         "item_id": {"type": "string"}}}}])
+    >>> from autofeedback.scanner._scan import Scanner
     >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
     ...                           graph=FlowGraph.from_catalog(catalog))
     >>> [f.suggestion for f in checker.check(sequence_from_program(
@@ -133,7 +135,7 @@ class SequenceChecker:
         # a ReAct Observation) are callable from the first step on
         known = with_tools_in_text(scanner.catalog, *texts)
         if known is not scanner.catalog:
-            scanner = Scanner(known, retriever=self.scanner._retriever)
+            scanner = self.scanner.for_catalog(known)
         seen: set[str] = set()
         names = {step.index: step.name for step in seq.steps}
         consumed = {ref.step for step in seq.steps if step.call is not None for ref in _refs(step)}
@@ -170,7 +172,7 @@ class SequenceChecker:
                 found = documented_tools(step.response.body)
                 if found is not None:
                     merged = ApiCatalog.merge(scanner.catalog, found)
-                    scanner = Scanner(merged, retriever=self.scanner._retriever)
+                    scanner = self.scanner.for_catalog(merged)
         selection = self._selection(scanner, seq, consumed, malformed)
         if selection is not None:
             yield selection
@@ -479,7 +481,7 @@ def _literal_args(
     if not request.is_http:
         yield from request.arguments.items()
         return
-    from autofeedback._resolve import request_args
+    from autofeedback.core._resolve import request_args
 
     hit = None
     if request.method is not None and request.url is not None:
@@ -673,29 +675,6 @@ def ground_call(
             yield f
 
 
-def check_sequence(
-    seq: Sequence,
-    catalog: ApiCatalog,
-    *,
-    graph: _Graph | None = None,
-    responses: Mapping[str, Mapping[str, Any]] | None = None,
-    retriever: Any = "auto",
-) -> list[Finding]:
-    """Every finding of a sequence against ``catalog``.
-
-    >>> from autofeedback.flow._sequence import sequence_from_program
-    >>> catalog = ApiCatalog.from_tools([{"name": "get", "parameters": {"type": "object",
-    ...     "properties": {"id": {"type": "string"}}}}])
-    >>> [f.code for f in check_sequence(sequence_from_program("get(id=r.id)"), catalog,
-    ...                                 retriever=None)]
-    ['E5.1']
-    """
-    checker = SequenceChecker(
-        Scanner(catalog, retriever=retriever), graph=graph, responses=responses
-    )
-    return checker.check(seq)
-
-
 def check_next_calls(
     checker: SequenceChecker, history: Iterable[Any], calls: CollectionSequence[Mapping[str, Any]]
 ) -> list[list[Finding]]:
@@ -711,6 +690,7 @@ def check_next_calls(
     ...      "outputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}},
     ...     {"name": "get", "parameters": {"type": "object", "properties": {
     ...         "item_id": {"type": "string"}}}}])
+    >>> from autofeedback.scanner._scan import Scanner
     >>> checker = SequenceChecker(Scanner(catalog, retriever=None),
     ...                           graph=FlowGraph.from_catalog(catalog))
     >>> history = [{"role": "user", "content": "show the item"},

@@ -4,7 +4,7 @@ A real server refuses a valid request for what it remembers: a name already take
 order already shipped, a quota spent. Specs say so in their error responses
 (``409: "info_code 20031: the order has already shipped and cannot be cancelled"``);
 this module reads those words, for any spec, into :class:`StateRule` values that the
-sandbox's session (:mod:`autofeedback._sandbox_state`) enforces:
+sandbox's session (:mod:`autofeedback.serve._sandbox_state`) enforces:
 
 * **duplicate**: ``already exists``, ``already taken``, ``already in use``, ``must be
   unique``, ``duplicate``: a create (or an update) whose value in a *unique field* is
@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autofeedback._model import Operation, Response
-from autofeedback._sandbox_store import props_of
+from autofeedback.core._model import Operation, Response
+from autofeedback.serve._sandbox_store import props_of
 
 __all__ = ["StateRule", "action_verb", "participle_of", "state_rules", "status_fields"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from autofeedback._model import ApiRequest, Location
+from autofeedback.core._model import ApiRequest, Location
 
 __all__ = ["Arg", "request_args", "request_target"]
 

@@ -4,7 +4,7 @@ Real APIs refuse values for reasons no schema says: ``"The date. Format: %Y-%m-%
 on a plain ``string``, ``"How many results (1-50)"`` on a bare ``integer``, ``"Must be
 uppercase"``, ``"must be in the future"``. The static scan does not act on such words
 (it would be guessing where the docs were not exact); the sandbox
-(:mod:`autofeedback._sandbox`) enforces them the way a real server does, and the dynamic
+(:mod:`autofeedback.serve._sandbox`) enforces them the way a real server does, and the dynamic
 check (:mod:`autofeedback.loop._explain`) reads them back to say which part of a refused
 request a terse error concerns.
 
@@ -24,7 +24,7 @@ future    a date/time ``in the future`` (``past``: ``in the past``)
 case      ``must be uppercase`` / ``lowercase``
 ========  ==========================================================================
 
->>> from autofeedback._model import Parameter
+>>> from autofeedback.core._model import Parameter
 >>> p = Parameter("date", "argument", {"type": "string"}, description="Format: %Y-%m-%d.")
 >>> [r.kind for r in param_rules(p)], param_rules(p)[0].shape
 (['format'], 'YYYY-MM-DD')
@@ -40,7 +40,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autofeedback._model import Operation, Parameter
+from autofeedback.core._model import Operation, Parameter
 
 __all__ = ["DocRule", "broken_rules", "operation_rules", "param_rules", "request_values"]
 
@@ -335,7 +335,7 @@ def _n(x: float | None) -> str:
 
 def operation_rules(op: Operation) -> tuple[DocRule, ...]:
     """Every parameter's rules, in the operation's parameter order (top-level body
-    properties are parameters too, see :class:`~autofeedback._model.Operation`)."""
+    properties are parameters too, see :class:`~autofeedback.core._model.Operation`)."""
     return tuple(r for p in op.parameters for r in param_rules(p))
 
 

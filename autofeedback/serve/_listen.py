@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import socket
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 
 __all__ = ["cannot_listen", "listen"]
 

@@ -1,6 +1,6 @@
 """A sandbox API server: any loaded spec, served on 127.0.0.1, validating every request.
 
-Each request is checked with openapi-core against :func:`autofeedback.to_openapi` of the
+Each request is checked with openapi-core against :func:`autofeedback.sandbox.to_openapi` of the
 catalog (function-style operations are ``POST /{name}``, see :func:`function_path`).
 A valid request gets the first documented 2xx status and a body built from the
 documented example, else generated from the response schema. An invalid one gets:
@@ -36,27 +36,27 @@ code   HTTP  kind                 meaning
 Beyond the schemas, the sandbox refuses what a real server knows and the schemas do
 not say, each with the code and status the spec documents for it:
 
-* rules a parameter's description states (:mod:`autofeedback._doc_rules`): a layout
+* rules a parameter's description states (:mod:`autofeedback.serve._doc_rules`): a layout
   (``Format: %Y-%m-%d``, ``YYYY-MM-DD``), bounds (``1-50``, ``at most 100
   characters``, ``A maximum of 50 IDs``), ``in the future``, ``must be uppercase``:
   ``bad_format`` or ``bad_value``;
-* state errors its error responses document (:mod:`autofeedback._sandbox_refusals`):
+* state errors its error responses document (:mod:`autofeedback.serve._sandbox_refusals`):
   ``conflict``, ``invalid_state``, ``quota_exceeded`` (the documented status, e.g. a
   ``409 "the order has already shipped"``). Deleting twice, or naming a deleted id, is
   ``not_found``.
 
-Valid requests are answered by :class:`autofeedback._sandbox_state.SessionState`,
-consistently across calls: each collection of the spec (:mod:`autofeedback._sandbox_store`)
+Valid requests are answered by :class:`autofeedback.serve._sandbox_state.SessionState`,
+consistently across calls: each collection of the spec (:mod:`autofeedback.serve._sandbox_store`)
 is one store that its list pages through, its detail reads, and its creates, updates
 and deletes change; the ids a search returns are the ids detail endpoints accept; an id
 never issued, or deleted, gets the operation's documented 404 (its example, its schema
 with the message filled in, or its documented code), else the ``not_found`` row above.
-Values are made by :mod:`autofeedback._sandbox_values` and satisfy their schemas.
+Values are made by :mod:`autofeedback.serve._sandbox_values` and satisfy their schemas.
 ``POST /__sandbox__/reset`` (or :meth:`Sandbox.reset`) starts a fresh session;
 :attr:`Sandbox.notes` says what the spec gives no way to know.
 
 The server binds to a loopback address (another one needs ``allow_remote``, see
-:mod:`autofeedback._serve`) and logs only method, path and status.
+:mod:`autofeedback.serve._serve`) and logs only method, path and status.
 """
 
 from __future__ import annotations
@@ -105,17 +105,18 @@ from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
 from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-from autofeedback._catalog import ApiCatalog, _fullmatch
-from autofeedback._doc_rules import DocRule, broken_rules, operation_rules, request_values
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError, SpecError
-from autofeedback._listen import cannot_listen
-from autofeedback._model import Operation, Response
-from autofeedback._openapi import _export, sanitize_schema
-from autofeedback._patterns import CHECK_BUDGET, PatternBudget
-from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
-from autofeedback._redact import auth_names, redact
-from autofeedback._sandbox_state import NotFound, Refused, SessionState, generate
-from autofeedback._serve import DEFAULT_GRACE, check_host, die_on_second_signal, is_loopback
+from autofeedback.catalog._catalog import ApiCatalog, _fullmatch
+from autofeedback.catalog._openapi import _export
+from autofeedback.catalog._schema import sanitize_schema
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError, SpecError
+from autofeedback.core._model import Operation, Response
+from autofeedback.core._patterns import CHECK_BUDGET, PatternBudget
+from autofeedback.core._patterns import KEYWORDS as PATTERN_KEYWORDS
+from autofeedback.core._redact import auth_names, redact
+from autofeedback.serve._doc_rules import DocRule, broken_rules, operation_rules, request_values
+from autofeedback.serve._listen import cannot_listen
+from autofeedback.serve._sandbox_state import NotFound, Refused, SessionState, generate
+from autofeedback.serve._serve import DEFAULT_GRACE, check_host, die_on_second_signal, is_loopback
 
 __all__ = ["DEFAULT_ERROR_CODES", "RESET_PATH", "Sandbox", "SeenRequest", "run_sandbox"]
 
@@ -188,7 +189,7 @@ _CODE_IN_TEXT = re.compile(
 
 # openapi-core validates with jsonschema, whose pattern keywords run Python's backtracking
 # re: a spec's "^(a+)+$" would stall the server. The export is OpenAPI 3.1, so its
-# validator, with the pattern keywords on the linear-time engine (autofeedback._patterns).
+# validator, with the pattern keywords on the linear-time engine (autofeedback.core._patterns).
 _SCHEMA_VALIDATORS = SchemaValidatorsFactory(
     extend(OAS31Validator, PATTERN_KEYWORDS),  # type: ignore[no-untyped-call]
     # openapi-core's own choice for 3.1 (its issue 506: byte/binary kept)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autofeedback._findings import Finding
+    from autofeedback.core._findings import Finding
 
 __all__ = [
     "AutoFeedbackError",

@@ -9,19 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import reprlib
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, SpecError
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._patterns import PatternBudget
-from autofeedback._redact import auth_names, redact_finding, request_secrets
-from autofeedback._resolve import request_args
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import (
     CONFIDENT_MARGIN,
     WARN_MARGIN,
@@ -32,22 +25,28 @@ from autofeedback.checks._check_name import (
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
 from autofeedback.checks._names import NameMatcher, Scored
+from autofeedback.core._exceptions import ConfigurationError, SpecError
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest, Operation, Output
+from autofeedback.core._patterns import PatternBudget
+from autofeedback.core._redact import auth_names, redact_finding, request_secrets
+from autofeedback.core._resolve import request_args
+
+if TYPE_CHECKING:
+    from autofeedback.flow._sequence import Sequence as Steps
+    from autofeedback.scanner._sequences import _Graph
 
 __all__ = [
     "Output",
     "Scanner",
+    "check_sequence",
     "first_finding",
     "is_program",
     "iter_findings",
     "one_line",
     "scan",
-    "to_requests",
     "unreadable",
 ]
-
-#: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
-#: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
-Output = str | ApiRequest | Mapping[str, Any]
 
 
 class _Retriever(ApiRanker, NameMatcher):
@@ -155,7 +154,7 @@ class Scanner:
         ``on_error="raise"`` it is raised instead, for callers that report it their own
         way (the audit's per-record ``error``). ``context``: the whole request when
         ``instruction`` is only its latest part (see :func:`check_selection`). Every
-        finding is redacted (:func:`autofeedback._redact.redact_finding`): credentials
+        finding is redacted (:func:`autofeedback.core._redact.redact_finding`): credentials
         the request carried never reach ``got``, ``expected`` or ``message``.
         """
         names = self._auth_names
@@ -172,6 +171,8 @@ class Scanner:
                 # calls that read each other's results: checked as one sequence (E5)
                 yield from self._program_findings(output, instruction)
                 return
+            from autofeedback._parse._output import to_requests
+
             requests, problem = to_requests(output)
             if problem is not None:
                 yield redact_finding(problem, names=names)
@@ -237,10 +238,15 @@ class Scanner:
         checker = self.sequence_checker()
         yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
 
+    def for_catalog(self, catalog: ApiCatalog) -> Scanner:
+        """A scanner of ``catalog`` with this one's retriever (and the default
+        thresholds): a sequence's catalog grows with the tools its steps found."""
+        return Scanner(catalog, retriever=self._retriever)
+
     def sequence_checker(self) -> Any:
         """The :class:`autofeedback.flow.SequenceChecker` of this scanner's catalog and its
         data-flow graph (made once): how a program or trace is checked."""
-        from autofeedback.flow._checks import SequenceChecker
+        from autofeedback.scanner._sequences import SequenceChecker
 
         checker = self.__dict__.get("_sequence_checker")
         if checker is None:
@@ -412,7 +418,7 @@ class Scanner:
         ``context`` (the rest of what the model saw: a system prompt, earlier turns)
         gives although an operation of the catalog produces it (the data-flow graph says
         which: the feedback names it)."""
-        from autofeedback.flow._checks import ground_call
+        from autofeedback.scanner._sequences import ground_call
 
         if request.is_http:
             args = {
@@ -475,48 +481,6 @@ def first_finding(findings: Sequence[Finding]) -> Finding | None:
     return ordered[0] if ordered else None
 
 
-def to_requests(output: Output) -> tuple[Sequence[ApiRequest], Finding | None]:
-    """Normalise what :class:`Scanner` accepts into parsed requests, or an E1 finding."""
-    if isinstance(output, ApiRequest):
-        return [output], None
-    if type(output) is dict and len(output) == 2:
-        name, arguments = output.get("name"), output.get("arguments")
-        if isinstance(name, str) and name and name == name.strip() and type(arguments) is dict:
-            # the canonical {"name", "arguments"} call (most audit records): nothing to
-            # normalise, so none of the format detection below
-            return [ApiRequest(name=name, arguments=dict(arguments))], None
-    from autofeedback._parse import (
-        RequestFormatError,
-        parse_output,
-        request_from_call,
-        request_from_http,
-    )
-
-    if isinstance(output, Mapping) and _is_message(output):
-        # a whole assistant message / completion response: its tool_calls are the requests
-        output = json.dumps(output, default=str)
-    elif isinstance(output, Mapping):
-        try:
-            if "method" in output or "url" in output:
-                return [request_from_http(output)], None
-            return [request_from_call(output)], None
-        except RequestFormatError as exc:
-            return [], Finding("E1", (), _excerpt(output), message=str(exc))
-    if not isinstance(output, str):
-        return [], Finding("E1", (), repr(type(output)), message="output is not text")
-    result = parse_output(output)
-    if result.requests:
-        return result.requests, None
-    return [], Finding(
-        "E1",
-        (),
-        _excerpt(output),
-        expected=result.format_hint,
-        suggestion=result.suggestion,
-        message=result.problem or "no API request found in the output",
-    )
-
-
 def unreadable(output: Any, exc: BaseException) -> Finding:
     """The E1 finding for an output whose reading or checking failed with ``exc``: one
     line naming the error, never a traceback.
@@ -524,8 +488,10 @@ def unreadable(output: Any, exc: BaseException) -> Finding:
     >>> unreadable("GET /x", ValueError("Invalid IPv6 URL")).message
     'the output could not be checked: ValueError: Invalid IPv6 URL'
     """
+    from autofeedback._parse._output import excerpt
+
     return Finding(
-        "E1", (), _excerpt(output), message=f"the output could not be checked: {one_line(exc)}"
+        "E1", (), excerpt(output), message=f"the output could not be checked: {one_line(exc)}"
     )
 
 
@@ -558,26 +524,6 @@ def is_program(text: str) -> bool:
     )
 
 
-def _is_message(value: Mapping[str, Any]) -> bool:
-    return any(k in value for k in ("tool_calls", "choices", "role", "function_call"))
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 200
-_REPR.maxlevel = 4
-
-
-def _excerpt(value: Any, limit: int = 200) -> str:
-    if isinstance(value, str):
-        text = value[: limit + 1]
-    else:
-        try:  # bounded: a huge or deeply nested mapping is shown by its start
-            text = _REPR.repr(value)
-        except Exception:
-            text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
 _default: weakref.WeakKeyDictionary[ApiCatalog, Scanner] = weakref.WeakKeyDictionary()
 _retrievers: dict[str, Any] = {}
 _retrievers_lock = threading.Lock()
@@ -591,7 +537,7 @@ def default_retriever() -> Any:
     >>> default_retriever() is default_retriever()  # doctest: +SKIP
     True
     """
-    from autofeedback._cache import default_cache_dir
+    from autofeedback.core._cache import default_cache_dir
 
     key = str(default_cache_dir())
     with _retrievers_lock:
@@ -630,3 +576,28 @@ def scan(
     'E2.2'
     """
     return _scanner(catalog, retriever).scan(output, instruction=instruction)
+
+
+def check_sequence(
+    seq: Steps,
+    catalog: ApiCatalog,
+    *,
+    graph: _Graph | None = None,
+    responses: Mapping[str, Mapping[str, Any]] | None = None,
+    retriever: Any = "auto",
+) -> list[Finding]:
+    """Every finding of a sequence against ``catalog`` (see :class:`SequenceChecker`).
+
+    >>> from autofeedback.flow._sequence import sequence_from_program
+    >>> catalog = ApiCatalog.from_tools([{"name": "get", "parameters": {"type": "object",
+    ...     "properties": {"id": {"type": "string"}}}}])
+    >>> [f.code for f in check_sequence(sequence_from_program("get(id=r.id)"), catalog,
+    ...                                 retriever=None)]
+    ['E5.1']
+    """
+    from autofeedback.scanner._sequences import SequenceChecker
+
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=retriever), graph=graph, responses=responses
+    )
+    return checker.check(seq)

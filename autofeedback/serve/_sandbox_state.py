@@ -1,6 +1,6 @@
 """What the sandbox remembers between calls: the resources of one session.
 
-The sandbox (:mod:`autofeedback._sandbox`) validates a request; this module answers a
+The sandbox (:mod:`autofeedback.serve._sandbox`) validates a request; this module answers a
 valid one the way the real API would, consistently across the calls of one session:
 
 * **ids**: a path parameter is an id when it is named ``id``, ``<x>_id`` / ``<x>Id``, or
@@ -19,7 +19,7 @@ valid one the way the real API would, consistently across the calls of one sessi
   documented 404 for any other. Only ids of a kind some operation hands out (a search,
   a list, a create) are checked: an airport code or a year that no operation lists can
   only come from the caller's own knowledge, so any value is taken as given.
-* **collections** (:mod:`autofeedback._sandbox_store`): a path with a detail below it
+* **collections** (:mod:`autofeedback.serve._sandbox_store`): a path with a detail below it
   that is listed or created is one :class:`Store` of whole records per parent. Its list
   pages through the store (the paging the spec documents), its detail reads a record,
   a create adds one with a fresh id of the documented shape, an update or replace
@@ -32,7 +32,7 @@ valid one the way the real API would, consistently across the calls of one sessi
   does not allow) does that answer show a value of its own. A store starts with the list's
   example items, then :data:`SEED_RECORDS` generated ones, drawn from the seed and the
   store alone.
-* **documented state errors** (:mod:`autofeedback._sandbox_refusals`): what the spec's
+* **documented state errors** (:mod:`autofeedback.serve._sandbox_refusals`): what the spec's
   error responses say the server refuses for what it remembers: a create whose unique
   field another record holds (``already exists``), an operation on a resource in a
   state its docs refuse (``already shipped``, ``a cancelled order``), a create past a
@@ -40,7 +40,7 @@ valid one the way the real API would, consistently across the calls of one sessi
   A new record starts in its status field's first (or default) state, and an action
   (``POST /orders/{id}/cancel``) leaves its resource in the state it names.
 * **bodies**: the operation's documented example, else generated from its response
-  schema by :func:`generate` (:mod:`autofeedback._sandbox_values`): deterministic for a
+  schema by :func:`generate` (:mod:`autofeedback.serve._sandbox_values`): deterministic for a
   seed and the request, every value valid under its schema, arrays and depth bounded.
 
 Bounded: at most ``max_resources`` remembered ids and records (least recently used
@@ -59,17 +59,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._model import Operation, Response
-from autofeedback._openapi import sanitize_schema
-from autofeedback._sandbox_refusals import (
+from autofeedback.catalog._schema import sanitize_schema
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._model import Operation, Response
+from autofeedback.serve._sandbox_refusals import (
     StateRule,
     action_verb,
     participle_of,
     state_rules,
     status_fields,
 )
-from autofeedback._sandbox_store import (
+from autofeedback.serve._sandbox_store import (
     Collection,
     IdParam,
     Paging,
@@ -80,7 +80,7 @@ from autofeedback._sandbox_store import (
     props_of,
     singular,
 )
-from autofeedback._sandbox_values import (
+from autofeedback.serve._sandbox_values import (
     agreeable,
     fits,
     fresh_id,
@@ -929,7 +929,8 @@ class SessionState:
         )
 
     def _state_rules(self) -> dict[str, tuple[StateRule, ...]]:
-        """Each operation's documented state errors (see :mod:`autofeedback._sandbox_refusals`)."""
+        """Each operation's documented state errors (see
+        :mod:`autofeedback.serve._sandbox_refusals`)."""
         verbs: dict[str, list[str]] = {}  # collection template -> its actions' verbs
         for op in self._ops:
             verb, where = action_verb(op), self._resource_of(op)

@@ -4,7 +4,7 @@ Every value is drawn from a :class:`random.Random` the caller seeds, so the same
 and the same requests give the same answers, and it satisfies its schema:
 
 * **patterns**: a string the pattern matches, from ``rstr`` (``rstr.Rstr(rng).xeger``),
-  checked with the linear-time matcher of :mod:`autofeedback._patterns` and drawn again
+  checked with the linear-time matcher of :mod:`autofeedback.core._patterns` and drawn again
   when a construct ``rstr`` only approximates (a lookahead) breaks it; a pattern that
   gives no match in a few draws falls back to the documented example, if it matches;
 * **formats**: a fresh value of the format per draw (``uuid``, ``date-time``, ``date``,
@@ -49,8 +49,8 @@ import rstr
 from jsonschema import Draft202012Validator
 from jsonschema.validators import extend, validator_for
 
-from autofeedback._patterns import KEYWORDS as PATTERN_KEYWORDS
-from autofeedback._patterns import matches
+from autofeedback.core._patterns import KEYWORDS as PATTERN_KEYWORDS
+from autofeedback.core._patterns import matches
 
 __all__ = [
     "agreeable",

@@ -27,9 +27,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofeedback._model import Operation
-from autofeedback._sandbox_values import merged
 from autofeedback.checks._names import id_stem
+from autofeedback.core._model import Operation
+from autofeedback.serve._sandbox_values import merged
 
 __all__ = [
     "Collection",

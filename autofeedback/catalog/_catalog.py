@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import re2  # type: ignore[import-untyped]
 
-from autofeedback._model import Operation
+from autofeedback.core._model import Operation
 
 __all__ = ["ApiCatalog", "set_aside_tools"]
 
@@ -45,7 +45,7 @@ class ApiCatalog:
         self.servers: tuple[str, ...] = tuple(dict.fromkeys(servers))
         self.source = source
         #: the tool names of the list that are never matched to a call, with why (a
-        #: name that looks like another, one listed twice: :mod:`autofeedback._tool_names`);
+        #: name that looks like another, one listed twice: :mod:`autofeedback.catalog._tool_names`);
         #: their tools are not among :attr:`operations`
         self.set_aside: dict[str, str] = dict(set_aside or {})
         self._by_name: dict[str, Operation] = {}
@@ -109,14 +109,14 @@ class ApiCatalog:
 
     def to_tools(self) -> list[dict[str, Any]]:
         """Every operation as an OpenAI ``tools`` entry (see
-        :func:`autofeedback._openapi.to_tools`): what a server's native tool calling
+        :func:`autofeedback.catalog._schema.to_tools`): what a server's native tool calling
         takes, from an OpenAPI document or any other spec.
 
         >>> ApiCatalog.from_tools([{"name": "ping", "parameters": {"type": "object",
         ...     "properties": {}}}]).to_tools()[0]["function"]["name"]
         'ping'
         """
-        from autofeedback._openapi import to_tools
+        from autofeedback.catalog._schema import to_tools
 
         return to_tools(self)
 
@@ -167,7 +167,7 @@ class ApiCatalog:
     def bounded_patterns(self) -> bool:
         """Whether a schema of the catalog has a ``pattern`` that RE2 cannot run (a
         back-reference, a lookaround): checking a call may then take up to
-        :data:`~autofeedback._patterns.CHECK_BUDGET` seconds, so servers check such
+        :data:`~autofeedback.core._patterns.CHECK_BUDGET` seconds, so servers check such
         calls off their event loop.
 
         >>> tools = [{"name": "f", "parameters": {"type": "object",
@@ -175,7 +175,7 @@ class ApiCatalog:
         >>> ApiCatalog.from_tools(tools).bounded_patterns
         True
         """
-        from autofeedback._patterns import has_bounded
+        from autofeedback.core._patterns import has_bounded
 
         return any(
             has_bounded([op.body_schema, *(p.schema for p in op.parameters)])
@@ -432,7 +432,7 @@ def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
     """``(type, where)`` for every schema type of the catalog's parameters that JSON
     Schema does not know (``integr``), in document order.
 
-    >>> from autofeedback._model import Parameter
+    >>> from autofeedback.core._model import Parameter
     >>> op = Operation("getA", parameters=(Parameter("n", "query", {"type": "integr"}),))
     >>> unknown_types(ApiCatalog([op]))
     [('integr', 'getA query.n')]
@@ -471,7 +471,7 @@ def set_aside_tools(ops: Iterable[Operation]) -> tuple[list[Operation], dict[str
     with two definitions. A tool listed twice as the same definition is one tool (kept
     once, as before). Function style only: an HTTP operation is called by its method and
     path."""
-    from autofeedback._tool_names import set_aside
+    from autofeedback.catalog._tool_names import set_aside
 
     kept: list[Operation] = []
     tools: dict[str, list[Operation]] = {}
@@ -495,7 +495,7 @@ def _warn_set_aside(catalog: ApiCatalog) -> None:
         return
     import warnings
 
-    from autofeedback._exceptions import SpecWarning
+    from autofeedback.core._exceptions import SpecWarning
 
     shown = "; ".join(f"{n!a} {why}" for n, why in list(catalog.set_aside.items())[:5])
     more = f" and {len(catalog.set_aside) - 5} more" if len(catalog.set_aside) > 5 else ""
@@ -515,7 +515,7 @@ def _warn_unknown_types(catalog: ApiCatalog) -> None:
         return
     import warnings
 
-    from autofeedback._exceptions import SpecWarning
+    from autofeedback.core._exceptions import SpecWarning
 
     kind, where = found[0]
     more = f" and {len(found) - 1} more" if len(found) > 1 else ""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-__all__ = ["ApiRequest", "Operation", "Parameter", "Response", "ToolCallShape"]
+__all__ = ["ApiRequest", "Operation", "Output", "Parameter", "Response", "ToolCallShape"]
 
 #: Where a parameter travels. ``"argument"`` is a parameter of a function-style API
 #: (OpenAI tools, BFCL, API-Bank) that has no HTTP placement.
@@ -172,3 +172,8 @@ class ApiRequest:
     @property
     def is_http(self) -> bool:
         return self.method is not None and self.url is not None
+
+
+#: What can be scanned: raw LLM text, a parsed request, or an audit-log shaped mapping
+#: (``{"name", "arguments"}`` call or ``{"method", "url", ...}`` request).
+Output = str | ApiRequest | Mapping[str, Any]
