@@ -55,7 +55,6 @@ from autofeedback import ApiCatalog, Scanner
 from autofeedback.checks._check_name import check_name
 from autofeedback.flow import (
     FlowGraph,
-    SequenceChecker,
     argument_differences,
     response_schemas_from_graphql,
     score_program,
@@ -67,6 +66,7 @@ from autofeedback.llm import load_llm
 from autofeedback.loop._tasks import REACT_STOP
 from autofeedback.runners import ProgramRunner, ReactRunner
 from autofeedback.sandbox import Sandbox
+from autofeedback.sequences import SequenceChecker
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.loop import SharedLLM, _commit, _rate, load_checkpoint, mcnemar

@@ -67,3 +67,14 @@ def test_every_moved_name_is_public_in_its_home(name: str) -> None:
 
     home = importlib.import_module(autofeedback._MOVED[name])
     assert name in home.__all__
+
+
+def test_the_sequence_checker_keeps_its_old_flow_name_for_a_release() -> None:
+    import autofeedback.flow
+    from autofeedback.sequences import SequenceChecker, check_sequence
+
+    with pytest.warns(DeprecationWarning, match=r"moved to autofeedback\.sequences"):
+        assert autofeedback.flow.SequenceChecker is SequenceChecker
+    with pytest.warns(DeprecationWarning, match=r"moved to autofeedback\.sequences"):
+        assert autofeedback.flow.check_sequence is check_sequence
+    assert "SequenceChecker" not in autofeedback.flow.__all__

@@ -410,7 +410,7 @@ class Decider:
     ) -> Decision:
         """The decision for a program (calls with variables): its findings (E1-E5), and
         with ``repair="sure"`` the program with its certain repairs as :attr:`Decision.text`.
-        ``checker``: the :class:`~autofeedback.flow.SequenceChecker` (default: the
+        ``checker``: the :class:`~autofeedback.sequences.SequenceChecker` (default: the
         scanner's, over its catalog's data-flow graph)."""
         from autofeedback.flow._sequence import sequence_from_program
 

@@ -7,7 +7,7 @@ optional token budget) and both logging every model turn for the person who take
 * :class:`ProgramRunner`: the model writes the whole program at once, in
   GraphQL-RestBench's CoT prompt shape (function signatures, then the instruction); the
   program is read with :mod:`ast` (never executed) and
-  :class:`~autofeedback.flow.SequenceChecker` checks it (E1-E5); its errors are fed back
+  :class:`~autofeedback.sequences.SequenceChecker` checks it (E1-E5); its errors are fed back
   and the model writes the program again.
 * :class:`ReactRunner`: the model issues one call per turn (``Thought`` / ``Action``,
   the call in the loop's ``<API>...</API>`` format or as a JSON call), each call is

@@ -244,7 +244,7 @@ class Scanner:
         return Scanner(catalog, retriever=self._retriever)
 
     def sequence_checker(self) -> Any:
-        """The :class:`autofeedback.flow.SequenceChecker` of this scanner's catalog and its
+        """The :class:`autofeedback.sequences.SequenceChecker` of this scanner's catalog and its
         data-flow graph (made once): how a program or trace is checked."""
         from autofeedback.scanner._sequences import SequenceChecker
 
