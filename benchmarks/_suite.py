@@ -8,7 +8,7 @@ a JSON request body in OpenAPI 3.0, OpenAPI 3.1 or Swagger 2. The suite's local
 Every test's ``data`` is then sent as that value through ``Scanner(..., retriever=None)``:
 valid data must draw no error finding, invalid data at least one.
 
-Used by ``tests/test_json_schema_suite.py`` (one test per suite test) and by
+Used by ``tests/checks/test_json_schema_suite.py`` (one test per suite test) and by
 ``benchmarks/conformance.py`` (the agreement table in RESULTS.md).
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._exceptions import SpecError
+from autofeedback.core._exceptions import SpecError
 
 __all__ = [
     "DIALECTS",

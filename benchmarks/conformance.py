@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "deviations (oneOf judged as anyOf, formats asserted where the required files make "
         "them annotations, lenient kept format checkers, formats not asserted) are listed "
         "with their reasons in benchmarks/_suite.py and run as expected failures in "
-        f"tests/test_json_schema_suite.py. The whole run took {took:.1f} s.\n\n"
+        f"tests/checks/test_json_schema_suite.py. The whole run took {took:.1f} s.\n\n"
         "### Format checks on the fast path\n\n"
         f"{speed}\n\n"
         f"Each figure is the mean over the suite's valid values of the format, {args.repeat} "

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from autofeedback._exceptions import SpecError
 from autofeedback._specs._common import join, read_regular_file
 from autofeedback._specs._dialects import upgrade_node
 from autofeedback._specs._text import parse_text
+from autofeedback.core._exceptions import SpecError
 
 __all__ = [
     "MAX_REF_FILES",
