@@ -1,11 +1,11 @@
-"""The servers' listening socket (``autofeedback._listen.listen``)."""
+"""The servers' listening socket (``autofeedback.serve._listen.listen``)."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 
-from autofeedback._listen import listen
+from autofeedback.serve._listen import listen
 
 
 def test_connections_accepted_by_asyncio_have_nagle_off() -> None:
