@@ -38,6 +38,7 @@ if _TYPE_CHECKING:
     from autofeedback._sandbox import Sandbox
     from autofeedback._scan import Scanner, iter_findings, scan
     from autofeedback._specs._regexes import InvalidPatternWarning
+    from autofeedback._specs._remote import RemoteRefs
     from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
     from autofeedback.decide import Decider, Decision, Policy, Session
@@ -112,6 +113,7 @@ _LAZY: dict[str, str] = {
     "iter_findings": "autofeedback._scan",
     "scan": "autofeedback._scan",
     "InvalidPatternWarning": "autofeedback._specs._regexes",
+    "RemoteRefs": "autofeedback._specs._remote",
     "AuditResult": "autofeedback.audit._audit",
     "AuditSummary": "autofeedback.audit._audit",
     "audit_lines": "autofeedback.audit._audit",
@@ -238,6 +240,7 @@ __all__ = [
     "ProgramScores",
     "ProxyConfig",
     "ReactRunner",
+    "RemoteRefs",
     "Repair",
     "ReplayLLM",
     "RequestFormatError",
