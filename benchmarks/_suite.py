@@ -15,9 +15,13 @@ Used by ``tests/test_json_schema_suite.py`` (one test per suite test) and by
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,7 @@ __all__ = [
     "deviation",
     "matches_file",
     "run_file",
+    "serve_remotes",
     "suite_files",
 ]
 
@@ -531,11 +536,38 @@ def deviation(case: Case) -> str:
     return ""
 
 
-def iter_runs(root: Path, dialects: list[str] | None = None) -> Iterator[FileRun]:
+def iter_runs(
+    root: Path, dialects: list[str] | None = None, remote_refs: RemoteRefs | None = None
+) -> Iterator[FileRun]:
     for name in dialects or list(DIALECTS):
         dialect = DIALECTS[name]
         for file in suite_files(root, dialect.draft):
-            yield run_file(root, dialect, file)
+            yield run_file(root, dialect, file, remote_refs)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the suite asks for hundreds of documents
+
+
+@contextmanager
+def serve_remotes(root: Path) -> Iterator[RemoteRefs | None]:
+    """The suite's ``remotes/`` served on 127.0.0.1 while the block runs, and the
+    :class:`~autofeedback.RemoteRefs` that reads :data:`REMOTES_BASE` from there (and
+    nothing else); ``None`` when the folder is not here."""
+    folder = root / "remotes"
+    if not folder.is_dir():
+        yield None
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield RemoteRefs(mirrors={REMOTES_BASE: f"http://127.0.0.1:{server.server_port}/"})
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 Judge = Callable[[Case], str]

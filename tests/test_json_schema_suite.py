@@ -18,12 +18,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 from collections.abc import Iterator
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,12 +32,12 @@ if str(_REPO) not in sys.path:  # benchmarks/ is a folder of scripts, not an ins
 from benchmarks._suite import (  # noqa: E402
     _DEVIATIONS,
     DIALECTS,
-    REMOTES_BASE,
     Case,
     FileRun,
     deviation,
     matches_file,
     run_file,
+    serve_remotes,
     suite_files,
 )
 
@@ -62,30 +58,17 @@ FILES = (
 )
 
 
-class _Remotes(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the suite asks for hundreds of documents
-
-
 @pytest.fixture(scope="module")
 def remotes() -> Iterator[RemoteRefs]:
     """The suite's ``remotes/`` served on 127.0.0.1, and the product told to read the
     suite's remote address from there (and from nowhere else)."""
     if ROOT is None:
         pytest.skip(ABSENT)
-    folder = ROOT / "remotes"
-    if not folder.is_dir():
-        pytest.skip(f"the suite's remotes/ folder is not here ({folder})")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Remotes, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield RemoteRefs(mirrors={REMOTES_BASE: f"http://127.0.0.1:{server.server_port}/"})
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-        _run.cache_clear()  # its runs read this server
+    with serve_remotes(ROOT) as refs:
+        if refs is None:
+            pytest.skip(f"the suite's remotes/ folder is not here ({ROOT / 'remotes'})")
+        yield refs
+    _run.cache_clear()  # its runs read that server
 
 
 @functools.cache
