@@ -332,7 +332,12 @@ class Resolver:
             # an API description holds its schemas where no JSON Schema crawl looks
             # (under paths and components): crawl all of it for identifiers and anchors
             spec = _document_spec() if _api_description(self.root) else DRAFT202012
-            self._root_scope = registry.resolver_with_root(spec.create_resource(self.root))
+            root = spec.create_resource(self.root)
+            uri = root.id() or ""
+            # crawled once here: a resolver keeps the registry it was made with, so a
+            # registry crawled on a lookup's miss would be crawled again on the next one
+            registry = registry.with_resource(uri, root).crawl()
+            self._root_scope = registry.resolver(base_uri=uri)
         return self._root_scope
 
     def _in_resource(self, schema: dict[str, Any], scope: Scope | None) -> Scope:
@@ -573,7 +578,7 @@ def _meta_schemas() -> Registry[Any]:
         if "draft-03" not in uri:  # draft 3 is no draft a check reads
             resource = DRAFT202012.create_resource(upgrade(contents, draft_of(contents)))
             out = out.with_resource(uri, resource)
-    return out
+    return out.crawl()
 
 
 def _unresolvable(ref: str, exc: Exception) -> str:
