@@ -183,3 +183,14 @@ def test_a_dynamic_ref_resolves_in_the_dynamic_scope() -> None:
     catalog = ApiCatalog.from_tools(_tool(value))
     assert _errors(catalog, ["a", "b"]) == []
     assert _errors(catalog, ["a", 2]) != []
+
+
+def test_a_credential_in_a_remote_ref_is_never_shown(server: _Server) -> None:
+    host = server.origin.split("//")[1]
+    ref = f"http://user:hunter2@{host}/missing.json?token=s3cret#/defs/a"
+    with pytest.warns(SpecWarning) as caught:
+        ApiCatalog.from_tools(_tool({"$ref": ref}), remote_refs=RemoteRefs(allow=[server.origin]))
+    assert server.seen == ["/missing.json?token=s3cret"]
+    (message,) = [str(w.message) for w in caught]
+    assert f"'http://{host}/missing.json' not read: HTTP 404" in message
+    assert "hunter2" not in message and "s3cret" not in message

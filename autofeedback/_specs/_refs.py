@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 from autofeedback._exceptions import SpecError
 from autofeedback._specs._common import join, read_regular_file
 from autofeedback._specs._dialects import draft_of, upgrade, upgrade_node
-from autofeedback._specs._remote import RemoteRefRefused, current_remote_refs
+from autofeedback._specs._remote import RemoteRefRefused, current_remote_refs, shown_ref
 from autofeedback._specs._text import parse_text
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ class Resolver:
         if file_part:
             if _URL_REF.match(file_part):
                 raise SpecError(
-                    f"remote $ref {ref!r} is not supported (no network access)",
+                    f"remote $ref {shown_ref(ref)!r} is not supported (no network access)",
                     source=self.source,
                     where=where,
                 )
@@ -353,12 +353,12 @@ class Resolver:
         if doc is None:
             if self.remote is None:
                 raise RemoteRefRefused(
-                    f"remote $ref {uri!r} not read: no origin is allowed for remote "
+                    f"remote $ref {shown_ref(uri)!r} not read: no origin is allowed for remote "
                     "references (allow one with remote_refs=RemoteRefs(allow=[...]))"
                 )
             if len(self._remote_docs) >= self.remote.max_documents:
                 raise RemoteRefRefused(
-                    f"remote $ref {uri!r} not read: the spec reads more than "
+                    f"remote $ref {shown_ref(uri)!r} not read: the spec reads more than "
                     f"{self.remote.max_documents} remote documents"
                 )
             raw = self.remote.read(uri)
@@ -589,6 +589,9 @@ def _unresolvable(ref: str, exc: Exception) -> str:
             return str(cause)
         cause = cause.__cause__
     from referencing.exceptions import NoSuchAnchor, PointerToNowhere
+
+    if _needs_uri(ref) and not ref.startswith("#"):
+        ref = shown_ref(ref)  # no credential a URL may carry
 
     if isinstance(exc, NoSuchAnchor):
         return f"$ref {ref!r} names an anchor that is not there"

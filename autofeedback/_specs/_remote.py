@@ -21,13 +21,39 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from autofeedback._origins import Origins, shown_origin
 
-__all__ = ["RemoteRefRefused", "RemoteRefs", "current_remote_refs", "reading_remote_refs"]
+__all__ = [
+    "RemoteRefRefused",
+    "RemoteRefs",
+    "current_remote_refs",
+    "reading_remote_refs",
+    "shown_ref",
+]
 
 #: The most bytes one remote schema document may hold.
 MAX_REMOTE_BYTES = 4 * 1024 * 1024
+
+
+def shown_ref(uri: str) -> str:
+    """``uri`` as a message may show it: without user info, query or fragment, which may
+    carry a credential.
+
+    >>> shown_ref("https://u:secret@schemas.example.com/a.json?token=x#/defs/b")
+    'https://schemas.example.com/a.json'
+    """
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return shown_origin(uri)
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class RemoteRefRefused(Exception):
@@ -99,15 +125,19 @@ class RemoteRefs:
             ) as response:
                 if response.status_code != 200:
                     raise RemoteRefRefused(
-                        f"remote $ref {uri!r} not read: HTTP {response.status_code}"
+                        f"remote $ref {shown_ref(uri)!r} not read: HTTP {response.status_code}"
                     )
                 body = b"".join(_limited(response.iter_content(65536), MAX_REMOTE_BYTES, uri))
         except requests.RequestException as exc:
-            raise RemoteRefRefused(f"remote $ref {uri!r} not read: {type(exc).__name__}") from exc
+            raise RemoteRefRefused(
+                f"remote $ref {shown_ref(uri)!r} not read: {type(exc).__name__}"
+            ) from exc
         try:
             return json.loads(body.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError) as exc:
-            raise RemoteRefRefused(f"remote $ref {uri!r} is not a JSON document") from exc
+            raise RemoteRefRefused(
+                f"remote $ref {shown_ref(uri)!r} is not a JSON document"
+            ) from exc
 
 
 def _limited(chunks: Iterable[bytes], limit: int, uri: str) -> Iterator[bytes]:
@@ -115,7 +145,9 @@ def _limited(chunks: Iterable[bytes], limit: int, uri: str) -> Iterator[bytes]:
     for chunk in chunks:
         size += len(chunk)
         if size > limit:
-            raise RemoteRefRefused(f"remote $ref {uri!r} holds more than {limit:,} bytes")
+            raise RemoteRefRefused(
+                f"remote $ref {shown_ref(uri)!r} holds more than {limit:,} bytes"
+            )
         yield chunk
 
 
