@@ -74,11 +74,14 @@ class ApiCatalog:
         The loaded spec is cached on disk (``$AUTOFEEDBACK_CACHE_DIR/specs``), keyed by the
         content of every file it reads. ``$ref``s stay inside the spec's folder unless
         ``outside_refs`` (or ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file.
-        A remote ``$ref`` (a URL) is read only from the origins ``remote_refs`` allows
-        (then the spec is not cached: what a URL serves may change)."""
+        A remote ``$ref`` (a URL) is read only from the origins ``remote_refs`` (or
+        ``AUTOFEEDBACK_REF_ORIGINS``) allows; then the spec is not cached (what a URL
+        serves may change)."""
         from autofeedback._specs import load_spec_file
-        from autofeedback._specs._remote import reading_remote_refs
+        from autofeedback._specs._remote import RemoteRefs, reading_remote_refs
 
+        if remote_refs is None:
+            remote_refs = RemoteRefs.from_env()
         with reading_remote_refs(remote_refs):
             ops, servers = load_spec_file(
                 Path(path),
@@ -98,11 +101,14 @@ class ApiCatalog:
         """Load an already-parsed spec document of any supported format.
 
         A schema ``$ref`` to a URL (other than a JSON Schema meta-schema, which is
-        bundled) is read only from the origins ``remote_refs`` allows; by default none,
-        and that schema is left unchecked with a :class:`SpecWarning` saying so."""
+        bundled) is read only from the origins ``remote_refs`` (or the environment
+        variable ``AUTOFEEDBACK_REF_ORIGINS``) allows; by default none, and that schema is
+        left unchecked with a :class:`SpecWarning` saying so."""
         from autofeedback._specs import load_spec
-        from autofeedback._specs._remote import reading_remote_refs
+        from autofeedback._specs._remote import RemoteRefs, reading_remote_refs
 
+        if remote_refs is None:
+            remote_refs = RemoteRefs.from_env()
         with reading_remote_refs(remote_refs):
             ops, servers = load_spec(document, source=source)
         kept, aside = set_aside_tools(ops)

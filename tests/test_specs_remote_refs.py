@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -194,3 +195,19 @@ def test_a_credential_in_a_remote_ref_is_never_shown(server: _Server) -> None:
     (message,) = [str(w.message) for w in caught]
     assert f"'http://{host}/missing.json' not read: HTTP 404" in message
     assert "hunter2" not in message and "s3cret" not in message
+
+
+def test_the_environment_allows_origins_for_every_entry_point(
+    server: _Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "tools.json"
+    spec.write_text(json.dumps(_tool({"$ref": f"{server.origin}/integer.json"})))
+    monkeypatch.setenv("AUTOFEEDBACK_REF_ORIGINS", f"api.example.com, {server.origin}")
+    catalog = ApiCatalog.from_file(spec)
+    assert _errors(catalog, "three") != []
+    ApiCatalog.from_file(spec)  # not from the on-disk cache: the server is asked again
+    assert server.seen == ["/integer.json", "/integer.json"]
+    monkeypatch.delenv("AUTOFEEDBACK_REF_ORIGINS")
+    with pytest.warns(SpecWarning, match="no origin is allowed"):
+        ApiCatalog.from_file(spec)
+    assert len(server.seen) == 2

@@ -9,8 +9,9 @@ reference and why), as for any reference that cannot be read.
 :mod:`autofeedback._origins` reads them), and may serve a URL prefix from a mirror (the
 mirror's origin is allowed by naming it). Each read is bounded: no redirects, a time
 limit, a size limit, a number of documents per load. It is given to the catalog
-(``ApiCatalog.from_obj(doc, remote_refs=RemoteRefs(allow=[...]))``), which sets it for
-the load through :func:`reading_remote_refs`.
+(``ApiCatalog.from_obj(doc, remote_refs=RemoteRefs(allow=[...]))``; else
+``AUTOFEEDBACK_REF_ORIGINS`` names the allowed origins), which sets it for the load
+through :func:`reading_remote_refs`.
 """
 
 from __future__ import annotations
@@ -99,6 +100,24 @@ class RemoteRefs:
         object.__setattr__(
             self, "_origins", Origins.of([b for _, b in self.mirrors], extra=self.allow)
         )
+
+    @classmethod
+    def from_env(cls) -> RemoteRefs | None:
+        """The origins ``AUTOFEEDBACK_REF_ORIGINS`` allows (allowlist entries separated by
+        commas or spaces), or ``None`` when it is unset or empty: how the CLI, the proxies
+        and the audit are told, as ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS`` tells them about
+        files.
+
+        >>> import os; os.environ["AUTOFEEDBACK_REF_ORIGINS"] = "https://a.example, b.example"
+        >>> RemoteRefs.from_env().allow
+        ('https://a.example', 'b.example')
+        >>> del os.environ["AUTOFEEDBACK_REF_ORIGINS"]; RemoteRefs.from_env() is None
+        True
+        """
+        import os
+
+        entries = os.environ.get("AUTOFEEDBACK_REF_ORIGINS", "").replace(",", " ").split()
+        return cls(allow=entries) if entries else None
 
     def target(self, uri: str) -> str | None:
         """The URL that ``uri`` is read from (its mirror, the longest prefix first), or
