@@ -211,3 +211,37 @@ def test_the_environment_allows_origins_for_every_entry_point(
     with pytest.warns(SpecWarning, match="no origin is allowed"):
         ApiCatalog.from_file(spec)
     assert len(server.seen) == 2
+
+
+def test_a_relative_ref_inside_an_id_of_a_spec_in_files_reads_the_file_beside_it(
+    tmp_path: Path,
+) -> None:
+    pet = {
+        "$id": "https://example.com/schemas/pet.json",
+        "type": "object",
+        "properties": {"size": {"$ref": "size.json"}},
+    }
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "pets", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/pets": {
+                "post": {
+                    "operationId": "addPet",
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/$defs/Pet"}}},
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+        "$defs": {"Pet": pet},
+    }
+    (tmp_path / "size.json").write_text(json.dumps({"type": "integer", "maximum": 9}))
+    (tmp_path / "openapi.json").write_text(json.dumps(doc))
+    catalog = ApiCatalog.from_file(tmp_path / "openapi.json")
+    scanner = Scanner(catalog, retriever=None)
+    call = {"method": "POST", "url": "https://api.example.com/pets", "json": {"size": 10}}
+    assert [f.code for f in scanner.iter_findings(call) if f.severity == "error"] == ["E4.2"]

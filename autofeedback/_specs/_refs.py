@@ -393,6 +393,10 @@ class Resolver:
         try:
             resolved = (scope or self._scope()).lookup(ref)
         except Unresolvable as exc:
+            if self.base_dir is not None and not ref.startswith("#") and not _needs_uri(ref):
+                # a relative reference inside a $id resource of a spec split over files:
+                # the file next to the spec, as such specs mean it
+                return self._ref(schema, ref, where, fold, "")
             why = _unresolvable(ref, exc)
             self.dangling.setdefault(why, []).append(place)
             self._met([place])
