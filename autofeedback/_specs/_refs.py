@@ -278,7 +278,7 @@ class Resolver:
         ``scope``: the JSON Schema resolver of the place (its base URI and dynamic
         scope), once a schema uses identifiers; ``entered``: ``schema`` is the target of
         a lookup, whose base URI the scope already is."""
-        if not (isinstance(schema, dict) and _REF_KEYS & schema.keys()):
+        if not (isinstance(schema, dict) and ("$ref" in schema or "$dynamicRef" in schema)):
             self._left -= 1
         if isinstance(schema, list):
             items = [
@@ -486,7 +486,6 @@ class Resolver:
         return expanded, size
 
 
-_REF_KEYS = frozenset({"$ref", "$dynamicRef"})
 #: how many of the innermost dynamic-scope resources key an expansion (a recursion
 #: through them unrolls about this many times before it is left unconstrained)
 _SCOPE_KEPT = 4
