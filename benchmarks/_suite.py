@@ -346,6 +346,18 @@ def _errors(scanner: Scanner, call: Any) -> list[str]:
     return [f"{f.code} {f.message}" for f in scanner.iter_findings(call) if f.severity == "error"]
 
 
+def _mentions_remotes(schema: Any) -> bool:
+    """Whether ``schema`` names the suite's remote address anywhere (a ``$ref``, or a
+    ``$id`` that relative references resolve against)."""
+    if isinstance(schema, str):
+        return schema.startswith(REMOTES_BASE)
+    if isinstance(schema, list):
+        return any(_mentions_remotes(s) for s in schema)
+    if isinstance(schema, dict):
+        return any(_mentions_remotes(v) for v in schema.values())
+    return False
+
+
 def run_file(
     root: Path, dialect: Dialect, file: str, remote_refs: RemoteRefs | None = None
 ) -> FileRun:
@@ -358,6 +370,8 @@ def run_file(
     schemas: list[Any] = []
     for g, group in enumerate(groups):
         reason = _skip_reason(dialect, file, group["schema"])
+        if not reason and remote_refs is None and _mentions_remotes(group["schema"]):
+            reason = "refers to the suite's remotes/, which are not here to serve"
         if reason:
             skipped[g] = reason
         else:
