@@ -25,7 +25,6 @@ __version__ = "0.1.0"  # setup.cfg reads it (version = attr: autofeedback.__vers
 
 if _TYPE_CHECKING:
     from autofeedback._catalog import ApiCatalog
-    from autofeedback._feedback import render_feedback
     from autofeedback._model import ApiRequest, Operation, Parameter, Response
     from autofeedback._openapi import function_path, to_openapi
     from autofeedback._parse import (
@@ -42,6 +41,7 @@ if _TYPE_CHECKING:
     from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
     from autofeedback.decide import Decider, Decision, Policy, Session
+    from autofeedback.decide._feedback import render_feedback
     from autofeedback.flow._checks import SequenceChecker, check_sequence
     from autofeedback.flow._graph import FlowGraph, Producer
     from autofeedback.flow._graphql import response_schemas_from_graphql, with_responses
@@ -99,7 +99,7 @@ if _TYPE_CHECKING:
 # --version` and the pytest plugin of a run that does not use it stay fast.
 _LAZY: dict[str, str] = {
     "ApiCatalog": "autofeedback._catalog",
-    "render_feedback": "autofeedback._feedback",
+    "render_feedback": "autofeedback.decide._feedback",
     "ApiRequest": "autofeedback._model",
     "Operation": "autofeedback._model",
     "Parameter": "autofeedback._model",

@@ -727,8 +727,8 @@ def _read_output(arg: str, inp: IO[str]) -> str:
 
 
 def _scan(args: argparse.Namespace, out: IO[str], inp: IO[str]) -> int:
-    from autofeedback._feedback import render_feedback
     from autofeedback._scan import Scanner, first_finding
+    from autofeedback.decide._feedback import render_feedback
 
     catalog = _load_specs(args.spec)
     assert catalog is not None

@@ -67,13 +67,13 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Sandbox, Scanner
-from autofeedback._feedback import render_feedback
 from autofeedback._model import Operation
 from autofeedback._sandbox import DEFAULT_ERROR_CODES
 from autofeedback._scan import to_requests
 from autofeedback.checks._check_name import check_name
+from autofeedback.decide._corrected import corrected_call
+from autofeedback.decide._feedback import render_feedback
 from autofeedback.loop._explain import explain_response
-from autofeedback.loop._repair import corrected_call
 from autofeedback.loop._send import build_http
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, render

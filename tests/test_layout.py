@@ -7,6 +7,7 @@ the rule is read from the source with ``ast``, so a lazy import inside a functio
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,154 @@ def test_the_rule_sees_a_violation(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from autofeedback.loop._loop import FeedbackLoop\n")
     assert _folder_of(next(iter(_imports(module)))) == "loop"
+
+
+# -- every entry point's run logic is an adapter over the run driver (issue 41) -----------
+
+#: the modules that run what the model writes, over their transport: the feedback loop,
+#: the task runners, the OpenAI-compatible proxy, the MCP gate, the framework doors
+ADAPTERS = (
+    "loop/_loop.py",
+    "loop/_tasks.py",
+    "integrations/_proxy.py",
+    "integrations/_mcp_gate.py",
+    "integrations/_door.py",
+)
+#: a run's bounds: counted and compared only by the driver (decide/_run.py)
+BOUNDS = {
+    "rounds",
+    "tokens",
+    "steps",
+    "dynamic",
+    "dynamic_left",
+    "repeats",
+    "answers",
+    "max_rounds",
+    "max_static",
+    "max_dynamic",
+    "max_steps",
+    "token_budget",
+    "repeat_limit",
+    "repeat_retries",
+}
+#: words that only feedback, a stop or a not-run answer say: the feedback module's
+FEEDBACK_WORDS = (
+    "Please ",
+    "Not run",
+    "Observation:",
+    "Thought:",
+    "Stop repeating",
+    "You sent",
+    "did you mean",
+    "Write the",
+    "was not sent",
+    "Unknown tool",
+    "still invalid",
+    "repeated a ",
+    "not sent:",
+)
+
+
+def _stop_names() -> set[str]:
+    """Every stop the driver names: its Literal vocabularies and its constants."""
+    import typing
+
+    from autofeedback.decide import _run
+
+    names = set(typing.get_args(_run.StopReason)) | set(typing.get_args(_run.TaskStop))
+    names |= {v for v in vars(_run).values() if isinstance(v, str) and v.islower() and "-" in v}
+    names |= {v for table in _run._STOPS.values() for v in table.values()}
+    names |= set(_run._OTHERWISE.values())
+    names |= {_run.REPAIRED, _run.CORRECTED, _run.upstream_stop(None)}
+    return names
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def _literal_types(tree: ast.AST) -> set[int]:
+    """The strings inside ``Literal[...]`` (a type's values) and the keys of dict
+    displays (a JSON field's name), not what the code says."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and getattr(node.value, "id", "") == "Literal":
+            found.update(id(n) for n in ast.walk(node.slice))
+        if isinstance(node, ast.Dict):
+            found.update(id(k) for k in node.keys if k is not None)
+    return found
+
+
+def _name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+@pytest.mark.parametrize("module", ADAPTERS)
+def test_an_entry_point_is_an_adapter_over_the_run_driver(module: str) -> None:
+    path = PACKAGE / module
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert "autofeedback.decide._run" in _imports(path), f"{module} does not use the run driver"
+    skip = _docstrings(tree) | _literal_types(tree)
+    stops = _stop_names()
+    problems = []
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(func):
+            # a counter of its own: rounds += 1, tokens += ...
+            if isinstance(node, ast.AugAssign) and _name(node.target) in BOUNDS:
+                problems.append(f"line {node.lineno}: counts {_name(node.target)}")
+            # a bound checked outside the configuration's validation
+            if isinstance(node, ast.Compare) and func.name not in ("__init__", "__post_init__"):
+                names = {_name(n) for n in (node.left, *node.comparators)}
+                for bound in sorted(names & BOUNDS):
+                    problems.append(f"line {node.lineno}: compares {bound}")
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) in skip:
+            continue
+        if node.value in stops or node.value.startswith("upstream-"):
+            problems.append(f"line {node.lineno}: names the stop {node.value!r}")
+        said = [w for w in FEEDBACK_WORDS if w in node.value]
+        # module-level templates are prompts (what the task asks), not feedback
+        if said and any(node in ast.walk(f) for f in tree.body if _is_function(f)):
+            problems.append(f"line {node.lineno}: words feedback {said[0]!r}")
+    for node in ast.walk(tree):
+        # a key of its own: hashing or serialising calls to compare them
+        if isinstance(node, ast.FunctionDef) and "key" in node.name:
+            problems.append(f"line {node.lineno}: defines a call key {node.name}")
+    assert not problems, f"{module} keeps run logic of its own: " + "; ".join(problems)
+
+
+def _is_function(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def test_the_adapter_rule_sees_a_violation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the check itself can fail: a module with a rounds counter of its own and a stop name
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from autofeedback.decide._run import Run\n"
+        "def run(self):\n    rounds = 0\n    rounds += 1\n    return 'max-rounds'\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", tmp_path)
+    with pytest.raises(AssertionError, match=r"counts rounds.*names the stop 'max-rounds'"):
+        test_an_entry_point_is_an_adapter_over_the_run_driver("bad.py")
+
+
+def test_no_import_circle_between_the_audit_and_its_repairs() -> None:
+    # the audit's repairs are the decision's (decide/_records.py), which imports no audit
+    records = PACKAGE / "decide" / "_records.py"
+    assert not {m for m in _imports(records) if m.startswith("autofeedback.audit")}
+    assert not (PACKAGE / "audit" / "_fix.py").exists()

@@ -372,8 +372,9 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
         return AuditResult(rid, False, error="'history' must be a list of messages", line=line)
     after = _after_history(value, history, scanner, cache) if history else None
     if after is not None:
-        findings = after
+        findings, steps = after
     else:
+        steps = None
         findings = tuple(
             scanner.iter_findings(value, instruction=instruction, context=context, on_error="raise")
         )
@@ -381,22 +382,45 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     result = AuditResult(rid, ok, findings, line=line, operations=ops)
     if cache.fix and not ok:
-        from autofeedback.audit._fix import fix_record
+        # the one decision on the record's call(s), made from the findings above
+        from autofeedback.decide._records import repair_record
 
-        result = fix_record(result, record[kinds[0]], kinds[0], scanner, instruction, context)
+        alone = findings if steps is None else None
+        fixed = repair_record(
+            record[kinds[0]], kinds[0], scanner, instruction, context, findings=alone, steps=steps
+        )
+        result = _with_repair(result, fixed)
     return result
+
+
+def _with_repair(result: AuditResult, fixed: Any) -> AuditResult:
+    """``result`` with a record's repairs (:class:`~autofeedback.decide._records.RecordRepair`):
+    the record written again, each repaired finding carrying its ``fix``."""
+    if fixed is None:
+        return result
+    from autofeedback.decide import with_fixes
+
+    return dataclasses.replace(
+        result,
+        findings=tuple(with_fixes(result.findings, fixed.fixes)),
+        repaired=fixed.repaired,
+        repairs=fixed.repairs,
+    )
 
 
 def _after_history(
     value: Any, history: list[Any], scanner: Scanner, cache: _CatalogCache
-) -> tuple[Finding, ...] | None:
+) -> tuple[tuple[Finding, ...], tuple[Any, int, Any, list[Finding]]] | None:
     """The findings of a record's call(s) checked as the next steps after its
     ``history`` (the conversation the request carried: an id that no earlier tool result
     returned is E5.3, a tool an earlier result documented is callable), as the proxy and
-    ``check_tool_calls(history=)`` check them; ``None`` when the history holds no earlier
-    tool call (the call is then judged alone) or the value holds no readable request."""
+    ``check_tool_calls(history=)`` check them, and what the decision on them is made
+    from (the sequence, the index of its first new step, the checker, its findings);
+    ``None`` when the history holds no earlier tool call (the call is then judged
+    alone) or the value holds no readable request."""
     from autofeedback._scan import to_requests
-    from autofeedback.flow._checks import check_next_requests, has_tool_steps, sequence_checker
+    from autofeedback.decide._records import next_steps
+    from autofeedback.flow._checks import has_tool_steps, sequence_checker
 
     if not has_tool_steps(history):
         return None
@@ -404,14 +428,26 @@ def _after_history(
     if problem is not None or not requests:
         return None  # its E1 comes from the single-call path
     checker = cache.sequence_checker(scanner, None, sequence_checker)
-    per_request = check_next_requests(checker, history, list(requests))
+    seq, first, found = next_steps(checker, history, list(requests))
+    # the findings of the new steps, located as a single call's are (the earlier steps
+    # were judged already)
+    per_request: list[list[Finding]] = [[] for _ in requests]
+    for f in found:
+        head = f.location[0] if f.location else ""
+        if not head.startswith("step["):
+            continue
+        index = int(head[5:-1])
+        if first <= index < first + len(requests):
+            per_request[index - first].append(dataclasses.replace(f, location=f.location[1:]))
+    steps = (seq, first, checker, found)
     if len(per_request) == 1:
-        return tuple(per_request[0])
-    return tuple(
+        return tuple(per_request[0]), steps
+    located = tuple(
         dataclasses.replace(f, location=(f"request[{i}]", *f.location))
-        for i, found in enumerate(per_request)
-        for f in found
+        for i, request_findings in enumerate(per_request)
+        for f in request_findings
     )
+    return located, steps
 
 
 def _audit_sequence(
@@ -455,9 +491,12 @@ def _audit_sequence(
     ops = tuple(dict.fromkeys(f.operation for f in findings if f.operation))
     result = AuditResult(rid, ok, findings, line=line, operations=ops)
     if cache.fix and not ok:
-        from autofeedback.audit._fix import fix_sequence
+        # the one decision on the sequence, made from the findings above
+        from autofeedback.decide._records import repair_sequence
 
-        result = fix_sequence(result, record, seq, checker, tools)
+        source = [v for k, v in record.items() if k not in _DOCUMENTATION]
+        fixed = repair_sequence(record, seq, checker, tools, result.findings, source)
+        result = _with_repair(result, fixed)
     return result
 
 

@@ -134,6 +134,8 @@ class Policy:
     no feedback once the run spent this many tokens. ``block``: the finding families
     (``"E1"`` ... ``"E5"``) that keep a call from being forwarded once no feedback is
     left; a call whose errors are all of other families goes out as it is.
+    ``max_dynamic``: refusals of the server fed back per run (``None``: no bound).
+    ``max_steps``: calls sent per run (``None``: no bound).
 
     >>> Policy().repair, Policy().max_rounds
     ('sure', 3)
@@ -145,11 +147,17 @@ class Policy:
     repeats: int = 0
     token_budget: int | None = None
     block: frozenset[str] = frozenset({"E1", "E2", "E3", "E4", "E5"})
+    max_dynamic: int | None = None
+    max_steps: int | None = None
 
     def __post_init__(self) -> None:
         check_repair(self.repair)
         if self.max_rounds is not None and self.max_rounds < 0:
             raise ConfigurationError("max_rounds must be >= 0")
+        if self.max_dynamic is not None and self.max_dynamic < 0:
+            raise ConfigurationError("max_dynamic must be >= 0")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ConfigurationError("max_steps must be >= 1")
         if self.repeats < 0:
             raise ConfigurationError("repeats must be >= 0")
 
@@ -160,8 +168,8 @@ _REMEMBERED = 4096
 
 class Session:
     """The state of one run or conversation: feedback rounds used, identical calls
-    rejected, tokens spent. :meth:`judge` turns a :class:`Decider`'s decision into the
-    action for this point of the run.
+    rejected, tokens spent, refusals fed back, calls sent. :meth:`judge` turns a
+    :class:`Decider`'s decision into the action for this point of the run.
 
     >>> from autofeedback._findings import Finding
     >>> s = Session(Policy(max_rounds=1))
@@ -174,6 +182,9 @@ class Session:
         self.policy = policy or Policy()
         self.rounds = 0
         self.tokens = 0
+        #: refusals of the server fed back (the dynamic budget), calls sent (steps)
+        self.dynamic = 0
+        self.steps = 0
         self._rejected: OrderedDict[Hashable, int] = OrderedDict()
 
     def rejections(self, key: Hashable) -> int:

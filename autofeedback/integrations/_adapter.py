@@ -39,7 +39,6 @@ from autofeedback._exceptions import (
     HostNotAllowed,
     SpecError,
 )
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._origins import Origins, shown_origin
@@ -55,6 +54,7 @@ from autofeedback._redact import (
 from autofeedback._scan import Scanner, unreadable
 from autofeedback.checks._check_values import deserialize
 from autofeedback.decide import Decider, Decision, RepairMode, check_repair
+from autofeedback.decide._feedback import render_feedback
 from autofeedback.integrations._guard import SpecLike, as_catalog
 from autofeedback.loop._send import redact_url
 

@@ -2,17 +2,17 @@
 model turn, judged by the run's :class:`~autofeedback.decide.Session`, as plain values
 each adapter translates into its framework's shapes.
 
-The adapters (``_langchain_agent``, ``_openai_agents``, ``_pydantic_ai``, ``_fastmcp``,
-``_litellm``) own no rounds, budgets, call keys or feedback wording: the decision is
-:func:`~autofeedback.integrations._guard.decide_calls` (check, repair what is certain),
-the bounds are the :class:`~autofeedback.decide.Policy` of a
-:class:`~autofeedback.decide.Session`, the feedback is
-:func:`~autofeedback.integrations._guard.call_feedback`'s.
+The door and the adapters (``_langchain_agent``, ``_openai_agents``, ``_pydantic_ai``,
+``_fastmcp``, ``_litellm``) own no rounds, budgets, call keys or feedback wording: the
+decision is :func:`~autofeedback.decide._calls.decide_calls` (check, repair what is
+certain), the turn is judged by the run driver
+(:func:`~autofeedback.decide._run.judge_message`: the bounds of the
+:class:`~autofeedback.decide.Policy` of a :class:`~autofeedback.decide.Session`, the
+call key, the feedback of :mod:`autofeedback.decide._feedback`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -25,16 +25,11 @@ from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback._findings import Finding, Repair
 from autofeedback._install import install_hint
 from autofeedback._scan import Scanner
-from autofeedback.decide import Decider, Decision, Policy, Session, combine, request_key
-from autofeedback.integrations._guard import (
-    SpecLike,
-    ToolCallDecision,
-    _Call,
-    _tool_calls,
-    as_catalog,
-    call_feedback,
-    decide_calls,
-)
+from autofeedback.decide import Decider, Decision, Policy, Session
+from autofeedback.decide._calls import Call, call_feedback, decide_calls
+from autofeedback.decide._feedback import NOT_RUN, NOT_RUN_WITH
+from autofeedback.decide._run import judge_message, restore
+from autofeedback.integrations._guard import SpecLike, as_catalog
 
 __all__ = [
     "MARKER",
@@ -60,17 +55,6 @@ MARKER = "autofeedback"
 _DECIDERS_KEPT = 32
 _DECIDERS: OrderedDict[tuple[str, str, Any], Decider] = OrderedDict()
 _LOCK = threading.Lock()
-
-#: the answer to a call that was fine but does not run because the run stops (every call
-#: of a model message gets an answer: the providers reject a history without one)
-NOT_RUN = "Not run: the run stopped (another tool call of this message was rejected)."
-
-#: the answer to a call that was fine, in a message that goes back to the model whole
-#: (a gateway runs no tool): the OpenAI-compatible proxy's words
-NOT_RUN_WITH = (
-    "Not run: another tool call in the same message was rejected. Call this tool "
-    "again, together with the corrected call."
-)
 
 Action = Literal["forward", "feedback", "stop"]
 
@@ -138,7 +122,7 @@ class CallVerdict:
             return self.feedback
         if not self.decision.findings:
             return NOT_RUN
-        call = _Call("openai-chat", self.call_id, self.name, self.arguments)
+        call = Call("openai-chat", self.call_id, self.name, self.arguments)
         return call_feedback(call, self.decision)
 
 
@@ -252,15 +236,7 @@ class Door:
         """A session for one run, with the turns ``records`` (:meth:`Turn.record`, in
         order) counted as the run's earlier ones: an adapter that keeps no state of its
         own reads them back from the conversation."""
-        session = Session(self.policy)
-        for record in records:
-            key = record.get("key")
-            if record.get("action") != "feedback" or not isinstance(key, str):
-                continue
-            if record.get("reason") == "errors":
-                session.rounds += 1  # a feedback round used, as Session.judge counts it
-            session.reject(key)
-        return session
+        return restore(Session(self.policy), records)
 
     def decide(
         self,
@@ -269,7 +245,8 @@ class Door:
         tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Turn:
         """The decision on one turn's ``calls`` (``(id, name, arguments)``, arguments a
-        mapping or JSON text), judged by ``session``."""
+        mapping or JSON text), judged by ``session`` (the run driver's
+        :func:`~autofeedback.decide._run.judge_message`)."""
         decider = self.decider(tools)
         message = {
             "role": "assistant",
@@ -283,22 +260,15 @@ class Door:
             ],
         }
         decided = decide_calls(message, decider)
-        key = json.dumps(
-            [request_key(c.decision.original, _text(c)) for c in decided.calls], sort_keys=True
-        )
-        judged = session.judge(combine([c.decision for c in decided.calls]), key=key)
-        corrected = _corrected(decided.calls, decider) if judged.action != "forward" else {}
-        wire = _tool_calls(message)
+        raw = [(name, arguments) for _, name, arguments in calls]
+        turn = judge_message(session, decided, raw, scanner=decider.scanner)
         out = []
-        for i, ((call_id, _, _), c) in enumerate(zip(calls, decided.calls, strict=True)):
-            wrong = c.reply is not None
-            runs = judged.action == "forward" or (judged.action == "feedback" and not wrong)
-            feedback = None
-            if wrong and not runs:
-                feedback = call_feedback(wire[i], c.decision, corrected=corrected.get(i))
+        for (call_id, _, _), c, runs, feedback in zip(
+            calls, decided.calls, turn.runs, turn.feedback, strict=True
+        ):
             arguments = dict(c.arguments) if c.arguments is not None else None
             out.append(CallVerdict(call_id, c.name, arguments, runs, feedback, c.decision))
-        return Turn(judged.action, judged.reason, tuple(out), key)
+        return Turn(turn.action, turn.reason, tuple(out), turn.key)
 
 
 def log_repairs(calls: Iterable[CallVerdict]) -> None:
@@ -307,25 +277,3 @@ def log_repairs(calls: Iterable[CallVerdict]) -> None:
     for c in calls:
         if c.runs and c.repairs:
             _log.warning("%s: called with the repairs %s", c.name, "; ".join(map(str, c.repairs)))
-
-
-def _text(call: ToolCallDecision) -> str:
-    """A call that could not be read, as text (its repeat key)."""
-    return json.dumps([call.name, call.arguments], sort_keys=True, default=str)
-
-
-def _corrected(calls: Sequence[ToolCallDecision], decider: Decider) -> dict[int, str]:
-    """Per rejected call (by index), the call with every fix its findings name, as the
-    OpenAI-compatible proxy shows it in the feedback."""
-    from autofeedback.loop._repair import corrected_call
-
-    out: dict[int, str] = {}
-    for i, c in enumerate(calls):
-        request = c.decision.request
-        if c.runs or request is None or not c.decision.errors:
-            continue
-        with contextlib.suppress(AutoFeedbackError):
-            fixed = corrected_call(decider.scanner, request, c.decision.errors, style="json")
-            if fixed:
-                out[i] = fixed
-    return out

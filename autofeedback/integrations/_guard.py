@@ -13,25 +13,34 @@ Three kinds of tool call are covered:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import inspect
-import json
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallRejected
-from autofeedback._feedback import render_feedback
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, ToolCallShape
-from autofeedback._parse._providers import find_tool_calls, provider_tools, shape_format
-from autofeedback._scan import Scanner, one_line
+from autofeedback._findings import Finding
+from autofeedback._model import ApiRequest
+from autofeedback._parse._providers import provider_tools
+from autofeedback._scan import Scanner
 from autofeedback.decide import Decider, Decision, RepairMode, check_repair
+from autofeedback.decide._calls import (
+    ToolCallDecision,
+    ToolCallsDecision,
+    call_feedback,
+    decide_calls,
+    decide_each,
+    flow_graph,
+    located,
+    reply,
+    tool_calls_of,
+)
+from autofeedback.decide._feedback import errors_first, render_feedback
 
 __all__ = [
     "OnError",
@@ -78,15 +87,10 @@ def as_catalog(spec: SpecLike) -> ApiCatalog:
     )
 
 
-def _errors_first(findings: Sequence[Finding]) -> list[Finding]:
-    # the feedback leads with what breaks the call; warnings only ride along
-    return sorted(findings, key=lambda f: f.severity != "error")
-
-
 def _rejection(findings: Sequence[Finding]) -> ToolCallRejected | None:
     if not any(f.severity == "error" for f in findings):
         return None
-    ordered = _errors_first(findings)
+    ordered = errors_first(findings)
     # the model called a tool: the feedback speaks of its tool call, not an API request
     return ToolCallRejected(ordered, render_feedback(ordered, tool_call=True))
 
@@ -188,7 +192,7 @@ class _ToolGuard:
                 "; ".join(map(str, decision.repairs)),
             )
             return None, dict(decision.request.arguments)
-        ordered = _errors_first(list(decision.remaining if decision.errors else decision.findings))
+        ordered = errors_first(list(decision.remaining if decision.errors else decision.findings))
         feedback = render_feedback(ordered, tool_call=True, repairs=decision.repairs)
         return ToolCallRejected(ordered, feedback), None
 
@@ -364,250 +368,8 @@ def guard_tool(
 # -- provider tool calls ---------------------------------------------------------------
 
 
-def _get(obj: Any, key: str) -> Any:
-    """``obj[key]`` for dicts, ``obj.key`` for SDK objects (``ChatCompletionMessage``)."""
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Call:
-    """One tool call of any provider shape, as the model wrote it; ``block`` is the
-    mapping it was read from (where a repaired call is written back)."""
-
-    shape: ToolCallShape
-    call_id: str | None
-    name: Any
-    arguments: Any
-    block: Any = dataclasses.field(default=None, compare=False)
-
-
-def _as_plain(message: Any) -> Any:
-    """An SDK object (OpenAI, Anthropic...) without ``tool_calls`` as plain JSON data."""
-    if isinstance(message, Mapping) or _get(message, "tool_calls") is not None:
-        return message
-    dump = getattr(message, "model_dump", None)
-    if callable(dump):
-        with contextlib.suppress(Exception):  # a pydantic object that will not dump
-            return dump(mode="json", by_alias=True, exclude_none=True)
-    return message
-
-
-def _tool_calls(message: Any) -> list[_Call]:
-    """The tool calls of ``message``; raises :class:`ConfigurationError` when it is no
-    message or response at all (``None``, text, a number): nothing to check is not a
-    clean call, and text output is :func:`~autofeedback.scan`'s to read."""
-    message = _as_plain(message)
-    if message is None or isinstance(message, (str, bytes, bytearray, int, float)):
-        hint = (
-            "; to check a model's text output, use scan() or Scanner.iter_findings()"
-            if isinstance(message, (str, bytes, bytearray))
-            else ""
-        )
-        raise ConfigurationError(
-            "expected an assistant message or a model response (OpenAI, Anthropic, Gemini, "
-            f"Bedrock) holding the tool calls, got {type(message).__name__}{hint}"
-        )
-    if isinstance(message, list) and message and all(_is_chat_call(c) for c in message):
-        message = {"tool_calls": message}  # `message.tool_calls` passed on its own
-    choices = _get(message, "choices")
-    if isinstance(choices, Sequence) and not isinstance(choices, (str, bytes)) and choices:
-        message = _get(choices[0], "message")  # a whole chat completion
-    calls = _get(message, "tool_calls")
-    if calls is not None:
-        if isinstance(calls, (str, bytes)) or not isinstance(calls, Sequence):
-            raise ConfigurationError(
-                f"message['tool_calls'] must be a list, got {type(calls).__name__}"
-            )
-        out = []
-        for call in calls:
-            function = _get(call, "function")
-            call_id = _get(call, "id")
-            out.append(
-                _Call(
-                    "openai-chat",
-                    None if call_id is None else str(call_id),
-                    _get(function, "name") if function is not None else None,
-                    _get(function, "arguments") if function is not None else None,
-                    call,
-                )
-            )
-        return out
-    legacy = _get(message, "function_call")  # the pre-tools OpenAI function call
-    if legacy is not None:
-        block = message.get("function_call") if isinstance(message, Mapping) else None
-        return [_Call("openai-chat", None, _get(legacy, "name"), _get(legacy, "arguments"), block)]
-    found = find_tool_calls(message)
-    if found is None:
-        if isinstance(message, list) and not message:
-            return []  # an empty output list: no call was made
-        if not any(_get(message, key) is not None for key in ("role", "content")):
-            raise ConfigurationError(
-                "expected an assistant message or a model response (OpenAI, Anthropic, "
-                "Gemini, Bedrock) holding the tool calls; got a "
-                f"{type(message).__name__} in none of these shapes"
-            )
-        found = []  # a message that made no tool call: nothing to check
-    return [_Call(c.shape, c.call_id, c.name, c.arguments, c.block) for c in found]
-
-
-def _is_chat_call(value: Any) -> bool:
-    """An OpenAI Chat tool call (``{"id", "type": "function", "function": {...}}``), as
-    a dict or the SDK's object."""
-    return _get(value, "function") is not None and not isinstance(value, (str, bytes))
-
-
-def _call_request(call: _Call) -> ApiRequest | Finding:
-    """One tool call as a request that keeps its shape and id, or the E1 finding saying
-    why it cannot be read. Arguments encoded twice (a JSON string holding the object) are
-    read, and the request says so (E4.1, repairable)."""
-    name = call.name
-    if not isinstance(name, str) or not name:
-        return Finding("E1", ("function", "name"), name, message="the tool call names no function")
-    raw = call.arguments
-    twice = False
-    if raw is None or raw == "":
-        arguments: Any = {}
-    elif isinstance(raw, Mapping):
-        arguments = raw
-    else:
-        try:
-            arguments = json.loads(raw)
-            if isinstance(arguments, str) and arguments.strip()[:1] == "{":
-                inner = json.loads(arguments)
-                if isinstance(inner, Mapping):
-                    arguments, twice = inner, True
-        except Exception as exc:  # not JSON, nested too deeply, not text at all
-            return Finding(
-                "E1",
-                ("function", "arguments"),
-                raw if isinstance(raw, str) else repr(raw),
-                expected="a JSON object",
-                message=f"the arguments are not valid JSON ({one_line(exc)})",
-            )
-    if not isinstance(arguments, Mapping):
-        return Finding(
-            "E1",
-            ("function", "arguments"),
-            arguments,
-            expected="a JSON object",
-            message=f"the arguments must be a JSON object, not {type(arguments).__name__}",
-        )
-    return ApiRequest(
-        name=name,
-        arguments=dict(arguments),
-        format=shape_format(call.shape),
-        shape=call.shape,
-        call_id=call.call_id,
-        double_encoded=twice,
-    )
-
-
-def _call_findings(
-    call: _Call, scanner: Scanner, instruction: str | None = None, context: str | None = None
-) -> Iterator[Finding]:
-    """The findings of one tool call; with ``instruction`` (what the user asked), the
-    checks that need it too (E2.1, E5.3), as in the feedback loop."""
-    request = _call_request(call)
-    if isinstance(request, Finding):
-        yield request
-        return
-    yield from scanner.iter_findings(request, instruction=instruction, context=context)
-
-
-def _decisions(
-    calls: Sequence[_Call],
-    decider: Decider,
-    history: Sequence[Any] | None = None,
-    instruction: str | None = None,
-    context: str | None = None,
-    graph: Any = None,
-) -> list[Decision]:
-    """The decision on each of ``calls``: alone (with what the user asked, when given),
-    or as the last steps of the chat ``history``."""
-    if history is not None and calls:
-        return _decisions_in_sequence(calls, decider, history, graph)
-    out: list[Decision] = []
-    for call in calls:
-        request = _call_request(call)
-        if isinstance(request, Finding):
-            out.append(Decision("feedback", "errors", None, None, (request,), (request,)))
-        else:
-            out.append(decider.decide_request(request, instruction=instruction, context=context))
-    return out
-
-
-def _chat_steps(calls: Sequence[_Call], history: Sequence[Any]) -> tuple[Any, int]:
-    """The chat ``history`` with ``calls`` as its last assistant turn, as a sequence, and
-    the index of the first of those calls' steps."""
-    from autofeedback.flow._sequence import sequence_from_chat
-
-    # the calls in OpenAI's chat form, whatever provider shape they came in
-    chat_calls = [
-        {
-            "id": c.call_id or f"call_{i}",
-            "type": "function",
-            "function": {"name": c.name, "arguments": c.arguments},
-        }
-        for i, c in enumerate(calls)
-    ]
-    earlier = sequence_from_chat([_as_dict(m) for m in history])
-    seq = sequence_from_chat(
-        [*(_as_dict(m) for m in history), {"role": "assistant", "tool_calls": chat_calls}]
-    )
-    return seq, len(earlier.steps)
-
-
-def _decisions_in_sequence(
-    calls: Sequence[_Call], decider: Decider, history: Sequence[Any], graph: Any = None
-) -> list[Decision]:
-    from autofeedback.flow._checks import SequenceChecker
-
-    seq, first = _chat_steps(calls, history)
-    checker = SequenceChecker(decider.scanner, graph=graph)
-    decisions = decider.decide_steps(seq, first, checker=checker)
-    out: list[Decision] = []
-    for call, decision in zip(calls, decisions, strict=False):
-        request = decision.request
-        if request is not None and request.shape is None:
-            # the step was read from the chat form: it keeps the call's own shape and id
-            request = dataclasses.replace(request, shape=call.shape, call_id=call.call_id)
-            decision = dataclasses.replace(decision, request=request)
-        out.append(decision)
-    return out
-
-
-def sequence_findings(
-    calls: Sequence[_Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
-) -> list[list[Finding]]:
-    """The findings of each of ``calls`` (one assistant turn), checked as the last steps
-    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
-    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
-    decider = Decider(scanner, repair="off")
-    return [list(d.findings) for d in _decisions_in_sequence(calls, decider, history, graph)]
-
-
-def _located(per_call: Sequence[Sequence[Finding]]) -> list[Finding]:
-    """The findings of one message's calls: as they are for one call, under
-    ``tool_calls[i]`` for several."""
-    if len(per_call) == 1:
-        return list(per_call[0])
-    return [
-        dataclasses.replace(f, location=(f"tool_calls[{i}]", *f.location))
-        for i, findings in enumerate(per_call)
-        for f in findings
-    ]
-
-
 def _decider(tools: SpecLike, retriever: Any, repair: RepairMode) -> Decider:
     return Decider(Scanner(as_catalog(tools), retriever=retriever), repair=check_repair(repair))
-
-
-def _graph(decider: Decider) -> Any:
-    from autofeedback.flow._graph import FlowGraph
-
-    return FlowGraph.from_catalog(decider.scanner.catalog)
 
 
 def check_tool_calls(
@@ -652,65 +414,10 @@ def check_tool_calls(
     [('E3.2', "E3.2 argument.City: 'City' -> 'city'")]
     """
     decider = _decider(tools, retriever, repair)
-    calls = _tool_calls(message)
-    graph = _graph(decider) if history is not None else None
-    decisions = _decisions(calls, decider, history, graph=graph)
-    return _located([d.findings for d in decisions])
-
-
-def _as_dict(value: Any) -> Any:
-    """An SDK message or tool call as plain data (``model_dump``), else unchanged."""
-    dump = getattr(value, "model_dump", None)
-    return dump() if callable(dump) else value
-
-
-def _reply(call: _Call, text: str, ok: bool) -> dict[str, Any]:
-    """The tool result answering ``call``, in the shape the call came in."""
-    call_id = call.call_id or ""
-    if call.shape == "openai-responses":
-        return {"type": "function_call_output", "call_id": call_id, "output": text}
-    if call.shape == "anthropic":
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": text}
-        if not ok:
-            block["is_error"] = True
-        return block
-    if call.shape == "gemini":
-        response: dict[str, Any] = {
-            "name": call.name,
-            "response": {"output" if ok else "error": text},
-        }
-        if call.call_id:
-            response["id"] = call.call_id
-        return {"functionResponse": response}
-    if call.shape == "bedrock":
-        return {
-            "toolResult": {
-                "toolUseId": call_id,
-                "content": [{"text": text}],
-                "status": "success" if ok else "error",
-            }
-        }
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
-
-
-def call_feedback(call: _Call, decision: Decision, *, corrected: str | None = None) -> str:
-    """The feedback for a tool call the decision did not forward, in the call's shape:
-    what is still wrong (errors first), what was repaired already, and ``corrected``
-    (the call with every named fix) when given. A call whose every error was repaired
-    is told the repaired call to make."""
-    remaining = decision.errors
-    if remaining:
-        ordered = _errors_first(list(decision.remaining))
-    else:  # all repaired, but the caller runs the call as written: say how to call it
-        ordered = _errors_first(list(decision.findings))
-        request = decision.request
-        if corrected is None and request is not None:
-            corrected = json.dumps(
-                {"name": request.name, "arguments": dict(request.arguments)},
-                ensure_ascii=False,
-                default=str,
-            )
-    return render_feedback(ordered, corrected=corrected, shape=call.shape, repairs=decision.repairs)
+    calls = tool_calls_of(message)
+    graph = flow_graph(decider) if history is not None else None
+    decisions = decide_each(calls, decider, history, graph=graph)
+    return located([d.findings for d in decisions])
 
 
 def tool_messages(
@@ -757,73 +464,18 @@ def tool_messages(
     ('tool_result', 'toolu_1', True)
     """
     decider = _decider(tools, retriever, repair)
-    calls = _tool_calls(message)
-    graph = _graph(decider) if history is not None else None
+    calls = tool_calls_of(message)
+    graph = flow_graph(decider) if history is not None else None
     out: list[dict[str, Any]] = []
-    for call, decision in zip(calls, _decisions(calls, decider, history, graph=graph), strict=True):
+    for call, decision in zip(
+        calls, decide_each(calls, decider, history, graph=graph), strict=True
+    ):
         if not any(f.severity == "error" for f in decision.findings):
             if include_ok:
-                out.append(_reply(call, "ok", True))
+                out.append(reply(call, "ok", True))
             continue
-        out.append(_reply(call, call_feedback(call, decision), False))
+        out.append(reply(call, call_feedback(call, decision), False))
     return out
-
-
-@dataclasses.dataclass(frozen=True)
-class ToolCallDecision:
-    """The decision on one tool call of a model's message (:func:`decide_tool_calls`).
-
-    ``name`` and ``arguments`` are the call to run, repaired where the docs leave one
-    answer; ``decision`` says what was found, repaired and left
-    (:class:`~autofeedback.decide.Decision`); ``reply`` is the tool result to send the
-    model instead of running the call (its feedback, in the call's shape), ``None`` when
-    the call may run.
-    """
-
-    shape: ToolCallShape
-    call_id: str | None
-    name: Any
-    arguments: Mapping[str, Any] | None
-    decision: Decision
-    reply: dict[str, Any] | None = None
-
-    @property
-    def runs(self) -> bool:
-        return self.reply is None
-
-
-@dataclasses.dataclass(frozen=True)
-class ToolCallsDecision:
-    """The decision on every tool call of a model's message.
-
-    ``message`` is the model's message with every certain repair written in, in its own
-    shape (plain data), for the calls that run and for those that go back to the model
-    (which then sees its call as autofeedback holds it); the message as given when
-    nothing was repaired.
-    """
-
-    calls: tuple[ToolCallDecision, ...]
-    message: Any
-
-    @property
-    def ok(self) -> bool:
-        """Whether every call may run (as written, or repaired)."""
-        return all(c.runs for c in self.calls)
-
-    @property
-    def replies(self) -> list[dict[str, Any]]:
-        """The tool results for the calls that may not run."""
-        return [c.reply for c in self.calls if c.reply is not None]
-
-    @property
-    def repairs(self) -> list[Repair]:
-        return [r for c in self.calls for r in c.decision.repairs]
-
-    @property
-    def findings(self) -> list[Finding]:
-        """Every finding of the calls as the model wrote them (the repaired ones carry
-        their ``fix``), located as :func:`check_tool_calls` locates them."""
-        return _located([c.decision.findings for c in self.calls])
 
 
 def decide_tool_calls(
@@ -860,75 +512,3 @@ def decide_tool_calls(
     """
     decider = _decider(tools, retriever, repair)
     return decide_calls(message, decider, history=history, instruction=instruction, context=context)
-
-
-def decide_calls(
-    message: Any,
-    decider: Decider,
-    *,
-    history: Sequence[Any] | None = None,
-    instruction: str | None = None,
-    context: str | None = None,
-    graph: Any = None,
-) -> ToolCallsDecision:
-    """:func:`decide_tool_calls` with a decider of the caller's (the proxies keep one per
-    tool list)."""
-    calls = _tool_calls(message)
-    if history is not None and graph is None:
-        graph = _graph(decider)
-    decisions = _decisions(calls, decider, history, instruction, context, graph)
-    out: list[ToolCallDecision] = []
-    written: dict[int, dict[str, Any]] = {}
-    for call, decision in zip(calls, decisions, strict=True):
-        request = decision.request
-        arguments = dict(request.arguments) if request is not None else None
-        name = request.name if request is not None else call.name
-        reply = None
-        if decision.action != "forward":
-            reply = _reply(call, call_feedback(call, decision), False)
-        if decision.repairs and request is not None and isinstance(call.block, Mapping):
-            written[id(call.block)] = _written_block(call, request)
-        out.append(ToolCallDecision(call.shape, call.call_id, name, arguments, decision, reply))
-    new_message = _rewrite_blocks(_as_dict(message), written) if written else message
-    return ToolCallsDecision(tuple(out), new_message)
-
-
-def _written_block(call: _Call, request: ApiRequest) -> dict[str, Any]:
-    """The call's own mapping with the repaired name and arguments, in its shape
-    (arguments stay a JSON string where they were one)."""
-    block = dict(call.block)
-    args = dict(request.arguments)
-    if call.shape == "openai-chat":
-        legacy = "function" not in block  # the pre-tools function_call: the block is it
-        function = dict(block if legacy else block.get("function") or {})
-        function["name"] = request.name
-        text = isinstance(function.get("arguments"), str)
-        function["arguments"] = json.dumps(args, ensure_ascii=False) if text else args
-        if legacy:
-            return function
-        block["function"] = function
-    elif call.shape == "openai-responses":
-        block["name"] = request.name
-        text = isinstance(block.get("arguments"), str) or "arguments" not in block
-        block["arguments"] = json.dumps(args, ensure_ascii=False) if text else args
-    elif call.shape == "anthropic":
-        block["name"], block["input"] = request.name, args
-    elif call.shape == "gemini":
-        block["functionCall"] = {**block["functionCall"], "name": request.name, "args": args}
-    elif call.shape == "bedrock":
-        block["toolUse"] = {**block["toolUse"], "name": request.name, "input": args}
-    return block
-
-
-def _rewrite_blocks(value: Any, written: Mapping[int, Any], depth: int = 0) -> Any:
-    """``value`` (plain JSON data) with each mapping whose ``id`` is in ``written``
-    replaced; the containers on the way are copied, the rest shared."""
-    if id(value) in written:
-        return written[id(value)]
-    if depth > 12:
-        return value
-    if isinstance(value, Mapping):
-        return {k: _rewrite_blocks(v, written, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_rewrite_blocks(v, written, depth + 1) for v in value]
-    return value

@@ -2,10 +2,11 @@
 goes through, which is answered with feedback, which is stopped.
 
 :class:`ToolGate` holds the catalog built from the server's ``tools/list`` (schemas
-repaired by :func:`~autofeedback.integrations._mcp_schema.check_tool`), scans each call with
-:class:`~autofeedback.Scanner` and counts identical rejected calls per conversation. The
-MCP SDK side (:mod:`autofeedback.integrations._mcp_proxy`) turns a :class:`Decision` into
-a JSON-RPC error (unknown tool) or an ``isError`` tool result (bad arguments), as the MCP
+repaired by :func:`~autofeedback.integrations._mcp_schema.check_tool`) and asks the one
+decision about each call; the run driver (:class:`~autofeedback.decide._run.Run`) counts
+identical rejected calls per conversation and words the answer. The MCP SDK side
+(:mod:`autofeedback.integrations._mcp_proxy`) turns a :class:`Decision` into a JSON-RPC
+error (unknown tool) or an ``isError`` tool result (bad arguments), as the MCP
 specification (2025-11-25, SEP-1303) asks.
 """
 
@@ -14,21 +15,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import sys
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import SpecError
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest
 from autofeedback._redact import auth_names, redact
 from autofeedback._scan import Scanner
 from autofeedback._tool_names import looks_alike, set_aside
-from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair
+from autofeedback.decide import Decider, RepairMode, check_repair
 from autofeedback.decide import Decision as OneDecision
+from autofeedback.decide._feedback import mcp_feedback, unknown_tool
+from autofeedback.decide._run import REPEATED, Run, call_key, key_digest
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
 
 __all__ = ["Action", "Checked", "Decision", "ToolGate"]
@@ -74,12 +75,9 @@ class Decision:
     @property
     def message(self) -> str:
         """One line: the JSON-RPC error message for an unknown tool."""
-        if self.action == "repeated":
+        if self.action == REPEATED:
             return self.feedback.splitlines()[0]
-        text = f"Unknown tool: {self.tool!r}"
-        if self.suggestion:
-            text += f"; did you mean {self.suggestion!r}?"
-        return text
+        return unknown_tool(self.tool, self.suggestion)
 
     def as_log(self) -> dict[str, Any]:
         """The JSON-lines form (findings are already redacted)."""
@@ -130,10 +128,9 @@ class ToolGate:
         self.retriever = retriever
         self.repeat_limit = repeat_limit
         self.repair = check_repair(repair)
-        # every conversation's repeats, in one bounded session: the N-th identical
+        # every conversation's repeats, in one run of the driver: the N-th identical
         # rejected call of a conversation stops (answered with feedback until then)
-        repeats = sys.maxsize if repeat_limit == 0 else max(0, repeat_limit - 2)
-        self._session = Session(Policy(repair=repair, max_rounds=None, repeats=repeats))
+        self._run = Run.gate(repeat_limit, repair=repair)
         self.tools: list[dict[str, Any]] = []
         self.issues: list[SchemaIssue] = []
         self.unchecked: frozenset[str] = frozenset()
@@ -319,7 +316,7 @@ class ToolGate:
                 message=f"API {name!r} does not exist; the server lists no checkable tools{hint}",
             )
             decided = OneDecision("feedback", "errors", None, None, (missing,), (missing,))
-        return Checked(decided, _digest(args))
+        return Checked(decided, key_digest(call_key(ApiRequest(name=name, arguments=args))))
 
     def _judge(
         self, name: str, args: Mapping[str, Any], checked: Checked, conversation: Hashable
@@ -356,39 +353,24 @@ class ToolGate:
                 ),
                 None,
             )
+        key = (conversation, checked.digest)
+        with self._lock:  # the repeat counts of every conversation, in one run
+            _, repeats, firm = self._run.call_turn(decided, key)
         # an MCP tools/call: worded as a tool call (issue 28), as through the OpenAI proxy
-        feedback = (
-            render_feedback(ordered, tool_call=True, repairs=decided.repairs) if ordered else ""
-        )
-        key = (conversation, name, checked.digest)
-        with self._lock:  # the repeat counts of every conversation, in one session
-            judged = self._session.judge(decided, key=key)
-            repeats = self._session.rejections(key) + (judged.action == "stop")
-        if judged.action == "stop" or (self.repeat_limit == 1):
-            stop = (
-                f"Stop repeating this call: {name} with these exact arguments has been "
-                f"rejected {repeats} times and will be rejected again. Change the call as "
-                "the feedback says, or stop and tell the user what is missing."
-            )
-            return Decision(
-                "repeated",
-                name,
-                tuple(ordered),
-                f"{stop}\n\n{feedback}",
-                repeats,
-                unknown,
-                suggestion,
-                decided.repairs,
-            )
-        action: Action = "unknown_tool" if unknown else "invalid_arguments"
+        if firm:
+            feedback = mcp_feedback(name, ordered, decided.repairs, repeats=repeats)
+            action: Action = REPEATED
+        else:
+            feedback = mcp_feedback(name, ordered, decided.repairs)
+            action = "unknown_tool" if unknown else "invalid_arguments"
         return Decision(
             action, name, tuple(ordered), feedback, repeats, unknown, suggestion, decided.repairs
         )
 
 
 def _digest(args: Mapping[str, Any]) -> str:
-    """The arguments' identity for the repeat counts: a digest of their canonical JSON,
-    so a session keeps 64 characters per call, not the call."""
+    """A tool definition's identity (a tool listed twice as itself is one tool): a
+    digest of its canonical JSON."""
     try:
         text = json.dumps(args, sort_keys=True, default=repr)
     except ValueError:  # circular or otherwise unserialisable: compared by repr

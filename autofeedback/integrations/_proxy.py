@@ -71,8 +71,10 @@ from autofeedback._redact import redact, url_secrets
 from autofeedback._scan import Scanner
 from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
 from autofeedback.checks._check_values import not_checked
-from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, combine
-from autofeedback.integrations._guard import ToolCallsDecision, _Call, decide_calls
+from autofeedback.decide import Decider, Policy, RepairMode, check_repair
+from autofeedback.decide._calls import Call, ToolCallsDecision, decide_calls, reply
+from autofeedback.decide._feedback import gave_up
+from autofeedback.decide._run import Run, logged_action, upstream_stop
 from autofeedback.integrations._jsonlog import JsonLog
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
@@ -690,20 +692,20 @@ async def _pass_through(
 # ------------------------------------------------------------------ checked rounds
 
 
-def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_Call]]:
+def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Call]]:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None, []
     message = choices[0].get("message")
     if not isinstance(message, dict):
         return None, []
-    calls: list[_Call] = []
+    calls: list[Call] = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, Mapping) else None
         function = function if isinstance(function, Mapping) else {}
         call_id = call.get("id") if isinstance(call, Mapping) else None
         calls.append(
-            _Call(
+            Call(
                 "openai-chat",
                 call_id if isinstance(call_id, str) else None,
                 function.get("name"),
@@ -713,13 +715,13 @@ def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[_C
     return message, calls
 
 
-def _responses_calls(data: Mapping[str, Any]) -> list[_Call]:
-    calls: list[_Call] = []
+def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
+    calls: list[Call] = []
     for item in data.get("output") or []:
         if isinstance(item, Mapping) and item.get("type") == "function_call":
             call_id = item.get("call_id")
             calls.append(
-                _Call(
+                Call(
                     "openai-responses",
                     call_id if isinstance(call_id, str) else None,
                     item.get("name"),
@@ -765,35 +767,6 @@ def _sum_usage(usages: Sequence[Any]) -> dict[str, Any] | None:
     return out if seen else None
 
 
-def _call_key(calls: Sequence[_Call]) -> str:
-    """What makes two rounds' calls the same request (ids differ every round)."""
-
-    def norm(args: Any) -> Any:
-        if isinstance(args, str):
-            with contextlib.suppress(ValueError, RecursionError):
-                return json.loads(args)
-        return args
-
-    return json.dumps([[c.name, norm(c.arguments)] for c in calls], sort_keys=True, default=str)
-
-
-def _corrected(decided: ToolCallsDecision, decider: Decider) -> dict[int, str]:
-    """Per rejected call (by index), the call with every fix the findings name, as JSON
-    (:func:`~autofeedback.loop._repair.corrected_call`): shown in the feedback."""
-    from autofeedback.loop._repair import corrected_call
-
-    out: dict[int, str] = {}
-    for i, c in enumerate(decided.calls):
-        request = c.decision.request
-        if c.runs or request is None or not c.decision.errors:
-            continue
-        with contextlib.suppress(AutoFeedbackError):
-            fixed = corrected_call(decider.scanner, request, c.decision.errors, style="json")
-            if fixed:
-                out[i] = fixed
-    return out
-
-
 async def _checked(
     client: httpx.AsyncClient,
     request: Request,
@@ -806,7 +779,7 @@ async def _checked(
     size: int,
 ) -> Response:
     """The rounds of one checked request, each round's calls decided by the one decision
-    (:func:`~autofeedback.integrations._guard.decide_calls`). ``size``: its body's, which
+    (:func:`~autofeedback.integrations._calls.decide_calls`). ``size``: its body's, which
     picks the lane its CPU work runs in (:class:`_Lanes`): serialising, parsing,
     deciding."""
     started = time.perf_counter()
@@ -835,28 +808,28 @@ async def _checked(
     users = _user_texts(history)
     told = _told_texts(body, history)
     said = (users[-1] if users else None, "\n".join([*told, *users]) or None)
-    # the one decision, with this request's bounds: rounds upstream, repeats, tokens
+    # the one decision, and the run driver with this request's bounds: rounds upstream,
+    # repeats, tokens; it names the stop and words the replies
     decider = Decider(scanner, repair=config.repair)
-    session = Session(
+    run = Run(
         Policy(
             repair=config.repair,
             max_rounds=config.max_rounds - 1,
             token_budget=config.token_budget,
-        )
+        ),
+        "proxy",
+        scanner=scanner,
     )
-    stops = {"repeated": "repeated", "rounds": "max-rounds", "token-budget": "token-budget"}
     usages: list[Any] = []
     codes: list[str] = []
     repairs: list[Any] = []
-    rounds = 0
     unchecked = 0
     logged: list[dict[str, Any]] = []  # --log: each round's calls and decision
     final: dict[str, Any] | None = None
     remaining: list[Any] = []
-    stop = "clean"
     response: httpx.Response | None = None
     invalid: str | None = None  # what is wrong with the upstream's answer
-    while True:
+    while run.stop is None:
         if kind == "chat":
             body["messages"] = history
         else:
@@ -866,20 +839,19 @@ async def _checked(
         if answered is None:
             return _too_large_answer(config, request)
         if response.status_code != 200:
-            stop = f"upstream-{response.status_code}"
+            run.end(upstream_stop(response.status_code))
             break
         size = max(size, len(answered))
         data, invalid = await lanes.run(size, _upstream_answer, answered, kind)
         if invalid is not None:
-            stop = "upstream-invalid"
+            run.end(upstream_stop(None))
             break
-        rounds += 1
         usages.append(data.get("usage"))
-        session.spend(_tokens(data.get("usage")))
+        run.asked(_tokens(data.get("usage")))
         message, calls = _chat_calls(data) if kind == "chat" else (None, _responses_calls(data))
         if not calls:
             final = data
-            stop = "clean" if rounds == 1 else "answered"  # text, not a call, after feedback
+            run.text_answer()  # text, not a call (after feedback: answered)
             break
         decided = await lanes.run(
             size,
@@ -900,30 +872,17 @@ async def _checked(
         # values a pattern RE2 cannot run left undecided within the time bound
         unchecked += sum(not_checked(f) for c in decided.calls for f in c.decision.findings)
         repairs.extend(decided.repairs)
-        judged = session.judge(combine([c.decision for c in decided.calls]), key=_call_key(calls))
-        logged.append(_round_record(request, rounds, calls, decided, judged.action))
-        if judged.action == "forward":
+        raw = [(c.name, c.arguments) for c in calls]
+        turn = await lanes.run(size, run.message_turn, decided, raw)
+        logged.append(_round_record(request, run.answers, calls, decided, turn.action))
+        if turn.action == "forward":
             final = _with_message(data, decided.message, kind)
-            stop = (
-                "repaired"
-                if decided.repairs
-                else "clean"
-                if rounds == 1
-                else "corrected"  # the model corrected its calls after feedback
-            )
             break
-        if judged.action == "stop":
+        if turn.action == "stop":
             final = data
-            stop = stops.get(judged.reason, "max-rounds")
             remaining = [f.as_dict() for c in decided.calls for f in c.decision.errors]
             break
-        corrected = await lanes.run(size, _corrected, decided, decider)
-        replies = [
-            c.reply
-            if c.reply is not None and i not in corrected
-            else _reply_text(calls[i], c, corrected.get(i))
-            for i, c in enumerate(decided.calls)
-        ]
+        replies = _replies(calls, turn.feedback)
         # the model's turn as autofeedback holds it: the calls with the certain repairs
         shown = _with_message(data, decided.message, kind)
         if kind == "chat":
@@ -934,6 +893,7 @@ async def _checked(
             history = [*history, *shown.get("output", []), *replies]
 
     ms = round((time.perf_counter() - started) * 1000, 1)
+    rounds, stop = run.answers, run.stop or upstream_stop(None)
     summary: dict[str, Any] = {"rounds": rounds, "codes": codes, "stop": stop, "ms": ms}
     # --log: one line per round's decision (issue 28), written once the rounds are over
     _log_rounds(request, logged, stop, ms)
@@ -980,11 +940,7 @@ async def _checked(
         return Response(answered, response.status_code, headers=out_headers)
     if remaining and config.give_up == "error":
         # the calls are still wrong: the agent's client raises instead of running them
-        first = remaining[0]
-        message_text = (
-            f"autofeedback: the model's tool calls are still invalid after {rounds} "
-            f"round(s) ({stop}): {first.get('code')} {first.get('message')}"
-        )
+        message_text = gave_up(rounds, stop, remaining[0])
         error = {
             "error": {
                 "message": message_text,
@@ -1070,7 +1026,7 @@ def _within_budget(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 
 def _round_record(
-    request: Request, number: int, calls: Sequence[_Call], decided: ToolCallsDecision, action: str
+    request: Request, number: int, calls: Sequence[Call], decided: ToolCallsDecision, action: str
 ) -> dict[str, Any]:
     """One round for the log: its calls (arguments masked) with their error codes and
     repairs, and the decision (``forward``, ``feed_back`` or ``stop``)."""
@@ -1090,8 +1046,7 @@ def _round_record(
         if c.decision.repairs:
             entry["repairs"] = [r.as_dict() for r in c.decision.repairs]
         shown.append(entry)
-    decision = {"forward": "forward", "feedback": "feed_back"}.get(action, "stop")
-    return {"round": number, "calls": shown, "decision": decision}
+    return {"round": number, "calls": shown, "decision": logged_action(action)}
 
 
 def _log_rounds(request: Request, logged: Sequence[dict[str, Any]], stop: str, ms: float) -> None:
@@ -1118,19 +1073,10 @@ def _with_message(data: dict[str, Any], message: Any, kind: str) -> dict[str, An
     return {**data, "choices": [first, *choices[1:]]}
 
 
-def _reply_text(call: _Call, decided: Any, corrected: str | None) -> dict[str, Any]:
-    """The tool result for one call of a message that goes back to the model: its
-    feedback (with the corrected call), or, for a call that was fine, that it did not run."""
-    from autofeedback.integrations._guard import _reply, call_feedback
-
-    if decided.runs:
-        return _reply(
-            call,
-            "Not run: another tool call in the same message was rejected. Call this tool "
-            "again, together with the corrected call.",
-            False,
-        )
-    return _reply(call, call_feedback(call, decided.decision, corrected=corrected), False)
+def _replies(calls: Sequence[Call], texts: Sequence[str | None]) -> list[dict[str, Any]]:
+    """The tool results answering a message that goes back to the model: each call's
+    text from the run (its feedback, or that it did not run), in the call's shape."""
+    return [reply(call, text or "", False) for call, text in zip(calls, texts, strict=True)]
 
 
 def _dumps(value: Any) -> bytes:

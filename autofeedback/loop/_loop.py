@@ -32,7 +32,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 ``focus_docs=False``:
 
 * ``skeleton``: static feedback ends with the request every named fix applied
-  (:func:`autofeedback.loop._repair.corrected_call`), holes left for values only the user's
+  (:func:`autofeedback.decide._corrected.corrected_call`), holes left for values only the user's
   request holds;
 * ``focus_docs``: a retry's system prompt documents only the APIs the request and its
   findings name, not every API of the first prompt;
@@ -48,6 +48,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import json
 import time
@@ -60,23 +61,29 @@ import requests
 
 from autofeedback._catalog import ApiCatalog
 from autofeedback._exceptions import ConfigurationError, HostNotAllowed
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact_finding
 from autofeedback._scan import Scanner
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
-from autofeedback.decide import Decider, Policy, RepairMode, Session, check_repair, request_key
+from autofeedback.decide import Decider, Policy, RepairMode, check_repair
 from autofeedback.decide._render import rewrite_output
+from autofeedback.decide._run import (
+    HOST_NOT_ALLOWED,
+    SEND_GATE,
+    SUCCESS,
+    UNREACHABLE,
+    UNREADABLE,
+    Run,
+    StopReason,
+)
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._prompt import (
     call_schema,
-    dynamic_feedback,
     initial_messages,
     system_message,
 )
-from autofeedback.loop._repair import corrected_call
 from autofeedback.loop._send import (
     SENSITIVE,
     HttpCall,
@@ -88,18 +95,7 @@ from autofeedback.loop._send import (
 
 __all__ = ["Attempt", "FeedbackLoop", "LoopResult", "StopReason"]
 
-StopReason = Literal[
-    "success",
-    "static-budget",
-    "dynamic-budget",
-    "repeated",
-    "token-budget",
-    "host-not-allowed",
-    "blocked",
-    "unreachable",
-]
 HOOKS = ("attempt", "finding", "response", "exhausted")
-_BLOCKING = ("E1", "E2", "E3")
 
 
 class TraceRow:
@@ -329,29 +325,33 @@ class FeedbackLoop:
         doc_ops = self._prompt_ops(intent)
         messages = initial_messages(instruction, doc_ops, json_calls=self.constrain)
         attempts: list[Attempt] = []
-        failed: dict[str, tuple[str, Literal["static", "dynamic"]]] = {}
-        history: list[str] = []
-        # the one decision (forward, repair, feed back, stop), with this run's bounds:
-        # static rounds, repeats, tokens; the gate says which errors keep a request in
-        session = Session(
+        # the run driver owns the bounds (static rounds, repeats, tokens, the dynamic
+        # budget), the stop, the call key and the feedback; the gate says which errors
+        # keep a request in once no feedback is left
+        run = Run(
             Policy(
                 repair=self.repair,
                 feedback=self.static,
                 max_rounds=self.max_static,
                 repeats=self.repeat_retries,
                 token_budget=self.token_budget,
-                block=frozenset(_BLOCKING if self.gate else ("E1",)),
-            )
+                block=SEND_GATE if self.gate else UNREADABLE,
+                max_dynamic=self.max_dynamic if self.dynamic else 0,
+            ),
+            "loop",
+            scanner=self.scanner,
+            instruction=intent,
+            skeleton=self.skeleton,
         )
-        dynamic_left = self.max_dynamic
-        final: tuple[bool, StopReason, ApiRequest | None, int | None, str | None] | None = None
-        while final is None:
+        request: ApiRequest | None = None
+        attempt: Attempt | None = None
+        while run.stop is None:
             started = time.perf_counter()
             text = self._complete(list(messages), doc_ops)
             usage = getattr(self.llm, "last_usage", None)
             p_tok = getattr(usage, "prompt_tokens", None)
             c_tok = getattr(usage, "completion_tokens", None)
-            session.spend((p_tok or 0) + (c_tok or 0))
+            run.asked((p_tok or 0) + (c_tok or 0))
             decision = self.decider.decide(text, instruction=intent, context=instruction)[0]
             original = decision.original
             findings = list(decision.findings)
@@ -361,6 +361,7 @@ class FeedbackLoop:
                     [redact_finding(f, names=self._auth_names, secrets=self._secrets) for f in fs]
                     for fs in (findings, remaining)
                 )
+                decision = dataclasses.replace(decision, remaining=tuple(remaining))
             for f in findings:
                 self._fire("finding", f)
             base = Attempt(
@@ -372,93 +373,23 @@ class FeedbackLoop:
                 tuple(findings),
                 repairs=decision.repairs,
             )
-            key = request_key(original, text)
-            judged = session.judge(decision, key=key)
-            request = judged.request
+            turn = run.loop_turn(decision, text=text)
+            request = turn.request
             # the model's turn as autofeedback holds it: its text with the repaired call
             shown = text
             if decision.repairs and original is not None and request is not None:
                 shown = rewrite_output(text, [(original, request)]) or text
-            if judged.action == "feedback" and judged.reason == "repeated":
-                before, kind = failed[key]
-                feedback = (
-                    "You sent the same request again, and it fails for the same reason.\n" + before
-                )
-                attempt = _done(
-                    base,
-                    started,
-                    feedback=feedback,
-                    feedback_kind=kind,
-                    error="the model repeated a request that failed",
-                )
-            elif judged.action == "feedback":
-                # errors only: a warning is the scanner's doubt (an E2.1 below its
-                # confident margin), and a small model takes it as an order to switch API
-                errors = [f for f in remaining if f.severity == "error"]
-                shape = request.shape if request is not None else None
-                fixed = (
-                    corrected_call(
-                        self.scanner,
-                        request,
-                        errors,
-                        instruction=intent,
-                        style="api" if shape is None else "json",
-                    )
-                    if self.skeleton
-                    else None
-                )
-                feedback = render_feedback(
-                    errors, corrected=fixed, shape=shape, repairs=decision.repairs
-                )
-                attempt = _done(base, started, feedback=feedback, feedback_kind="static")
-                failed[key] = (feedback, "static")
-            elif judged.action == "stop":
-                if judged.reason == "repeated":
-                    attempt = _done(base, started, error="the model repeated a request that failed")
-                    final = (False, "repeated", request, None, None)
-                else:
-                    why = "it still has E1-E3 findings" if request else "no request could be parsed"
-                    attempt = _done(base, started, error=f"request not sent: {why}")
-                    reason: StopReason = (
-                        "token-budget"
-                        if judged.reason == "token-budget"
-                        else "static-budget"
-                        if self.static
-                        else "blocked"
-                    )
-                    final = (False, reason, request, None, None)
-            else:
+            if turn.action == "send":
                 assert request is not None
-                attempt, outcome = self._send(
-                    base,
-                    request,
-                    started,
-                    history,
-                    dynamic_left > 0 and self.dynamic and not session.over_budget,
+                attempt = self._send(base, request, started, run, turn.key)
+            else:
+                attempt = _done(
+                    base, started, feedback=turn.feedback, feedback_kind=turn.kind, error=turn.error
                 )
-                if outcome == "success":
-                    final = (True, "success", request, attempt.status, attempt.response_excerpt)
-                elif outcome == "host":
-                    final = (False, "host-not-allowed", request, None, None)
-                elif outcome == "unreachable":
-                    final = (False, "unreachable", request, None, None)
-                elif attempt.feedback is None:
-                    final = (
-                        False,
-                        "dynamic-budget",
-                        request,
-                        attempt.status,
-                        attempt.response_excerpt,
-                    )
-                else:
-                    dynamic_left -= 1
-                    failed[key] = (attempt.feedback, "dynamic")
-                    session.reject(key)
-            if final is None and session.over_budget:
-                final = (False, "token-budget", request, attempt.status, attempt.response_excerpt)
+            run.check_budget()
             attempts.append(attempt)
             self._fire("attempt", attempt)
-            if attempt.feedback is not None and final is None:
+            if attempt.feedback is not None and run.stop is None:
                 if self.focus_docs:
                     focused = self._relevant_ops(request, findings)
                     if focused:
@@ -469,8 +400,12 @@ class FeedbackLoop:
                     {"role": "assistant", "content": shown},
                     {"role": "user", "content": attempt.feedback},
                 ]
-        success, reason, request, status, body = final
-        result = LoopResult(success, reason, request, status, body, tuple(attempts))
+        assert attempt is not None
+        stop = cast(StopReason, run.stop)
+        success = stop == SUCCESS
+        result = LoopResult(
+            success, stop, request, attempt.status, attempt.response_excerpt, tuple(attempts)
+        )
         if not success:
             self._fire("exhausted", result)
         if trace is not None:
@@ -491,13 +426,10 @@ class FeedbackLoop:
         return clone
 
     def _send(
-        self,
-        base: Attempt,
-        request: ApiRequest,
-        started: float,
-        history: list[str],
-        may_retry: bool,
-    ) -> tuple[Attempt, str]:
+        self, base: Attempt, request: ApiRequest, started: float, run: Run, key: Any
+    ) -> Attempt:
+        """Send ``request`` and judge the response; a refusal goes to the run, which feeds
+        it back (with what the docs say about it) or ends."""
         named = check_name(request, self.catalog)
         op = named.operation
         assert op is not None or not self.gate  # E2 findings would have blocked the request
@@ -512,10 +444,12 @@ class FeedbackLoop:
         try:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
         except HostNotAllowed as exc:
-            return _done(base, started, sent=sent, error=str(exc)), "host"
+            run.end(HOST_NOT_ALLOWED)
+            return _done(base, started, sent=sent, error=str(exc))
         except (requests.ConnectionError, requests.Timeout) as exc:
             # the infrastructure's failure, not the model's: no feedback, no retry
-            return _done(base, started, sent=sent, error=_unreachable(call.url, exc)), "unreachable"
+            run.end(UNREACHABLE)
+            return _done(base, started, sent=sent, error=_unreachable(call.url, exc))
         except requests.RequestException as exc:
             status, body, ok = None, f"{type(exc).__name__}: {exc}"[:300], False
         else:
@@ -523,14 +457,15 @@ class FeedbackLoop:
             ok = op is not None and self.requirement(op, response)
         self._fire("response", (status, body))
         if ok:
-            return _done(base, started, sent=sent, status=status, response_excerpt=body), "success"
+            run.end(SUCCESS)
+            return _done(base, started, sent=sent, status=status, response_excerpt=body)
         action = f"{call.method} {sent['url']}" + (
             f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
         )
-        explained = self._explain(op, status, body, request) if may_retry else None
-        feedback = dynamic_feedback(action, status, body, explained, history) if may_retry else None
+        feedback, explained = run.refused(
+            key, action, status, body, lambda: self._explain(op, status, body, request)
+        )
         explanation = "\n".join(explained) if explained else None
-        history.append(f"{action} -> {status}")
         return _done(
             base,
             started,
@@ -540,7 +475,7 @@ class FeedbackLoop:
             explanation=explanation,
             feedback=feedback,
             feedback_kind="dynamic" if feedback else None,
-        ), "failed"
+        )
 
     def _redact_call(self, call: HttpCall, op: Operation | None) -> dict[str, Any]:
         extra = [p.name for p in op.auth_parameters] if op else []

@@ -3,7 +3,7 @@ turns and the ReAct-style dynamic feedback turn (action, observation, documentat
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from autofeedback._model import Operation
@@ -11,7 +11,6 @@ from autofeedback._model import Operation
 __all__ = [
     "call_schema",
     "describe_operations",
-    "dynamic_feedback",
     "initial_messages",
     "system_message",
 ]
@@ -145,34 +144,3 @@ def call_schema(ops: Iterable[Operation]) -> dict[str, Any]:
             }
         )
     return {"anyOf": branches}
-
-
-def dynamic_feedback(
-    action: str,
-    status: int | None,
-    body: str,
-    explanation: str | Sequence[str] | None,
-    history: list[str],
-) -> str:
-    """The ReAct turn: what was sent, what came back, what the docs say about it.
-
-    ``explanation``: the retrieved text, or the lines of an
-    :class:`~autofeedback.loop._explain.Explanation` (its documented cause, the part of
-    the request it concerns, the next call), as they are."""
-    lines = [
-        "Your API request was sent, but it did not succeed.",
-        f"Action: {action}",
-        f"Observation: HTTP {status if status is not None else 'no response'} {body}".rstrip(),
-    ]
-    if isinstance(explanation, str) and explanation:
-        lines.append(f"Documentation about this error: {explanation}")
-    elif explanation:
-        lines.extend(explanation)
-    if history:
-        lines.append("Earlier attempts: " + " | ".join(history[-3:]))
-    # no placeholder call here: small models copy ApiName(key=value) verbatim
-    lines.append(
-        "Thought: explain briefly what went wrong, then write the corrected request as one "
-        "<API>...</API> call with a documented API name and documented parameter names."
-    )
-    return "\n".join(lines)

@@ -23,13 +23,14 @@ call is sent, and a program is taken as first written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import requests
 
@@ -39,17 +40,30 @@ from autofeedback._findings import Finding, Repair
 from autofeedback._model import ApiRequest, Operation
 from autofeedback._redact import auth_names, credential_values, redact
 from autofeedback._scan import Scanner, to_requests
-from autofeedback.checks._check_name import check_name, name_with_values
-from autofeedback.checks._names import other_entities
-from autofeedback.decide import Decider, Decision, Policy, RepairMode, Session, check_repair
-from autofeedback.decide import request_key as _key
+from autofeedback.checks._check_name import check_name
+from autofeedback.decide import Decider, Decision, Policy, RepairMode, check_repair
+from autofeedback.decide._corrected import call_text, next_action
+from autofeedback.decide._feedback import (
+    CALL_LINE,
+    inserted_turn,
+    observation,
+    observed,
+    unfinished_note,
+)
 from autofeedback.decide._render import rewrite_output
-from autofeedback.decide._repairs import one_letter_off
+from autofeedback.decide._run import (
+    HOST_NOT_ALLOWED,
+    NO_CALL,
+    UNREACHABLE,
+    Run,
+    TaskStop,
+    call_key,
+)
 from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
-from autofeedback.flow._sequence import Step, StepResponse, sequence_from_program
+from autofeedback.flow._sequence import Step, StepResponse
 from autofeedback.flow._tools import documented_tools, with_tools_in_text
 from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
@@ -58,18 +72,6 @@ from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
 
 __all__ = ["ProgramRunner", "ReactRunner", "TaskResult", "TaskTurn"]
 
-TaskStop = Literal[
-    "clean",
-    "base",
-    "answered",
-    "feedback-budget",
-    "step-budget",
-    "repeated",
-    "token-budget",
-    "no-call",
-    "host-not-allowed",
-    "unreachable",
-]
 HOOKS = ("turn",)
 
 
@@ -223,16 +225,16 @@ class _Runner:
     def _scrub(self, value: Any) -> Any:
         return redact(value, names=self._names, secrets=self._secrets)
 
-    def _session(self) -> Session:
-        """This run's bounds, as the one decision applies them."""
-        return Session(
-            Policy(
-                repair=self.repair,
-                feedback=self.feedback,
-                max_rounds=self.max_rounds,
-                token_budget=self.token_budget,
-            )
+    def _run(self, max_steps: int | None = None) -> Run:
+        """This run's bounds, as the run driver applies them."""
+        policy = Policy(
+            repair=self.repair,
+            feedback=self.feedback,
+            max_rounds=self.max_rounds,
+            token_budget=self.token_budget,
+            max_steps=max_steps,
         )
+        return Run(policy, self.mode)
 
     def _turn(self, turn: TaskTurn, turns: list[TaskTurn]) -> None:
         turns.append(turn)
@@ -311,7 +313,6 @@ def program_prompt(
 
 
 _FENCE = re.compile(r"```[a-zA-Z]*\n(.*?)(?:```|$)", re.DOTALL)
-_CALL_LINE = re.compile(r"^\s*(?:[A-Za-z_]\w*\s*=\s*)?[A-Za-z_][\w.]*\s*\(")
 
 
 def extract_program(text: str) -> str:
@@ -325,105 +326,10 @@ def extract_program(text: str) -> str:
     body = match.group(1) if match else text
     lines = body.splitlines()
     if not match:
-        start = next((i for i, line in enumerate(lines) if _CALL_LINE.match(line)), len(lines))
+        start = next((i for i, line in enumerate(lines) if CALL_LINE.match(line)), len(lines))
         lines = lines[start:]
     kept = [line.rstrip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     return "\n".join(kept)
-
-
-def program_feedback(
-    findings: Sequence[Finding],
-    program: str,
-    *,
-    ask: str = "in a ```python block",
-    repairs: Sequence[Repair] = (),
-) -> str:
-    """The feedback turn for a program: each error with the line it is on, then the ask.
-    ``repairs``: what was repaired in ``program`` already; the repaired program is shown.
-
-    >>> print(program_feedback([Finding("E5.1", ("step[0]", "id"), "r.id",
-    ...     message="'r' is not assigned before it is read")], "g(id=r.id)"))
-    Your program has 1 problem:
-    - line 1 `g(id=r.id)`: E5.1 'r' is not assigned before it is read
-    Write the whole corrected program in a ```python block.
-    """
-    from autofeedback.flow._program import parse_program
-
-    lines = program.splitlines()
-    out = [f"Your program has {len(findings)} problem{'s' if len(findings) != 1 else ''}:"]
-    try:
-        steps = [call.line for call in parse_program(program)[0]]
-    except Exception:  # a program the reader refuses: number the call-shaped lines
-        steps = [i + 1 for i, line in enumerate(lines) if _CALL_LINE.match(line)]
-    fixed: dict[int, str] = {}
-    for f in findings:
-        where = ""
-        if f.location and f.location[0].startswith("step["):
-            index = int(f.location[0][5:-1])
-            if index < len(steps) and 0 < steps[index] <= len(lines):
-                number = steps[index]
-                where = f"line {number} `{lines[number - 1].strip()[:120]}`"
-                where += _read_on(f, lines, number) + ": "
-                _fix_line(f, lines, number, fixed)
-        hint = _hint(f)
-        out.append(f"- {where}{f.code} {f.message or f}{hint}")
-    if fixed:
-        out.append("With the suggested fixes, these lines read:")
-        out += [f"line {n}: `{fixed[n].strip()}`" for n in sorted(fixed)]
-    if repairs:
-        # the program was repaired where the docs leave one answer: the model continues
-        # from the repaired program, not from its own
-        out.append("Already repaired (keep these changes); your program now reads:")
-        out.append(f"```python\n{program.strip()}\n```")
-    out.append(f"Write the whole corrected program {ask}.".replace(" .", "."))
-    return "\n".join(out)
-
-
-def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[int, str]) -> None:
-    """The line with the finding's suggestion applied, into ``fixed`` (by line number):
-    a function or parameter name replaced, or a response path read as documented."""
-    s = finding.suggestion
-    if not s or not isinstance(s, str) or not _sure_fix(finding, s):
-        return
-    code = finding.code
-    if code.startswith("E2") and isinstance(finding.got, str) and finding.got:
-        line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"\b{re.escape(finding.got)}(?=\s*\()", s, line, count=1)
-    elif code.startswith("E3") and code != "E3.4" and len(finding.location) > 1:
-        name = finding.location[-1]
-        line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"(?<![\w.]){re.escape(name)}(?=\s*=[^=])", s, line, count=1)
-    elif code == "E5.2" and isinstance(finding.got, str) and finding.got:
-        variable = re.match(r"[A-Za-z_]\w*", finding.got)
-        if variable is None:
-            return
-        path = s.replace("[]", "[0]")
-        read = (
-            f"{variable.group(0)}.{path}" if not path.startswith("[") else variable.group(0) + path
-        )
-        for i in range(number, 0, -1):  # the line the reference is written on
-            line = fixed.get(i, lines[i - 1])
-            if finding.got in line:
-                fixed[i] = line.replace(finding.got, read, 1)
-                return
-        return
-    else:
-        return
-    if new != line:
-        fixed[number] = new
-
-
-def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
-    """Where a reference was written when it is not on the call's own line
-    (``mid = r.items[0].id`` two lines up): ", reading `r.items[0].id` (line 2)"."""
-    if not finding.code.startswith("E5") or not isinstance(finding.got, str) or not finding.got:
-        return ""
-    if finding.got in lines[number - 1]:
-        return ""
-    for i in range(number - 1, 0, -1):
-        if finding.got in lines[i - 1]:
-            return f", reading `{finding.got[:120]}` (line {i})"
-    return ""
 
 
 PROGRAM_JSON_FORMAT = (
@@ -546,14 +452,6 @@ def program_as_json(program: str) -> str:
     return json.dumps({"calls": out})
 
 
-_NO_PROGRAM = Finding(
-    "E1",
-    (),
-    "",
-    message="the answer holds no program: write the calls, one per line, in a ```python block",
-)
-
-
 class ProgramRunner(_Runner):
     """The model writes the whole program; E1-E5 feed back; it writes it again.
 
@@ -636,32 +534,18 @@ class ProgramRunner(_Runner):
             ]
         messages.append({"role": "user", "content": first})
         turns: list[TaskTurn] = []
-        session = self._session()
-        stops: dict[str, TaskStop] = {
-            "repeated": "repeated",
-            "rounds": "feedback-budget",
-            "token-budget": "token-budget",
-            "no-feedback": "base",
-        }
-        while True:
+        run = self._run()
+        while run.stop is None:
             started = time.perf_counter()
             text, p_tok, c_tok = self._ask(messages, schema)
-            session.spend((p_tok or 0) + (c_tok or 0))
+            run.asked((p_tok or 0) + (c_tok or 0))
             written = program_from_json(text) if schema is not None else extract_program(text)
             decision = self.decider.decide_program(
                 written, instruction=instruction, checker=self.checker
             )
-            seq = sequence_from_program(written, instruction=instruction)
-            if not seq.steps and not seq.problems:  # an answer with no program in it
-                decision = dataclasses.replace(
-                    decision,
-                    action="feedback",
-                    findings=(_NO_PROGRAM, *decision.findings),
-                    remaining=(_NO_PROGRAM, *decision.remaining),
-                )
-            judged = session.judge(decision, key=written)
-            # the program as autofeedback holds it: the model's, with the certain repairs
-            program = decision.text if decision.text is not None else written
+            judged, program, feedback = run.program_turn(
+                decision, written, instruction=instruction, constrained=schema is not None
+            )
             findings = list(judged.remaining)
             base = TaskTurn(
                 len(turns) + 1,
@@ -673,26 +557,14 @@ class ProgramRunner(_Runner):
                 completion_tokens=c_tok,
                 repairs=judged.repairs,
             )
-            stop: TaskStop | None = None
-            if judged.action == "forward":
-                stop = "clean"
-            elif judged.action == "stop":
-                stop = stops.get(judged.reason, "feedback-budget")
-            if stop is not None:
-                self._turn(_timed(base, started), turns)
-                break
-            feedback = program_feedback(
-                judged.errors,
-                program,
-                ask="" if schema is not None else "in a ```python block",
-                repairs=judged.repairs,
-            )
             self._turn(_timed(base, started, feedback=feedback), turns)
-            messages = [
-                *messages,
-                {"role": "assistant", "content": text},
-                {"role": "user", "content": feedback},
-            ]
+            if feedback is not None:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": feedback},
+                ]
+        stop = cast(TaskStop, run.stop)
         result = TaskResult("program", stop, program, tuple(findings), turns=tuple(turns))
         if trace is not None:
             self.write_trace(result, trace)
@@ -826,45 +698,33 @@ class ReactRunner(_Runner):
         calls: list[tuple[ApiRequest, int | None, Any]] = []
         findings_made: list[Finding] = []
         turns: list[TaskTurn] = []
-        rejected: set[str] = set()
-        restated: set[str] = set()  # (call, Action told instead): each told once
         # the conversation up to the last call sent (or the request), as it was then: a
         # note ends its last message, in place of any note before it
         accepted = list(messages)
-        made: set[str] = set()  # the calls sent: one sent again would only repeat itself
-        nudged = False  # an early Final Answer is questioned once
-        rounds, tokens = 0, 0
         answer: str | None = None
-        stop: TaskStop | None = None
-        while stop is None:
+        # the run driver owns the bounds (rounds, tokens, steps), the repeats of a call,
+        # the stop, the call key and the words
+        run = self._run(self.max_steps)
+        while run.stop is None:
             started = time.perf_counter()
             text, p_tok, c_tok = self._ask(messages, stop=self.stop)
-            tokens += (p_tok or 0) + (c_tok or 0)
-            over = self.token_budget is not None and tokens >= self.token_budget
-            call_text, final = read_react(text)
+            run.asked((p_tok or 0) + (c_tok or 0))
+            action_text, final = read_react(text)
             base = TaskTurn(
                 len(turns) + 1, "none", text, prompt_tokens=p_tok, completion_tokens=c_tok
             )
             if final is not None:
                 answer = final
                 turn = _timed(base, started, kind="answer")
-                unfinished = (
-                    self._unfinished(instruction, calls, catalog)
-                    if self.feedback and not nudged and rounds < self.max_rounds and not over
-                    else None
-                )
-                if unfinished is None:
-                    self._turn(turn, turns)
-                    stop = "answered"
-                    break
                 # once: the answer left out, the last Observation ends in the Action
-                nudged, rounds = True, rounds + 1
-                self._turn(_replace(turn, feedback=unfinished), turns)
-                messages = _noted(accepted, unfinished)
+                note = run.answer(functools.partial(self._unfinished, instruction, calls, catalog))
+                self._turn(_replace(turn, feedback=note) if note is not None else turn, turns)
+                if note is not None:
+                    messages = _noted(accepted, note)
                 continue
-            parsed, problem = to_requests(call_text or text)
+            parsed, problem = to_requests(action_text or text)
             written = parsed[0] if parsed and problem is None else None
-            key = _key(written) if written is not None else f"text:{text.strip()}"
+            key = call_key(written, text)
             findings: list[Finding] = []
             request = written
             repairs: tuple[Repair, ...] = ()
@@ -875,34 +735,28 @@ class ReactRunner(_Runner):
                 # the one decision: the call checked as the next step of the trace so far,
                 # and what is certain repaired (the call sent is then the repaired one)
                 decision = self._decide(steps, written, instruction)
-                if decision.first is not None and len(calls) + 1 < self.max_steps:
+                if decision.first is not None and run.may_send_first():
                     # a value made up that one producer taking no argument gives: that
                     # call is sent first, shown as the run's own, and the call decided
                     # again with its response in the trace
                     producer, inserted = decision.first
-                    sent, response, error, failed = self._call_api(producer, catalog)
+                    sent, response, error = self._call_api(producer, catalog, run)
                     extra = TaskTurn(
                         len(turns) + 1, "call", "", request=producer, sent=sent, repairs=(inserted,)
                     )
                     if response is None:
                         self._turn(_replace(extra, error=error), turns)
-                        stop = failed or "unreachable"
                         break
                     _, observation = self._observed(producer, response, steps, calls)
-                    made.add(_key(producer))
+                    run.sent(producer)
                     self._turn(
                         _replace(extra, status=response.status_code, observation=observation),
                         turns,
                     )
                     messages = [
                         *messages,
-                        {
-                            "role": "assistant",
-                            "content": f"Thought: autofeedback calls {producer.name} first: "
-                            f"its response gives what the next call needs.\n"
-                            f"Action: <API>{_call_text(producer)}</API>",
-                        },
-                        {"role": "user", "content": f"Observation: {observation}"},
+                        {"role": "assistant", "content": inserted_turn(producer)},
+                        {"role": "user", "content": observed(observation)},
                     ]
                     accepted = list(messages)
                     decision = self._decide(steps, written, instruction)
@@ -912,7 +766,7 @@ class ReactRunner(_Runner):
             errors = [f for f in remaining if f.severity == "error"] if self.feedback else []
             if request is None and not self.feedback:
                 self._turn(_timed(base, started, findings=tuple(findings)), turns)
-                stop = "no-call"
+                run.end(NO_CALL)
                 break
             # the turn of a call that is not sent (rejected, or made already)
             held = _timed(
@@ -924,9 +778,8 @@ class ReactRunner(_Runner):
                 repairs=repairs,
             )
             if errors or request is None:
-                turn = held
                 action = (
-                    _next_action(
+                    next_action(
                         errors,
                         request,
                         catalog,
@@ -936,59 +789,31 @@ class ReactRunner(_Runner):
                     if self.feedback
                     else None
                 )
-                if key in rejected and (action is None or f"{key} {action}" in restated):
-                    stop = "repeated"
-                elif rounds >= self.max_rounds:
-                    stop = "feedback-budget"
-                elif over:
-                    stop = "token-budget"
-                if stop is not None:
-                    self._turn(turn, turns)
-                    break
-                rounds += 1
-                if action is not None and f"{key} {action}" not in restated:
-                    # a small model copies its own turns: once per call, the conversation
-                    # without the rejected turns, ending in the Action to write instead
-                    restated.add(f"{key} {action}")
-                    rejected.add(key)
-                    fb = _restated_feedback(errors, written, action, repairs)
-                    self._turn(_replace(turn, feedback=fb), turns)
-                    messages = _noted(accepted, fb)
-                    continue
-                rejected.add(key)
-                fb = _call_feedback(errors, repairs)
-                self._turn(_replace(turn, feedback=fb), turns)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": fb},
-                ]
+                told = run.react_rejected(key, errors, written, action, repairs)
+                self._turn(_replace(held, feedback=told.feedback), turns)
+                if told.note:
+                    assert told.feedback is not None
+                    messages = _noted(accepted, told.feedback)
+                elif told.feedback is not None:
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": told.feedback},
+                    ]
                 continue
             assert request is not None
-            sent_key = _key(request)
-            if sent_key in made:
+            if run.made_before(request):
                 # the same call again: its Observation is already in the conversation
-                turn = held
-                if not self.feedback or key in rejected or rounds >= self.max_rounds or over:
-                    self._turn(_replace(turn, error="the model repeated a call it made"), turns)
-                    stop = "repeated"
-                    break
-                rounds += 1
-                rejected.add(key)
-                fb = (
-                    "Observation: this call was not sent again: you made it already, and its "
-                    "response is above. Write the next Action, or the Final Answer if the "
-                    "Observations answer the request."
-                )
-                self._turn(_replace(turn, feedback=fb), turns)
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": fb},
-                ]
+                told = run.made_again(key)
+                self._turn(_replace(held, feedback=told.feedback, error=told.error), turns)
+                if told.feedback is not None:
+                    messages = [
+                        *messages,
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": told.feedback},
+                    ]
                 continue
-            made.add(sent_key)
-            sent, response, error, failed = self._call_api(request, catalog)
+            sent, response, error = self._call_api(request, catalog, run)
             turn = _timed(
                 base,
                 started,
@@ -1000,18 +825,15 @@ class ReactRunner(_Runner):
             )
             if response is None:
                 self._turn(_replace(turn, error=error), turns)
-                stop = failed or "unreachable"
                 break
             body, observation = self._observed(request, response, steps, calls)
+            run.sent(request)
             findings_made += findings
             found = documented_tools(body)
             if found is not None:  # a tool-search answer: its tools are callable now
                 catalog = ApiCatalog.merge(catalog, found)
             self._turn(_replace(turn, status=response.status_code, observation=observation), turns)
-            if len(calls) >= self.max_steps:
-                stop = "step-budget"
-            elif over:
-                stop = "token-budget"
+            run.stepped()
             # the model's turn as it was sent: its text with the repaired call
             shown = text
             if repairs and written is not None:
@@ -1019,10 +841,11 @@ class ReactRunner(_Runner):
             messages = [
                 *messages,
                 {"role": "assistant", "content": shown},
-                {"role": "user", "content": f"Observation: {observation}"},
+                {"role": "user", "content": observed(observation)},
             ]
             accepted = list(messages)
-        program = "\n".join(_call_text(r) for r, _, _ in calls)
+        stop = cast(TaskStop, run.stop)
+        program = "\n".join(call_text(r) for r, _, _ in calls)
         result = TaskResult(
             "react", stop, program, tuple(findings_made), tuple(calls), answer, tuple(turns)
         )
@@ -1031,10 +854,10 @@ class ReactRunner(_Runner):
         return result
 
     def _call_api(
-        self, request: ApiRequest, catalog: ApiCatalog
-    ) -> tuple[Any, requests.Response | None, str | None, TaskStop | None]:
+        self, request: ApiRequest, catalog: ApiCatalog, run: Run
+    ) -> tuple[Any, requests.Response | None, str | None]:
         """Send ``request``: what was sent (credentials redacted), the response, and where
-        it could not be sent, why and the stop it means."""
+        it could not be sent, why (the run then ends)."""
         op = check_name(request, catalog).operation
         call = build_http(
             request, op or Operation(request.name or ""), self.base_url or "", self.headers
@@ -1043,10 +866,12 @@ class ReactRunner(_Runner):
         try:
             response = send(call, allowed=self.allowed, session=self.session, timeout=self.timeout)
         except HostNotAllowed as exc:
-            return sent, None, str(exc), "host-not-allowed"
+            run.end(HOST_NOT_ALLOWED)
+            return sent, None, str(exc)
         except requests.RequestException as exc:
-            return sent, None, f"cannot reach the API: {type(exc).__name__}", "unreachable"
-        return sent, response, None, None
+            run.end(UNREACHABLE)
+            return sent, None, f"cannot reach the API: {type(exc).__name__}"
+        return sent, response, None
 
     def _observed(
         self,
@@ -1094,17 +919,9 @@ class ReactRunner(_Runner):
             }
             if not ids or None in sources.values():
                 continue
-            needed = ", ".join(f"{p.name}=..." for p in op.parameters if p.required)
-            given = "; ".join(
-                f"its `{name}` is in the Observation of {source}"
-                for name, source in sources.items()
-            )
-            return (
-                f"(Not the Final Answer yet: {op.name} fits the request best and has not "
-                f"been called; {given}.) Write this Action next, filling in each ... from "
-                f"the Observations: Action: <API>{op.name}({needed})</API> If the "
-                "Observations already answer the request, write the Final Answer again."
-            )
+            needed = [p.name for p in op.parameters if p.required]
+            given = [(name, source) for name, source in sources.items() if source is not None]
+            return unfinished_note(op.name, given, needed)
         return None
 
     def _decide(self, steps: list[Step], request: ApiRequest, instruction: str) -> Decision:
@@ -1129,11 +946,7 @@ class ReactRunner(_Runner):
 
     def _observation(self, status: int, body: Any) -> str:
         text = body if isinstance(body, str) else json.dumps(body, default=str)
-        text = str(self._scrub(text))
-        limit = self.observation_chars
-        if len(text) > limit:
-            text = text[:limit] + f"... ({len(text) - limit} more characters)"
-        return f"HTTP {status} {text}"
+        return observation(status, str(self._scrub(text)), self.observation_chars)
 
 
 def _under(f: Finding, where: str) -> Finding:
@@ -1146,182 +959,6 @@ def _noted(messages: Sequence[dict[str, str]], note: str) -> list[dict[str, str]
     return [*head, {**last, "content": f"{last['content']}\n\n{note}"}]
 
 
-def _call_feedback(errors: Sequence[Finding], repairs: Sequence[Repair] = ()) -> str:
-    lines = ["Observation: this call was not sent, because it has problems:"]
-    for f in errors or ():
-        hint = _hint(f)
-        lines.append(f"- {f.code} {f.message or f}{hint}")
-    if repairs:
-        lines.append("Already repaired (keep these changes):")
-        lines.extend(f"- {r}" for r in repairs)
-    if not errors:
-        lines.append("- no API call could be read from your answer")
-    if any(f.code == "E1" for f in errors):
-        lines.append(
-            "Write the call as Action: <API>Name(parameter='value')</API>, with a documented "
-            "API name and documented parameter names."
-        )
-    lines.append(
-        "Thought: fix it, taking values only from the request or earlier Observations, "
-        "then write one Action (or the Final Answer)."
-    )
-    return "\n".join(lines)
-
-
-def _restated_feedback(
-    errors: Sequence[Finding],
-    request: ApiRequest | None,
-    action: str,
-    repairs: Sequence[Repair] = (),
-) -> str:
-    """The note for a rejected call (appended to the last message that came before it,
-    the rejected turn left out): what was wrong, the Action to write, and, where that
-    Action is another call that produces a value, the call meant to follow it."""
-    why = "; ".join(f"{f.code} {f.message or f}" for f in errors)
-    call = f"<API>{_call_text(request)}</API>" if request is not None else "your call"
-    note = (
-        f"(Not this Action: {call}. It was not sent: {why}.) "
-        f"Write this Action next, filling in each ...: Action: {action}"
-    )
-    if request is not None and request.name and not action.startswith(f"<API>{request.name}("):
-        needed = [f.location[-1] for f in errors if f.code in ("E5.3", "E3.4") and f.location]
-        if needed:
-            what = " and ".join(f"`{n}`" for n in dict.fromkeys(needed))
-            note += f" Then call {request.name} with the {what} that its Observation gives."
-    if repairs:
-        note += " (Already repaired in it: " + "; ".join(map(str, repairs)) + ".)"
-    return note
-
-
-_FIRST = re.compile(r"^call (\S+) first\b")
-
-
-def _next_action(
-    errors: Sequence[Finding],
-    request: ApiRequest | None,
-    catalog: ApiCatalog,
-    producers: Callable[[str, str], list[Any]] | None = None,
-    made: Iterable[str | None] = (),
-) -> str | None:
-    """The Action to write instead of a rejected call, where the findings say it, with
-    the values the model must supply left as ``...``:
-
-    * the call that produces a made-up value (E5.3's "call X first"), or a missing
-      required identifier (E3.4), where no producer of it has been called yet (where
-      one has, the call itself with that value left to fill in from its Observation);
-    * else the call with its sure fixes: a name spelled as documented (E2.2, E3.2, an
-      API name one letter off), an unknown parameter renamed to the missing required
-      one it is closest to (E3.3 with E3.4), a parameter the API does not take dropped
-      (E3, E3.1), a missing required parameter added.
-
-    ``None`` where the findings leave the call to the model.
-
-    >>> from autofeedback import Operation, Parameter
-    >>> q = Parameter("q", "query", required=True)
-    >>> cat = ApiCatalog([Operation("searchBooks", parameters=(q,))])
-    >>> _next_action([Finding("E2.2", ("name",), "search_books", suggestion="searchBooks")],
-    ...     ApiRequest(name="search_books", arguments={"q": "Dune"}), cat)
-    "<API>searchBooks(q='Dune')</API>"
-    """
-    if request is None or not request.name or not errors:
-        return None
-    called = {n for n in made if n}
-    available: set[str] = set()  # parameters whose value an Observation already holds
-    for f in errors:
-        if f.code not in ("E5.3", "E3.4") or not f.location:
-            continue
-        first = _FIRST.match(f.suggestion or "") if f.code == "E5.3" else None
-        producer = catalog.get(first.group(1)) if first else None
-        found = []
-        if producers is not None and f.operation:
-            found = [p for p in producers(f.operation, f.location[-1]) if p.via != "weak"]
-        if f.code == "E3.4":
-            producer = catalog.get(found[0].operation) if found else None
-        if any(p.operation in called for p in found) or (producer and producer.name in called):
-            available.add(f.location[-1])  # a producer was called: take it from there
-            continue
-        if producer is not None:
-            needed = ", ".join(f"{p.name}=..." for p in producer.parameters if p.required)
-            return f"<API>{producer.name}({needed})</API>"
-    name, arguments = request.name, dict(request.arguments)
-    # an unknown parameter whose closest documented one is the required one missing
-    # (``id=34`` where ``company_id`` is missing) is a sure rename, whatever its code
-    missing = [f.location[-1] for f in errors if f.code == "E3.4" and f.location]
-    for f in sorted(errors, key=lambda f: f.code == "E3.4"):  # renames before additions
-        fix = f.suggestion
-        if f.code == "E3.4" and f.location:
-            arguments.setdefault(f.location[-1], ...)
-        elif f.code == "E5.3" and f.location and f.location[-1] in available:
-            arguments[f.location[-1]] = ...  # made up where an Observation has it
-        elif f.code in ("E3", "E3.1") and f.location and f.location[-1] in arguments:
-            # a parameter the API does not take (another API's, or nobody's): the call
-            # without it, unless it is the missing required one misnamed
-            value = arguments.pop(f.location[-1])
-            if isinstance(fix, str) and fix in missing and not other_entities(f.location[-1], fix):
-                arguments[fix] = value
-        elif not isinstance(fix, str) or not fix:
-            return None
-        elif f.code in ("E3.2", "E3.3") and f.location and f.location[-1] in arguments:
-            if f.code == "E3.3" and (fix not in missing or other_entities(f.location[-1], fix)):
-                return None
-            arguments = {(fix if k == f.location[-1] else k): v for k, v in arguments.items()}
-        elif not _sure_fix(f, fix):
-            return None
-        elif f.code.startswith("E2") and f.got == name:
-            filled = name_with_values(name, catalog)
-            for key, value in (filled[1] if filled is not None else {}).items():
-                arguments.setdefault(key, int(value) if value.isdigit() else value)
-            name = fix
-        else:
-            return None
-    fixed = ApiRequest(name=name, arguments=arguments)
-    return f"<API>{_call_text(fixed)}</API>" if fixed != request else None
-
-
-_METHOD = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)_", re.IGNORECASE)
-
-
-def _method_effect(name: str) -> int:
-    """What the HTTP method a function name starts with does (0 read, 1 write, 2 delete;
-    1 where the name starts with none)."""
-    method = name.split("_", 1)[0].upper()
-    return {"GET": 0, "HEAD": 0, "OPTIONS": 0, "DELETE": 2}.get(method, 1)
-
-
-_SEGMENT = re.compile(r"[A-Za-z_]\w*")
-
-
-def _sure_fix(finding: Finding, suggestion: str) -> bool:
-    """Whether the suggestion is a repair rather than a guess, so the line can be shown
-    fixed: a spelling (an API name one letter off included) or a method of the same
-    path (``PUT_me_player_next`` -> ``POST_me_player_next``), or a response path whose
-    fields the model wrote in order but with some left out (``items[].id`` ->
-    ``albums.items[].id``). A path that drops fields (``results[].credits.cast[].id`` ->
-    ``results[].id``) or another function of a similar name is a guess: only named,
-    never written into the line."""
-    code, got = finding.code, finding.got
-    if code in ("E2.2", "E3.2"):
-        return True
-    if code == "E2.3" and isinstance(got, str):
-        # a keyboard slip inside a word, as written (get-an-artsit-albums): the
-        # decision's own test (never another word, nor a singular for a plural)
-        return one_letter_off(got, [suggestion]) == suggestion
-    if code == "E2" and isinstance(got, str):
-        # the same path under another method, where that method does no more (PUT for
-        # POST; never GET for POST, nor anything for DELETE)
-        if _METHOD.sub("", got).lower() != _METHOD.sub("", suggestion).lower():
-            return False
-        return _method_effect(suggestion) <= _method_effect(got)
-    if code == "E5.2" and isinstance(got, str):
-        written = _SEGMENT.findall(got)[1:]  # the fields after the variable
-        wanted = _SEGMENT.findall(suggestion)
-        if not written or not wanted or written[-1] != wanted[-1] or len(wanted) <= len(written):
-            return False
-        rest = iter(wanted)
-        return all(any(w == x for x in rest) for w in written)
-    return False
-
-
 #: how many of the retriever's APIs for the instruction an early Final Answer is held
 #: against; one of them must rank above every call made, so that an answer given after
 #: the call that fits the request best is not questioned
@@ -1331,30 +968,11 @@ UNFINISHED_TOP = 3
 REACT_STOP = ("\nObservation:",)
 
 
-def _hint(f: Finding) -> str:
-    """The suggestion, unless the message already offers it (E5.3's "call X first"); a
-    name only listed among the documented ones ("documented APIs: A, B") is not offered."""
-    said = f.message or ""
-    listed = "documented APIs:" in said or "documented parameters:" in said
-    if not f.suggestion or f"did you mean {f.suggestion!r}" in said:
-        return ""
-    # offered as itself, not inside a longer name or path (``id`` in ``results[].id``)
-    offered = re.search(rf"(?<![\w.\[\]]){re.escape(f.suggestion)}(?![\w.\[\]])", said)
-    if offered and not listed:
-        return ""
-    return f" (did you mean {f.suggestion}?)"
-
-
 def _body(response: requests.Response) -> Any:
     try:
         return response.json()
     except ValueError:
         return response.text
-
-
-def _call_text(request: ApiRequest) -> str:
-    args = ", ".join(f"{k}={'...' if v is ... else repr(v)}" for k, v in request.arguments.items())
-    return f"{request.name}({args})" if request.name else str(request.raw or "")
 
 
 def _replace(turn: TaskTurn, **changes: Any) -> TaskTurn:

@@ -8,11 +8,11 @@ import time
 from typing import Any
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._feedback import render_feedback
 from autofeedback._findings import Finding
 from autofeedback._model import ApiRequest
 from autofeedback.checks._check_params import MAX_LISTED, MAX_REPORTED
-from autofeedback.loop._repair import _apply, corrected_call
+from autofeedback.decide._corrected import _apply, corrected_call
+from autofeedback.decide._feedback import render_feedback
 
 
 def _scanner(properties: int) -> Scanner:

@@ -81,7 +81,7 @@ def test_restbench_tmdb_names(shared_data_dir: Path) -> None:
 
 
 def test_the_react_runner_gives_the_call_with_the_value_moved_to_its_parameter() -> None:
-    from autofeedback.loop._tasks import _next_action
+    from autofeedback.decide._corrected import next_action as _next_action
 
     request = ApiRequest(name="GET_movie-500-credits")
     findings = check_name(request, CATALOG).findings

@@ -11,9 +11,9 @@ import pytest
 from account_tools import ACCOUNT_TOOLS
 
 from autofeedback import ApiCatalog
-from autofeedback._feedback import render_feedback
 from autofeedback._scan import Scanner
 from autofeedback.audit._audit import _CatalogCache, audit_lines, audit_record
+from autofeedback.decide._feedback import render_feedback
 from autofeedback.flow import FlowGraph
 from autofeedback.flow._checks import SequenceChecker
 from autofeedback.flow._sequence import (
@@ -330,7 +330,7 @@ def test_e5_2_a_reference_into_a_list_is_offered_a_list_field() -> None:
     """GraphQL-RestBench gql-train-50: ``c.results[0].id`` of a collection, whose
     response has its own ``id`` and ``parts[].id``: the list's field is offered, and the
     feedback shows it (``id`` inside ``'results[].id'`` is no offer of ``parts[].id``)."""
-    from autofeedback.loop._tasks import _hint
+    from autofeedback.decide._feedback import hint as _hint
 
     catalog = ApiCatalog.from_tools(COLLECTION_TOOLS)
     checker = SequenceChecker(

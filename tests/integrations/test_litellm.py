@@ -100,14 +100,23 @@ def test_the_rounds_are_the_policys() -> None:
 
 
 def test_the_proxys_words_for_a_call_that_did_not_run() -> None:
-    pytest.importorskip("starlette", reason="the proxy extra is not installed")
+    from autofeedback import ApiCatalog, Scanner
+    from autofeedback.decide import Decider, Policy, Session
+    from autofeedback.decide._calls import decide_calls
+    from autofeedback.decide._run import judge_message
     from autofeedback.integrations._door import NOT_RUN_WITH
-    from autofeedback.integrations._proxy import _reply_text
 
-    class Ran:
-        runs = True
-
-    from autofeedback.integrations._guard import _Call
-
-    reply = _reply_text(_Call("openai-chat", "c1", "f", "{}"), Ran(), None)
-    assert reply["content"] == NOT_RUN_WITH
+    tools = [{"name": "f", "parameters": {"type": "object", "properties": {}}}]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+        ],
+    }
+    decided = decide_calls(message, decider)
+    raw = [("f", "{}"), ("g", "{}")]
+    # the proxy's message goes back whole: the call that was fine is told it did not run
+    turn = judge_message(Session(Policy()), decided, raw, whole=True)
+    assert turn.feedback[0] == NOT_RUN_WITH

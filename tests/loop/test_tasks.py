@@ -675,7 +675,7 @@ def test_program_constrained_needs_a_client_that_can(bookshop: Any) -> None:
 
 def test_program_feedback_shows_sure_fixes_written_into_the_line() -> None:
     from autofeedback import Finding
-    from autofeedback.loop._tasks import program_feedback
+    from autofeedback.decide._feedback import program_feedback
 
     program = (
         'r = GET_search(q="Mojito")\n'
@@ -760,7 +760,7 @@ def test_next_action_renames_an_unknown_parameter_to_the_missing_one(bookshop: A
     """RestBench tmdb-31: ``GET_company-company_id(id=34)`` draws E3.3 (closest:
     ``company_id``) and E3.4 (``company_id`` missing); the rename is sure."""
     from autofeedback import ApiRequest, Finding
-    from autofeedback.loop._tasks import _next_action
+    from autofeedback.decide._corrected import next_action as _next_action
 
     request = ApiRequest(name="getBook", arguments={"id": 7})
     renamed = Finding("E3.3", ("argument", "id"), "id", suggestion="bookId")
@@ -775,7 +775,7 @@ def test_next_action_drops_a_parameter_the_api_does_not_take(bookshop: Any) -> N
     """RestBench spotify-28: ``pause-a-users-playback(device_id='My PC')``, where
     ``device_id`` belongs to another API, was written again until the task stopped."""
     from autofeedback import ApiRequest, Finding
-    from autofeedback.loop._tasks import _next_action
+    from autofeedback.decide._corrected import next_action as _next_action
 
     request = ApiRequest(name="searchBooks", arguments={"query": "Dune", "device_id": "PC"})
     other = Finding("E3.1", ("argument", "device_id"), "device_id", operation="searchBooks")
@@ -796,7 +796,8 @@ def test_next_action_drops_a_parameter_the_api_does_not_take(bookshop: Any) -> N
 
 def test_next_action_takes_an_api_name_one_letter_off(bookshop: Any) -> None:
     from autofeedback import ApiRequest, Finding
-    from autofeedback.loop._tasks import _next_action, _sure_fix
+    from autofeedback.decide._corrected import next_action as _next_action
+    from autofeedback.decide._corrected import sure_fix as _sure_fix
 
     def similar(got: str, meant: str) -> Finding:
         return Finding("E2.3", ("name",), got, suggestion=meant)
