@@ -36,6 +36,7 @@ __version__ = "0.1.0"  # setup.cfg reads it (version = attr: autofeedback.__vers
 
 if _TYPE_CHECKING:
     from autofeedback._specs._regexes import InvalidPatternWarning
+    from autofeedback._specs._remote import RemoteRefs
     from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
     from autofeedback.catalog._catalog import ApiCatalog
     from autofeedback.core._model import ApiRequest, Operation, Parameter, Response
@@ -73,6 +74,7 @@ _LAZY: dict[str, str] = {
     "iter_findings": "autofeedback.scanner._scan",
     "scan": "autofeedback.scanner._scan",
     "InvalidPatternWarning": "autofeedback._specs._regexes",
+    "RemoteRefs": "autofeedback._specs._remote",
     "AuditResult": "autofeedback.audit._audit",
     "AuditSummary": "autofeedback.audit._audit",
     "audit_lines": "autofeedback.audit._audit",
@@ -195,6 +197,7 @@ __all__ = [
     "Operation",
     "Parameter",
     "Policy",
+    "RemoteRefs",
     "Repair",
     "RequestRejected",
     "Response",

@@ -10,12 +10,15 @@ from dataclasses import fields, is_dataclass
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 import re2  # type: ignore[import-untyped]
 
 from autofeedback.core._model import Operation
+
+if TYPE_CHECKING:
+    from autofeedback._specs._remote import RemoteRefs
 
 __all__ = ["ApiCatalog", "set_aside_tools"]
 
@@ -58,7 +61,11 @@ class ApiCatalog:
 
     @classmethod
     def from_file(
-        cls, path: str | PathLike[str], *, outside_refs: bool | None = None
+        cls,
+        path: str | PathLike[str],
+        *,
+        outside_refs: bool | None = None,
+        remote_refs: RemoteRefs | None = None,
     ) -> ApiCatalog:
         """Load an OpenAPI 3.x / Swagger 2.0 document (JSON or YAML), an OpenAI/BFCL tool
         list or API-Bank docs from a file. Raises :class:`SpecError` naming the file and
@@ -66,10 +73,21 @@ class ApiCatalog:
 
         The loaded spec is cached on disk (``$AUTOFEEDBACK_CACHE_DIR/specs``), keyed by the
         content of every file it reads. ``$ref``s stay inside the spec's folder unless
-        ``outside_refs`` (or ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file."""
+        ``outside_refs`` (or ``AUTOFEEDBACK_ALLOW_OUTSIDE_REFS=1``) allows any file.
+        A remote ``$ref`` (a URL) is read only from the origins ``remote_refs`` (or
+        ``AUTOFEEDBACK_REF_ORIGINS``) allows; then the spec is not cached (what a URL
+        serves may change)."""
         from autofeedback._specs import load_spec_file
+        from autofeedback._specs._remote import RemoteRefs, reading_remote_refs
 
-        ops, servers = load_spec_file(Path(path), outside_refs=outside_refs)
+        if remote_refs is None:
+            remote_refs = RemoteRefs.from_env()
+        with reading_remote_refs(remote_refs):
+            ops, servers = load_spec_file(
+                Path(path),
+                outside_refs=outside_refs,
+                cache_dir=False if remote_refs is not None else None,
+            )
         kept, aside = set_aside_tools(ops)
         catalog = cls(kept, servers=servers, source=str(path), set_aside=aside)
         _warn_unknown_types(catalog)
@@ -77,11 +95,22 @@ class ApiCatalog:
         return catalog
 
     @classmethod
-    def from_obj(cls, document: Any, *, source: str = "<spec>") -> ApiCatalog:
-        """Load an already-parsed spec document of any supported format."""
-        from autofeedback._specs import load_spec
+    def from_obj(
+        cls, document: Any, *, source: str = "<spec>", remote_refs: RemoteRefs | None = None
+    ) -> ApiCatalog:
+        """Load an already-parsed spec document of any supported format.
 
-        ops, servers = load_spec(document, source=source)
+        A schema ``$ref`` to a URL (other than a JSON Schema meta-schema, which is
+        bundled) is read only from the origins ``remote_refs`` (or the environment
+        variable ``AUTOFEEDBACK_REF_ORIGINS``) allows; by default none, and that schema is
+        left unchecked with a :class:`SpecWarning` saying so."""
+        from autofeedback._specs import load_spec
+        from autofeedback._specs._remote import RemoteRefs, reading_remote_refs
+
+        if remote_refs is None:
+            remote_refs = RemoteRefs.from_env()
+        with reading_remote_refs(remote_refs):
+            ops, servers = load_spec(document, source=source)
         kept, aside = set_aside_tools(ops)
         catalog = cls(kept, servers=servers, source=source, set_aside=aside)
         _warn_unknown_types(catalog)
@@ -89,7 +118,9 @@ class ApiCatalog:
         return catalog
 
     @classmethod
-    def from_tools(cls, tools: Any, *, source: str = "<tools>") -> ApiCatalog:
+    def from_tools(
+        cls, tools: Any, *, source: str = "<tools>", remote_refs: RemoteRefs | None = None
+    ) -> ApiCatalog:
         """Load an OpenAI tool list, a bare function list, BFCL functions or MCP tools.
 
         A tool whose name cannot be told from another by eye (letters of two scripts, an
@@ -105,7 +136,7 @@ class ApiCatalog:
         >>> c.names, c.set_aside
         (('read_file',), {'ping': 'is listed 2 times, as different tools'})
         """
-        return cls.from_obj(tools, source=source)
+        return cls.from_obj(tools, source=source, remote_refs=remote_refs)
 
     def to_tools(self) -> list[dict[str, Any]]:
         """Every operation as an OpenAI ``tools`` entry (see

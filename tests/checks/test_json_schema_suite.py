@@ -3,6 +3,11 @@ file, for every place a schema enters: function tools and MCP tools (2020-12, dr
 and draft 4 named by ``$schema``), OpenAPI 3.0, OpenAPI 3.1 and Swagger 2 request bodies
 (see benchmarks/_suite.py for how each suite schema is wrapped and judged).
 
+The suite's ``remotes/`` folder is served by a real HTTP server on 127.0.0.1, and the
+address the suite writes for it (http://localhost:1234/) is read from there through
+:class:`autofeedback.RemoteRefs` (a mirror, the only origin allowed), so that ``$id``,
+``$anchor``, ``$dynamicRef`` and remote ``$ref`` run.
+
 Every judged suite test must agree (valid data draws no error finding, invalid data at
 least one). The deliberate deviations are listed in benchmarks/_suite.py with their
 reasons and run below as strict expected failures, so one that starts to agree is seen.
@@ -13,9 +18,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from autofeedback import RemoteRefs
 
 _REPO = Path(__file__).resolve().parents[2]
 if str(_REPO) not in sys.path:  # benchmarks/ is a folder of scripts, not an installed package
@@ -29,6 +37,7 @@ from benchmarks._suite import (  # noqa: E402
     deviation,
     matches_file,
     run_file,
+    serve_remotes,
     suite_files,
 )
 
@@ -49,10 +58,24 @@ FILES = (
 )
 
 
+@pytest.fixture(scope="module")
+def remotes() -> Iterator[RemoteRefs | None]:
+    """The suite's ``remotes/`` served on 127.0.0.1, and the product told to read the
+    suite's remote address from there (and from nowhere else). Where the folder is not
+    beside the suite (the shared data holds ``tests/`` only), ``None``: every other
+    group runs, and the groups that refer to a remote document are skipped, each saying
+    so."""
+    if ROOT is None:
+        pytest.skip(ABSENT)
+    with serve_remotes(ROOT) as refs:
+        yield refs
+    _run.cache_clear()  # its runs read that server
+
+
 @functools.cache
-def _run(dialect: str, file: str) -> FileRun:
+def _run(dialect: str, file: str, remote_refs: RemoteRefs | None) -> FileRun:
     assert ROOT is not None
-    return run_file(ROOT, DIALECTS[dialect], file)  # one catalog per file
+    return run_file(ROOT, DIALECTS[dialect], file, remote_refs)  # one catalog per file
 
 
 def _disagreements(run: FileRun) -> list[Case]:
@@ -62,8 +85,8 @@ def _disagreements(run: FileRun) -> list[Case]:
 @pytest.mark.parametrize(
     ("dialect", "file"), FILES, ids=[f"{d}/{f}" for d, f in FILES] if ROOT is not None else None
 )
-def test_suite_file(dialect: str, file: str) -> None:
-    run = _run(dialect, file)
+def test_suite_file(dialect: str, file: str, remotes: RemoteRefs | None) -> None:
+    run = _run(dialect, file, remotes)
     judged = [c for c in run.cases if c.outcome != "skipped"]
     if not judged:
         pytest.skip(f"no group of {file} fits {dialect}: {run.cases[0].detail}")
@@ -77,7 +100,9 @@ _DEVIATION_IDS = [f"{file}:{words or 'all'}:{outcome}" for file, words, outcome,
 
 
 @pytest.mark.parametrize("index", range(len(_DEVIATIONS)), ids=_DEVIATION_IDS)
-def test_deliberate_deviation(index: int, request: pytest.FixtureRequest) -> None:
+def test_deliberate_deviation(
+    index: int, request: pytest.FixtureRequest, remotes: RemoteRefs | None
+) -> None:
     """Each deviation, for every dialect it shows in: an expected failure with its reason."""
     if ROOT is None:
         pytest.skip(ABSENT)
@@ -87,7 +112,7 @@ def test_deliberate_deviation(index: int, request: pytest.FixtureRequest) -> Non
         for dialect in DIALECTS
         for f in suite_files(ROOT, DIALECTS[dialect].draft)
         if matches_file(f, file)
-        for c in _run(dialect, f).cases
+        for c in _run(dialect, f, remotes).cases
         if c.outcome == outcome and (words is None or words in c.group)
     ]
     if not cases:
