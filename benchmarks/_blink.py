@@ -23,7 +23,7 @@ its peer; the table gives medians and, for ratios, the spread over the repeats.
   log). In process: one clean call through the :class:`Scanner` of its tools (what the
   guards and the proxies run per call; the scanner is built once per tool list), p50 in
   CPU time, against ``is_valid`` of the peers' validators.
-* **Faulty calls**: the mutated calls of ``same_verdicts.bfcl_mutated_lines`` through
+* **Faulty calls**: the mutated calls of ``_records.bfcl_mutated_lines`` through
   the scanner without the semantic check, p50 and p99 in CPU time, against
   python-jsonschema listing every error of the same call (``iter_errors``).
 * **HTTP records** on the composed 2,034-operation spec: ``_record_cost.http_rows``,
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks._record_cost import STRICT_PEER, Run, json_schema, run_process
+from benchmarks._records import gold_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / ".work"
@@ -265,22 +266,6 @@ def spec_load_rows(data: Path, repeat: int) -> list[str]:
 # -- clean and faulty calls ------------------------------------------------------------------
 
 
-def gold_lines() -> list[str]:
-    """The gold single calls of BFCL simple and multiple as ``{"id", "tools", "call"}``
-    records (the tool lists as BFCL gives them)."""
-    from benchmarks import _datasets
-
-    lines = []
-    for name in ("bfcl-simple", "bfcl-multiple"):
-        for task in _datasets.load_dataset(name):
-            if not task.calls:
-                continue
-            call_name, arguments = task.calls[0]
-            call = {"name": call_name, "arguments": dict(arguments)}
-            lines.append(json.dumps({"id": task.id, "tools": task.spec, "call": call}))
-    return lines
-
-
 def clean_process_rows(repeat: int) -> tuple[list[str], dict[str, Any]]:
     """The gold calls through ``audit`` and the strict peers, whole processes: once (every
     record with a tool list not seen before), then the same records 10x (the tool lists
@@ -347,7 +332,7 @@ def in_process_rows() -> tuple[list[str], dict[str, Any]]:
     from jsonschema import Draft202012Validator
 
     from autofeedback import ApiCatalog, Scanner
-    from benchmarks.same_verdicts import bfcl_mutated_lines
+    from benchmarks._records import bfcl_mutated_lines
 
     def prepared(lines: list[str]) -> list[tuple[Any, dict[str, Any], Any, Any]]:
         scanners: dict[str, Any] = {}

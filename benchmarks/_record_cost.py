@@ -8,7 +8,7 @@ times much less, so each whole-process row is repeated and the table gives the m
 ratio with its spread (min-max over the repeats), both for wall and for CPU time.
 
 * **Tool-call audit**: the mutated single calls of BFCL simple and multiple
-  (``same_verdicts.bfcl_mutated_lines``: every error subtype ``_mutations.py`` makes of
+  (``_records.bfcl_mutated_lines``: every error subtype ``_mutations.py`` makes of
   each gold call, ``{"tools", "call"}`` records, no instruction; BFCL live, which the
   issue measured, is not in ``../shared/data``) through ``autofeedback audit`` with
   its default semantic checks and an empty cache, then the same records replicated 10x
@@ -275,7 +275,7 @@ def _ratio_text(ours: list[Run], theirs: list[Run], attr: str) -> str:
 
 def audit_rows(repeat: int, limit: int | None = None) -> tuple[list[Row], dict[str, Any]]:
     """The tool-call audit, whole process, cold then replicated 10x with warm caches."""
-    from benchmarks.same_verdicts import bfcl_mutated_lines
+    from benchmarks._records import bfcl_mutated_lines
 
     WORK.mkdir(parents=True, exist_ok=True)
     lines = bfcl_mutated_lines()[:limit]
@@ -392,7 +392,7 @@ def http_rows(
 ) -> tuple[list[Row], dict[str, Any]]:
     """Valid HTTP records on the composed spec: the audit (spec cache cold, then warm)
     against openapi-core, whole processes."""
-    from benchmarks.same_verdicts import http_lines
+    from benchmarks._records import http_lines
 
     spec, lines = http_lines(data)
     valid = [line for line in lines if json.loads(line)["id"].startswith("v")][:limit]

@@ -616,7 +616,7 @@ class _Step:
 
 
 def _replayed(data: Path) -> Iterator[tuple[str, int, str, ApiCatalog, list[_Step]]]:
-    from autofeedback._sandbox import Sandbox
+    from autofeedback.serve._sandbox import Sandbox
     from benchmarks.sandbox_paths import Sent, replay
 
     for domain in ("tmdb", "spotify"):

@@ -8,30 +8,36 @@ a JSON request body in OpenAPI 3.0, OpenAPI 3.1 or Swagger 2. The suite's local
 Every test's ``data`` is then sent as that value through ``Scanner(..., retriever=None)``:
 valid data must draw no error finding, invalid data at least one.
 
-Used by ``tests/test_json_schema_suite.py`` (one test per suite test) and by
+Used by ``tests/checks/test_json_schema_suite.py`` (one test per suite test) and by
 ``benchmarks/conformance.py`` (the agreement table in RESULTS.md).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from autofeedback import ApiCatalog, Scanner
-from autofeedback._exceptions import SpecError
+from autofeedback import ApiCatalog, RemoteRefs, Scanner
+from autofeedback.core._exceptions import SpecError
 
 __all__ = [
     "DIALECTS",
+    "REMOTES_BASE",
     "Case",
     "Dialect",
     "FileRun",
     "deviation",
     "matches_file",
     "run_file",
+    "serve_remotes",
     "suite_files",
 ]
 
@@ -78,24 +84,19 @@ _OAS30_KEYWORDS = frozenset(
 )
 _SWAGGER2_KEYWORDS = _OAS30_KEYWORDS - {"oneOf", "anyOf", "not"}
 
-# suite files whose every group needs what no wrapper gives: a base URI, a served
-# remote, anchors, dynamic scopes, the meta-schemas, or a vocabulary
+# suite files whose every group needs what no wrapper gives: a meta-schema of its own
+# (a vocabulary, another draft's rules, a format assertion vocabulary)
 _NEEDS_OWN_ROOT = frozenset(
     {
-        "refRemote.json",
-        "dynamicRef.json",
-        "anchor.json",
         "vocabulary.json",
-        "id.json",
         "cross-draft.json",
         "format-assertion.json",
-        "unknownKeyword.json",
-        "refOfUnknownKeyword.json",
     }
 )
-_ROOT_KEYWORDS = frozenset(
-    {"$id", "id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$recursiveRef", "$schema"}
-)
+_ROOT_KEYWORDS = frozenset({"$recursiveRef", "$recursiveAnchor", "$schema"})
+
+#: where the suite's remote references point (its ``remotes/`` folder, served)
+REMOTES_BASE = "http://localhost:1234/"
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class Dialect:
                             "in": "body",
                             "name": "body",
                             "required": True,
-                            "schema": _body(schema, at),
+                            "schema": _body(schema, at, self.draft),
                         },
                     ],
                     "responses": {"200": {"description": "ok"}},
@@ -134,7 +135,7 @@ class Dialect:
                     "operationId": f"g{i}",
                     "requestBody": {
                         "required": True,
-                        "content": {"application/json": {"schema": _body(schema, at)}},
+                        "content": {"application/json": {"schema": _body(schema, at, self.draft)}},
                     },
                     "responses": {"200": {"description": "ok"}},
                 }
@@ -157,7 +158,7 @@ class Dialect:
     def _tool(self, i: int, schema: Any) -> Any:
         root = {
             "type": "object",
-            "properties": {"value": _rebase(schema, "/properties/value")},
+            "properties": {"value": _rebase(schema, "/properties/value", self.draft)},
             "required": ["value"],
         }
         if self.draft != "draft2020-12":
@@ -172,24 +173,37 @@ class Dialect:
         return {"method": "POST", "url": f"https://api.example.com/g{i}", "json": {"value": data}}
 
 
-def _body(schema: Any, at: str) -> Any:
-    return {"type": "object", "properties": {"value": _rebase(schema, at)}, "required": ["value"]}
+def _body(schema: Any, at: str, draft: str) -> Any:
+    return {
+        "type": "object",
+        "properties": {"value": _rebase(schema, at, draft)},
+        "required": ["value"],
+    }
 
 
-def _rebase(schema: Any, at: str) -> Any:
-    """``schema`` with its local ``$ref``s pointing where it now sits (``at``)."""
+def _rebase(schema: Any, at: str, draft: str) -> Any:
+    """``schema`` with its local ``$ref``s (JSON pointers) pointing where it now sits
+    (``at``). Inside a schema with its own ``$id`` they are relative to that, and an
+    anchor (``#foo``) is found wherever it sits: those stay as they are."""
     if isinstance(schema, list):
-        return [_rebase(s, at) for s in schema]
+        return [_rebase(s, at, draft) for s in schema]
     if not isinstance(schema, dict):
+        return schema
+    ident = schema.get("id" if draft == "draft4" else "$id")
+    if isinstance(ident, str) and not ident.startswith("#"):
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith("#"):
+        if (
+            key in ("$ref", "$dynamicRef")
+            and isinstance(value, str)
+            and (value == "#" or value.startswith("#/"))
+        ):
             out[key] = "#" + at + value[1:]
         elif key in ("enum", "const", "default", "examples"):
             out[key] = value
         else:
-            out[key] = _rebase(value, at)
+            out[key] = _rebase(value, at, draft)
     return out
 
 
@@ -262,20 +276,18 @@ def _keywords(schema: Any, out: set[str]) -> None:
 def _skip_reason(dialect: Dialect, file: str, schema: Any) -> str:
     name = file.rsplit("/", 1)[-1]
     if name in _NEEDS_OWN_ROOT:
-        return "needs a base URI, anchors, a served remote or the meta-schemas"
+        return "needs a meta-schema of its own (a vocabulary, another draft's rules)"
     keywords: set[str] = set()
     _keywords(schema, keywords)
     needs_root = (keywords & _ROOT_KEYWORDS) - {"$schema"}
     if needs_root:
-        return f"needs its own base URI or anchors ({', '.join(sorted(needs_root))})"
+        return f"needs draft 2019-09's recursive references ({', '.join(sorted(needs_root))})"
     if (
         isinstance(schema, dict)
         and "$schema" in schema
         and schema["$schema"] != _DRAFT_URI.get(dialect.draft)
     ):
         return "names another draft's meta-schema"
-    if any("json-schema.org" in ref for ref in _refs(schema)):
-        return "refers to a meta-schema"
     if dialect.keywords is not None:
         if not isinstance(schema, dict):
             return f"{dialect.name} schemas are objects, not booleans"
@@ -287,18 +299,6 @@ def _skip_reason(dialect: Dialect, file: str, schema: Any) -> str:
         if _has_type_list(schema):
             return f"{dialect.name} 'type' is one name, not a list"
     return ""
-
-
-def _refs(schema: Any) -> Iterator[str]:
-    if isinstance(schema, list):
-        for s in schema:
-            yield from _refs(s)
-    elif isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "$ref" and isinstance(value, str):
-                yield value
-            elif key not in ("enum", "const", "default", "examples"):
-                yield from _refs(value)
 
 
 def _has_tuple_items(schema: Any) -> bool:
@@ -328,11 +328,15 @@ def _strip_schema_uri(schema: Any) -> Any:
     return schema
 
 
-def _load(dialect: Dialect, schemas: list[Any]) -> tuple[Scanner | None, str]:
+def _load(
+    dialect: Dialect, schemas: list[Any], remote_refs: RemoteRefs | None
+) -> tuple[Scanner | None, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            catalog = ApiCatalog.from_obj(dialect.spec(schemas), source="<suite>")
+            catalog = ApiCatalog.from_obj(
+                dialect.spec(schemas), source="<suite>", remote_refs=remote_refs
+            )
     except SpecError as exc:
         return None, f"spec error: {exc.reason}"
     return Scanner(catalog, retriever=None), ""
@@ -342,27 +346,45 @@ def _errors(scanner: Scanner, call: Any) -> list[str]:
     return [f"{f.code} {f.message}" for f in scanner.iter_findings(call) if f.severity == "error"]
 
 
-def run_file(root: Path, dialect: Dialect, file: str) -> FileRun:
-    """Judge every test of one suite file in one dialect (one catalog for the file)."""
+def _mentions_remotes(schema: Any) -> bool:
+    """Whether ``schema`` names the suite's remote address anywhere (a ``$ref``, or a
+    ``$id`` that relative references resolve against)."""
+    if isinstance(schema, str):
+        return schema.startswith(REMOTES_BASE)
+    if isinstance(schema, list):
+        return any(_mentions_remotes(s) for s in schema)
+    if isinstance(schema, dict):
+        return any(_mentions_remotes(v) for v in schema.values())
+    return False
+
+
+def run_file(
+    root: Path, dialect: Dialect, file: str, remote_refs: RemoteRefs | None = None
+) -> FileRun:
+    """Judge every test of one suite file in one dialect (one catalog for the file).
+    ``remote_refs``: where the suite's ``remotes/`` are served (see :data:`REMOTES_BASE`);
+    without it a remote reference is not read, and its schema not checked."""
     groups = json.loads((root / "tests" / dialect.draft / file).read_text(encoding="utf-8"))
     judged: list[tuple[int, Mapping[str, Any]]] = []
     skipped: dict[int, str] = {}
     schemas: list[Any] = []
     for g, group in enumerate(groups):
         reason = _skip_reason(dialect, file, group["schema"])
+        if not reason and remote_refs is None and _mentions_remotes(group["schema"]):
+            reason = "refers to the suite's remotes/, which are not here to serve"
         if reason:
             skipped[g] = reason
         else:
             skipped.pop(g, None)
             judged.append((g, group))
         schemas.append(_strip_schema_uri(group["schema"]) if not reason else {})
-    scanner, problem = _load(dialect, schemas)
+    scanner, problem = _load(dialect, schemas, remote_refs)
     per_group: dict[int, tuple[Scanner | None, str]] = {}
     if scanner is None:
         # one bad group must not hide the others: load each alone
         for g, _ in judged:
             alone = [s if i == g else {} for i, s in enumerate(schemas)]
-            per_group[g] = _load(dialect, alone)
+            per_group[g] = _load(dialect, alone, remote_refs)
     cases: list[Case] = []
     for g, group in enumerate(groups):
         for test in group["tests"]:
@@ -528,11 +550,38 @@ def deviation(case: Case) -> str:
     return ""
 
 
-def iter_runs(root: Path, dialects: list[str] | None = None) -> Iterator[FileRun]:
+def iter_runs(
+    root: Path, dialects: list[str] | None = None, remote_refs: RemoteRefs | None = None
+) -> Iterator[FileRun]:
     for name in dialects or list(DIALECTS):
         dialect = DIALECTS[name]
         for file in suite_files(root, dialect.draft):
-            yield run_file(root, dialect, file)
+            yield run_file(root, dialect, file, remote_refs)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the suite asks for hundreds of documents
+
+
+@contextmanager
+def serve_remotes(root: Path) -> Iterator[RemoteRefs | None]:
+    """The suite's ``remotes/`` served on 127.0.0.1 while the block runs, and the
+    :class:`~autofeedback.RemoteRefs` that reads :data:`REMOTES_BASE` from there (and
+    nothing else); ``None`` when the folder is not here."""
+    folder = root / "remotes"
+    if not folder.is_dir():
+        yield None
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield RemoteRefs(mirrors={REMOTES_BASE: f"http://127.0.0.1:{server.server_port}/"})
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 Judge = Callable[[Case], str]

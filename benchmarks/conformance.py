@@ -36,14 +36,16 @@ from autofeedback.checks._check_values import accepts
 from autofeedback.checks._formats import ASSERTED
 from benchmarks import _datasets
 from benchmarks._results import write_section
-from benchmarks._suite import DIALECTS, deviation, iter_runs
+from benchmarks._suite import DIALECTS, deviation, iter_runs, serve_remotes
 
 KINDS = ("required", "format")
 
 
 def agreement(root: Path) -> str:
     counts: Counter[tuple[str, str, str]] = Counter()
-    for run in iter_runs(root):
+    with serve_remotes(root) as remote_refs:  # the suite's remote references, on 127.0.0.1
+        runs = list(iter_runs(root, remote_refs=remote_refs))
+    for run in runs:
         for case in run.cases:
             if case.kind not in KINDS:
                 continue
@@ -53,7 +55,8 @@ def agreement(root: Path) -> str:
             counts[(case.dialect, case.kind, outcome)] += 1
     lines = [
         "| dialect | kind | tests judged | agree | false errors | missed "
-        "| deliberate deviations | skipped (needs its own root / not this dialect's keywords) |",
+        "| deliberate deviations "
+        "| skipped (needs its own meta-schema / not this dialect's keywords) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for dialect in DIALECTS:
@@ -148,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         "deviations (oneOf judged as anyOf, formats asserted where the required files make "
         "them annotations, lenient kept format checkers, formats not asserted) are listed "
         "with their reasons in benchmarks/_suite.py and run as expected failures in "
-        f"tests/test_json_schema_suite.py. The whole run took {took:.1f} s.\n\n"
+        f"tests/checks/test_json_schema_suite.py. The whole run took {took:.1f} s.\n\n"
         "### Format checks on the fast path\n\n"
         f"{speed}\n\n"
         f"Each figure is the mean over the suite's valid values of the format, {args.repeat} "

@@ -15,11 +15,9 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import random
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,43 +26,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autofeedback import ApiCatalog, Finding, Scanner
 from autofeedback.checks._check_name import WARN_MARGIN, destructive
 from benchmarks import _datasets
-from benchmarks._mutations import MUTATORS, Call, garble, render
+from benchmarks._mutations import MUTATORS, Call
 from benchmarks._peers import OpenApiCorePeer, load_bfcl_checker
+from benchmarks._records import DETECTION_DATASETS as DATASETS
+from benchmarks._records import Record, build
+from benchmarks._records import instruction as _instruction
 from benchmarks._results import write_section
-from benchmarks.retrieval import after_last_call
 
-DATASETS = ["api-bank", "bfcl-simple", "bfcl-multiple", "bfcl-parallel", "toolalpaca"]
 SUBTYPES = ["E1", *MUTATORS]
-
-
-@dataclass
-class Record:
-    dataset: str
-    task: _datasets.Task
-    subtype: str  # "clean" or a code
-    text: str
-    calls: list[Call] | None  # None when the output is garbled
-
-
-def build(tasks: list[_datasets.Task], catalogs: dict[str, ApiCatalog]) -> list[Record]:
-    out: list[Record] = []
-    for i, task in enumerate(tasks):
-        if not task.calls:
-            continue
-        catalog = catalogs[task.spec_key]
-        gold = [(n, dict(a)) for n, a in task.calls]
-        out.append(Record(task.dataset, task, "clean", render(gold), gold))
-        rng = random.Random(f"{task.dataset}/{task.id}")
-        out.append(Record(task.dataset, task, "E1", garble(render(gold), rng, i), None))
-        op = catalog.get(gold[0][0])
-        if op is None:
-            continue
-        for code, mutate in MUTATORS.items():
-            mutated = mutate(gold[0], op, catalog, rng)
-            if mutated is not None:
-                calls = [mutated, *gold[1:]]
-                out.append(Record(task.dataset, task, code, render(calls), calls))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,12 +116,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{elapsed:.0f} s on this machine (2 CPU cores), model included.",
         )
     return 0
-
-
-def _instruction(task: _datasets.Task) -> str:
-    """What the user asks for. An API-Bank dialogue replays the calls already made; the
-    gold call answers the part after the last of them (see benchmarks/retrieval.py)."""
-    return after_last_call(task.instruction) if task.dataset == "api-bank" else task.instruction
 
 
 def _margin(retriever: Any, instruction: str, catalog: ApiCatalog, calls: list[Call]) -> float:

@@ -40,8 +40,8 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Operation
-from autofeedback._openapi import sample_value, sanitize_schema
 from autofeedback.audit._engines import LOCAL_CLUSTER_OPTIONS
+from autofeedback.catalog._schema import sample_value, sanitize_schema
 from autofeedback.cli import run
 from benchmarks import _datasets
 from benchmarks._results import write_section

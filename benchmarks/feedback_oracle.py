@@ -66,20 +66,21 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, Sandbox, Scanner
-from autofeedback._model import Operation
-from autofeedback._sandbox import DEFAULT_ERROR_CODES
-from autofeedback._scan import to_requests
+from autofeedback import ApiCatalog, Scanner
+from autofeedback._parse._output import to_requests
 from autofeedback.checks._check_name import check_name
+from autofeedback.core._model import Operation
 from autofeedback.decide._corrected import corrected_call
 from autofeedback.decide._feedback import render_feedback
 from autofeedback.loop._explain import explain_response
 from autofeedback.loop._send import build_http
+from autofeedback.sandbox import Sandbox
+from autofeedback.serve._sandbox import DEFAULT_ERROR_CODES
 from benchmarks import _datasets
 from benchmarks._mutations import MUTATORS, Call, render
+from benchmarks._records import after_last_call
 from benchmarks._results import write_section
 from benchmarks.loop import CODE_MEANINGS, error_code_docs_file
-from benchmarks.retrieval import after_last_call
 
 DATASETS = ("api-bank", "toolalpaca")
 ROUNDS = 3
@@ -335,7 +336,7 @@ def broken_value(rule: Any, value: Any) -> Any:
 
 def server_only(limit: int | None) -> tuple[dict[str, ServerRow], float]:
     """The refusals only the server knows, and what their explanations say."""
-    from autofeedback._doc_rules import operation_rules
+    from autofeedback.serve._doc_rules import operation_rules
     from doc_index import DocIndex
 
     codes_page = error_code_docs_file()
@@ -425,7 +426,7 @@ def _state_refusals(
     """Provoke each documented state error of the example specs, generically: a create
     sent twice (duplicate), creates until refused (quota), an action done twice or a
     resource found in the refusing state (state)."""
-    from autofeedback._model import ApiRequest
+    from autofeedback.core._model import ApiRequest
     from doc_index import DocIndex
 
     root = Path(__file__).resolve().parents[1] / "specs" / "examples"
@@ -491,10 +492,10 @@ def _body_for(op: Operation, seed: int) -> Any:
     description states (a generated ``day`` is no ``YYYY-MM-DD`` date)."""
     import datetime as dt
 
-    from autofeedback._doc_rules import broken_rules, operation_rules, request_values
-    from autofeedback._openapi import sanitize_schema
-    from autofeedback._sandbox_store import props_of
-    from autofeedback._sandbox_values import generate
+    from autofeedback.catalog._schema import sanitize_schema
+    from autofeedback.serve._doc_rules import broken_rules, operation_rules, request_values
+    from autofeedback.serve._sandbox_store import props_of
+    from autofeedback.serve._sandbox_values import generate
 
     if op.body_schema is None:
         return None
@@ -523,7 +524,7 @@ def _body_for(op: Operation, seed: int) -> Any:
 def _in_state(sandbox: Sandbox, op: Operation, rule: Any) -> str | None:
     """An id of a resource in one of ``rule``'s states: one the session holds, else one
     created and brought there by the spec's own action."""
-    from autofeedback._sandbox_refusals import action_verb
+    from autofeedback.serve._sandbox_refusals import action_verb
 
     state = sandbox._state
     where = state._resource_of(op)

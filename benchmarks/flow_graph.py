@@ -37,14 +37,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import (
-    ApiCatalog,
+from autofeedback import ApiCatalog
+from autofeedback.flow import format_path, schema_at
+from autofeedback.sequences import (
     FlowGraph,
     Producer,
     response_schemas_from_graphql,
     with_responses,
 )
-from autofeedback.flow import format_path, schema_at
 from benchmarks._datasets import shared_data_dir
 from benchmarks._results import write_section
 

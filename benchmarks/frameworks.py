@@ -72,7 +72,7 @@ def langchain_pair() -> tuple[Run, Run]:
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
 
-    from autofeedback import AutoFeedbackMiddleware
+    from autofeedback.frameworks import AutoFeedbackMiddleware
 
     class Scripted(FakeMessagesListChatModel):
         def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:
@@ -114,7 +114,7 @@ def langgraph_pair() -> tuple[Run, Run]:
     from langgraph.prebuilt import ToolNode, tools_condition
     from typing_extensions import TypedDict
 
-    from autofeedback import AutoFeedbackToolWrapper
+    from autofeedback.frameworks import AutoFeedbackToolWrapper
 
     # the functional form: the annotations are objects, not text to evaluate
     State = TypedDict("State", {"messages": Annotated[list[Any], add_messages]})  # noqa: UP013
@@ -171,7 +171,7 @@ def openai_agents_pair() -> tuple[Run, Run]:
         ResponseOutputText,
     )
 
-    from autofeedback import AutoFeedbackRunHooks
+    from autofeedback.frameworks import AutoFeedbackRunHooks
 
     class Scripted(Model):
         def __init__(self) -> None:
@@ -216,7 +216,7 @@ def pydantic_ai_pair() -> tuple[Run, Run]:
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
 
-    from autofeedback import AutoFeedbackCapability
+    from autofeedback.frameworks import AutoFeedbackCapability
 
     def llm(messages: list[Any], info: Any) -> ModelResponse:
         if len(messages) == 1:
@@ -250,7 +250,7 @@ def _weather_tool() -> Any:
 def fastmcp_pair() -> tuple[Run, Run]:
     from fastmcp import Client, FastMCP
 
-    from autofeedback import AutoFeedbackMCPMiddleware
+    from autofeedback.frameworks import AutoFeedbackMCPMiddleware
 
     def server(guarded: bool) -> Any:
         mcp = FastMCP("weather")
@@ -279,7 +279,7 @@ def fastmcp_pair() -> tuple[Run, Run]:
 def litellm_pair() -> tuple[Run, Run]:
     import litellm
 
-    from autofeedback import AutoFeedbackGuardrail
+    from autofeedback.frameworks import AutoFeedbackGuardrail
 
     call = {
         "id": "c1",

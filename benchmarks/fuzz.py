@@ -55,10 +55,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Scanner, SpecError
-from autofeedback._origins import Origins, origin_of
-from autofeedback._redact import redact
 from autofeedback.audit._audit import audit_lines, audit_units
 from autofeedback.audit._inputs import read_har
+from autofeedback.core._origins import Origins, origin_of
+from autofeedback.core._redact import redact
 from benchmarks._results import write_section
 
 ROOT = Path(__file__).resolve().parents[1]

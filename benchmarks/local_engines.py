@@ -29,8 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, FeedbackLoop, Sandbox, Scanner
+from autofeedback import ApiCatalog, FeedbackLoop, Scanner
 from autofeedback.loop._llm import Usage, ensure_local_model
+from autofeedback.sandbox import Sandbox
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.loop import (

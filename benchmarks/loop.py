@@ -34,8 +34,8 @@ of a run is a random sample of both.
 ``--slice dynamic`` (issue 38): only the tasks where the static scan can pass and the
 server still refuses: those whose gold call gives a value to a parameter under a rule
 its description states and its schema does not (``Format: %Y-%m-%d``, ``no more than 50
-characters``; :mod:`autofeedback._doc_rules`), or calls an operation whose error
-responses document a state error (:mod:`autofeedback._sandbox_refusals`). The sandbox
+characters``; :mod:`autofeedback.serve._doc_rules`), or calls an operation whose error
+responses document a state error (:mod:`autofeedback.serve._sandbox_refusals`). The sandbox
 enforces both, with the documented code only; Base, Static, Dynamic and Static &
 Dynamic run side by side, paired. Its checkpoint and the model's answers are kept
 under ``benchmarks/.work/`` so that a rerun replays them.
@@ -62,15 +62,17 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, FeedbackLoop, Sandbox, Scanner, load_llm
-from autofeedback._model import ApiRequest
-from autofeedback._resolve import request_args
-from autofeedback._sandbox import DEFAULT_ERROR_CODES
+from autofeedback import ApiCatalog, FeedbackLoop, Scanner
 from autofeedback.checks._check_name import check_name
+from autofeedback.core._model import ApiRequest
+from autofeedback.core._resolve import request_args
+from autofeedback.llm import load_llm
 from autofeedback.loop._llm import LLMClient, Usage
+from autofeedback.sandbox import Sandbox
+from autofeedback.serve._sandbox import DEFAULT_ERROR_CODES
 from benchmarks import _datasets
+from benchmarks._records import after_last_call
 from benchmarks._results import write_section
-from benchmarks.retrieval import after_last_call
 
 #: The paper's settings, with this project's own additions turned off (focus_docs and the
 #: certain repairs are on by default)
@@ -291,8 +293,8 @@ def server_rules(task: _datasets.Task, catalog: ApiCatalog) -> list[str]:
     states for a parameter the call gives a value (``time: Format: %Y-%m-%d %H:%M:%S``),
     and each state error the called operation documents. Empty: the static scan sees
     everything the sandbox would refuse."""
-    from autofeedback._doc_rules import param_rules
-    from autofeedback._sandbox_state import SessionState
+    from autofeedback.serve._doc_rules import param_rules
+    from autofeedback.serve._sandbox_state import SessionState
 
     name, args = task.calls[0]
     op = catalog.get(name)
@@ -776,7 +778,7 @@ def tabulate(
 
 def _unguessable_args(task: _datasets.Task) -> set[str]:
     """Gold arguments that are credentials the instruction does not contain."""
-    from autofeedback._redact import is_sensitive
+    from autofeedback.core._redact import is_sensitive
 
     text = _norm(task.instruction)
     return {

@@ -10,8 +10,8 @@ section below in that clone's setup.cfg, then this script on that folder:
     also_copy = retriever/ doc_index/ specs/ benchmarks/      (one a line)
     pytest_add_cli_args = -p no:cacheprovider -x --deselect
         tests/checks/test_e2_path.py::test_a_repeated_mistake_is_judged_once   (one a line)
-    pytest_add_cli_args_test_selection = tests/checks/ tests/test_scan.py
-        tests/test_schema_dialects.py tests/test_openapi_semantics.py          (one a line)
+    pytest_add_cli_args_test_selection = tests/checks/ tests/scan/test_scan.py
+        tests/specs/test_schema_dialects.py                                    (one a line)
 
     AUTOFEEDBACK_SHARED_DATA=../shared/data nice mutmut run --max-children 1
     python benchmarks/mutation.py CLONE/mutants

@@ -23,7 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, Scanner, parse_output
+from autofeedback import ApiCatalog, Scanner
+from autofeedback.parsing import parse_output
 from benchmarks._results import write_section
 
 SPEC = Path(__file__).resolve().parents[1] / "specs" / "examples" / "bookshop.yaml"

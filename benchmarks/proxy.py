@@ -260,9 +260,11 @@ def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tup
     import openai
     import uvicorn
 
-    from autofeedback import ApiCatalog, FeedbackLoop, OpenAICompatibleLLM, Sandbox
-    from autofeedback._model import ApiRequest
+    from autofeedback import ApiCatalog, FeedbackLoop
+    from autofeedback.core._model import ApiRequest
     from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+    from autofeedback.llm import OpenAICompatibleLLM
+    from autofeedback.sandbox import Sandbox
     from benchmarks.loop import SETTINGS, final_call, intent, matches, task_list
 
     done: dict[str, dict[str, Any]] = {}

@@ -41,7 +41,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, Finding, Scanner, request_from_call, request_from_http
+from autofeedback import ApiCatalog, Finding, Scanner
+from autofeedback.parsing import request_from_call, request_from_http
 from benchmarks import _datasets
 from benchmarks._mutations import (
     SENT_MUTATORS,

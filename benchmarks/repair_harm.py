@@ -493,7 +493,7 @@ def run_proxy(cases: Sequence[Case]) -> list[Outcome]:
     import httpx
     import uvicorn
 
-    from autofeedback import ProxyConfig, create_proxy_app
+    from autofeedback.proxy import ProxyConfig, create_proxy_app
 
     mine = [c for c in cases if applies(c, "proxy")]
     upstream = _Upstream({c.id: c for c in mine})
@@ -567,7 +567,7 @@ def run_mcp_proxy(cases: Sequence[Case]) -> list[Outcome]:
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
-    from autofeedback import McpProxy, McpProxyOptions
+    from autofeedback.proxy import McpProxy, McpProxyOptions
 
     mine = {c.id: c for c in cases if applies(c, "mcp-proxy")}
     received: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
@@ -719,7 +719,8 @@ def _scripted(text: str) -> Callable[[list[dict[str, str]]], str]:
 
 
 def run_react(case: Case, n: int, recorder: Recorder, work: Path) -> Outcome:
-    from autofeedback import ApiCatalog, ReactRunner, Scanner
+    from autofeedback import ApiCatalog, Scanner
+    from autofeedback.runners import ReactRunner
 
     spec = write_spec(case, recorder.base(n), work / f"react-{n}")
     catalog = ApiCatalog.from_file(str(spec))
@@ -741,7 +742,8 @@ def run_react(case: Case, n: int, recorder: Recorder, work: Path) -> Outcome:
 
 
 def run_program(case: Case, n: int, recorder: Recorder, work: Path) -> Outcome:
-    from autofeedback import ApiCatalog, ProgramRunner, Scanner
+    from autofeedback import ApiCatalog, Scanner
+    from autofeedback.runners import ProgramRunner
 
     spec = write_spec(case, recorder.base(n), work / f"program-{n}")
     catalog = ApiCatalog.from_file(str(spec))
@@ -962,7 +964,8 @@ def repair_kind(repairs: Sequence[Any]) -> str:
 def run_part_b(
     categories: Sequence[str], tasks_n: int | None, model: str, answers_path: Path = ANSWERS
 ) -> tuple[str, dict[str, Any]]:
-    from autofeedback import ApiCatalog, Decider, Scanner, parse_output
+    from autofeedback import ApiCatalog, Decider, Scanner
+    from autofeedback.parsing import parse_output
     from benchmarks._harm_natural import answer_key, load_answers, load_tasks, task_distance
 
     tasks = load_tasks(categories)

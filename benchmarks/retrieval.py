@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog
 from benchmarks import _datasets
+from benchmarks._records import after_last_call
 from benchmarks._results import write_section
 from retriever import ApiRetriever, Embedder, Ranked, load_embedder
 
@@ -74,15 +75,6 @@ def latency(embedder_name: str, sentences: list[str]) -> tuple[float, float, flo
     embedder.embed(sentences)
     batch_ms = (time.perf_counter() - start) / len(sentences) * 1000
     return load_s, single_ms, batch_ms
-
-
-def after_last_call(dialogue: str) -> str:
-    """The part of an API-Bank dialogue after its last ``API-Request:`` line."""
-    at = dialogue.rfind("API-Request:")
-    if at < 0:
-        return dialogue
-    end = dialogue.find("\n", at)
-    return dialogue[end + 1 :] if end >= 0 else dialogue
 
 
 def whole(text: str) -> str:

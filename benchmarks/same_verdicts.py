@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,78 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, audit_lines
 from benchmarks import _datasets
-from benchmarks._mutations import MUTATORS, garble, render
-
-WORK = Path(__file__).resolve().parent / ".work"
-
-
-def bfcl_mutated_lines() -> list[str]:
-    """The mutated single calls of BFCL simple and multiple, one JSON record per line:
-    ``{"id", "tools", "call"}`` (the same mutations, from the same seeds, as
-    ``detection.py``)."""
-    lines = []
-    for name in ("bfcl-simple", "bfcl-multiple"):
-        tasks = _datasets.load_dataset(name)
-        catalogs: dict[str, ApiCatalog] = {}
-        for i, task in enumerate(tasks):
-            if not task.calls:
-                continue
-            catalog = catalogs.get(task.spec_key)
-            if catalog is None:
-                catalog = catalogs[task.spec_key] = ApiCatalog.from_obj(task.spec, source=name)
-            gold = [(n, dict(a)) for n, a in task.calls]
-            rng = random.Random(f"{task.dataset}/{task.id}")
-            garble(render(gold), rng, i)  # the E1 record's draw: the same stream as detection.py
-            op = catalog.get(gold[0][0])
-            if op is None:
-                continue
-            for code, mutate in MUTATORS.items():
-                mutated = mutate(gold[0], op, catalog, rng)
-                if mutated is not None:
-                    call = {"name": mutated[0], "arguments": mutated[1]}
-                    record = {"id": f"{task.id}/{code}", "tools": task.spec, "call": call}
-                    lines.append(json.dumps(record))
-    return lines
-
-
-def detection_lines() -> list[str]:
-    """Every record of ``detection.py`` as an audit record with its tools and instruction."""
-    from benchmarks.detection import DATASETS, _instruction, build
-
-    lines = []
-    for name in DATASETS:
-        tasks = _datasets.load_dataset(name)
-        catalogs: dict[str, ApiCatalog] = {}
-        for t in tasks:
-            if t.spec_key not in catalogs:
-                catalogs[t.spec_key] = ApiCatalog.from_obj(t.spec, source=name)
-        for k, rec in enumerate(build(tasks, catalogs)):
-            record = {
-                "id": f"{name}/{rec.task.id}/{rec.subtype}/{k}",
-                "tools": rec.task.spec,
-                "instruction": _instruction(rec.task),
-                "output": rec.text,
-            }
-            lines.append(json.dumps(record, default=str))
-    return lines
-
-
-def http_lines(data: Path) -> tuple[Path, list[str]]:
-    """Valid and mistaken HTTP records on the composed spec of ``speed.py``."""
-    from benchmarks._valid_requests import RawSpec
-    from benchmarks.speed import _http_records, _mistaken, composed_spec
-
-    WORK.mkdir(parents=True, exist_ok=True)
-    spec = WORK / "composed_2034.json"
-    doc = composed_spec(data)
-    spec.write_text(json.dumps(doc, default=str))
-    raw = RawSpec.from_openapi(doc, spec.name)
-    valid = list(_http_records(raw, 1))
-    rng = random.Random(18)
-    mistaken = [m for m in (_mistaken(r, rng) for r in valid[:600]) if m is not None]
-    records = [{"id": f"v{i}", "request": r} for i, r in enumerate(valid)]
-    records += [{"id": f"m{i}", "request": r} for i, r in enumerate(mistaken)]
-    return spec, [json.dumps(r, default=str) for r in records]
+from benchmarks._records import bfcl_mutated_lines, detection_lines, http_lines
 
 
 def corpora(data: Path) -> Iterator[tuple[str, ApiCatalog | None, list[str]]]:

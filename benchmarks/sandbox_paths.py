@@ -32,9 +32,9 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Operation, Parameter
-from autofeedback._openapi import sample_value, sanitize_schema
-from autofeedback._sandbox import Sandbox
-from autofeedback._sandbox_state import id_params, singular
+from autofeedback.catalog._schema import sample_value, sanitize_schema
+from autofeedback.serve._sandbox import Sandbox
+from autofeedback.serve._sandbox_state import id_params, singular
 from benchmarks._datasets import normalise_step, shared_data_dir
 from benchmarks._results import write_section
 

@@ -7,7 +7,7 @@ after it, how many of the 200 differ, whether they all match the pattern, and wh
 the same seed gives the same values again:
 
 * ``rstr``: ``rstr.Rstr(random.Random(seed)).xeger(pattern)`` (what the sandbox uses,
-  through :func:`autofeedback._sandbox_values.from_pattern`);
+  through :func:`autofeedback.serve._sandbox_values.from_pattern`);
 * Hypothesis ``from_regex``: the only public way to draw from a given seed outside a
   test is to run one, ``@seed(n) @settings(max_examples=k) @given(from_regex(...))``;
 * hypothesis-jsonschema ``from_schema`` on an object schema, the same way (if installed).
@@ -28,7 +28,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback._sandbox_values import from_pattern
+from autofeedback.serve._sandbox_values import from_pattern
 from benchmarks._results import write_section
 
 PATTERNS = (

@@ -44,14 +44,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, Finding, Scanner
-from autofeedback._model import ApiRequest, Operation
 from autofeedback.checks._check_name import check_selection
+from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.flow import FlowGraph, response_schemas_from_graphql, schema_at, with_responses
-from autofeedback.flow._checks import SequenceChecker
 from autofeedback.flow._grounding import is_id_like
 from autofeedback.flow._metrics import score_programs
 from autofeedback.flow._program import Derived, Ref, parse_program
 from autofeedback.flow._sequence import Sequence, Step, StepResponse, sequence_from_program
+from autofeedback.scanner._sequences import SequenceChecker
 from benchmarks._mutations import literal_variant, synonym_variant, wrong_type
 from benchmarks._results import write_section
 
@@ -314,7 +314,7 @@ def _lookups(checker: SequenceChecker, seq: Sequence) -> None:
     """The graph look-ups a sequence needs, alone: each reference's producer schema and
     the schema at its path, each identifier parameter's producers."""
     from autofeedback.flow import closest_path, schema_types
-    from autofeedback.flow._checks import _same_leaf
+    from autofeedback.scanner._sequences import _same_leaf
 
     names = {step.index: step.name for step in seq.steps}
     for step in seq.steps:

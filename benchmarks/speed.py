@@ -33,7 +33,7 @@ import statistics
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +45,10 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest
 
 from autofeedback import ApiCatalog, ApiRequest, Scanner, audit_lines
-from autofeedback._openapi import sample_value, sanitize_schema
 from autofeedback._specs import load_spec_file
+from autofeedback.catalog._schema import sample_value, sanitize_schema
 from benchmarks import _datasets
+from benchmarks._records import composed_spec, http_records, mistaken
 from benchmarks._results import write_section
 from benchmarks._valid_requests import RawSpec, api_bank_functions, generate
 
@@ -235,68 +236,6 @@ def tool_call_rows(records: int) -> tuple[list[tuple[str, float, float | None]],
 # -- 4. HTTP records on a composed 2,034-operation spec vs openapi-core --------------
 
 
-def _rename_refs(node: Any, prefix: str) -> Any:
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k == "$ref" and isinstance(v, str) and v.startswith("#/components/"):
-                parts = v.split("/")
-                parts[3] = prefix + parts[3]
-                out[k] = "/".join(parts)
-            else:
-                out[k] = _rename_refs(v, prefix)
-        return out
-    if isinstance(node, list):
-        return [_rename_refs(v, prefix) for v in node]
-    return node
-
-
-def composed_spec(data: Path, copies: int = 3) -> dict[str, Any]:
-    """Box, OpenAI, TMDB and Spotify in one OpenAPI 3.0 document, ``copies`` times."""
-    sources = {
-        "box": data / "specs" / "box.json",
-        "oai": data / "specs" / "openai.yaml",
-        "tmdb": data / "restbench" / "tmdb_oas.json",
-        "spot": data / "restbench" / "spotify_oas.json",
-    }
-    doc: dict[str, Any] = {
-        "openapi": "3.0.3",
-        "info": {"title": "composed from real specs", "version": "1"},
-        "servers": [{"url": "https://api.example.com"}],
-        "paths": {},
-        "components": {},
-    }
-    for tag, path in sources.items():
-        raw = RawSpec.from_file(path).doc
-        raw = _rename_refs(raw, f"{tag}_")
-        for section, items in (raw.get("components") or {}).items():
-            target = doc["components"].setdefault(section, {})
-            for name, value in items.items():
-                target[f"{tag}_{name}"] = value
-        security = raw.get("security")
-        for i in range(copies):
-            prefix = f"/{'abc'[i]}/{tag}"
-            for key, item in raw["paths"].items():
-                item = dict(item)
-                for method, op in list(item.items()):
-                    if isinstance(op, dict) and "operationId" in op:
-                        op = {**op, "operationId": f"{'abc'[i]}_{tag}_{op['operationId']}"}
-                        if security is not None and "security" not in op:
-                            op["security"] = security
-                        item[method] = op
-                doc["paths"][prefix + (key if key.startswith("/") else "/" + key)] = item
-    return doc
-
-
-def _http_records(raw: RawSpec, per_op: int) -> Iterator[dict[str, Any]]:
-    rng = random.Random(11)
-    for op in raw.operations:
-        for _ in range(per_op):
-            made = generate(raw, op, rng, optional=0.3)
-            if made.request is not None:
-                yield made.request.record()
-
-
 def _prepared(record: dict[str, Any]) -> Any:
     body = record.get("body")
     kwargs: dict[str, Any] = {"headers": record.get("headers") or {}}
@@ -315,7 +254,7 @@ def big_spec_rows(data: Path, per_op: int) -> tuple[list[tuple[str, float, float
     doc = composed_spec(data)
     path.write_text(json.dumps(doc, default=str))  # YAML dates
     raw = RawSpec.from_openapi(doc, path.name)
-    records = list(_http_records(raw, per_op))
+    records = list(http_records(raw, per_op))
     catalog = ApiCatalog.from_file(path)
     scanner = Scanner(catalog, retriever=None)
     openapi = _openapi_core(path)
@@ -366,26 +305,6 @@ print(bad)
 """
 
 
-def _mistaken(record: dict[str, Any], rng: random.Random) -> dict[str, Any] | None:
-    """``record`` sent to an endpoint the spec does not have: one literal path segment
-    misspelled (``/files/`` -> ``/filse/``), or an extra segment appended."""
-    url = str(record["url"])
-    head, _, query = url.partition("?")
-    scheme, _, rest = head.partition("://")
-    host, _, path = rest.partition("/")
-    parts = path.split("/")
-    literal = [i for i, p in enumerate(parts) if p.isalpha() and len(p) > 3 and i > 1]
-    if literal and rng.random() < 0.7:
-        i = rng.choice(literal)
-        word = parts[i]
-        k = rng.randrange(len(word) - 1)
-        parts[i] = word[:k] + word[k + 1] + word[k] + word[k + 2 :]
-    else:
-        parts.append(rng.choice(["details", "all", "summary", "export"]))
-    new = f"{scheme}://{host}/{'/'.join(parts)}" + (f"?{query}" if query else "")
-    return {**record, "url": new}
-
-
 def e2_rows(
     data: Path, records: int, distinct: int
 ) -> tuple[list[tuple[str, float, float | None]], str]:
@@ -402,9 +321,9 @@ def e2_rows(
     spec.write_text(json.dumps(doc, default=str))
     raw = RawSpec.from_openapi(doc, spec.name)
     rng = random.Random(18)
-    valid = list(_http_records(raw, 1))
+    valid = list(http_records(raw, 1))
     rng.shuffle(valid)
-    mistakes = [m for m in (_mistaken(r, rng) for r in valid) if m is not None][:distinct]
+    mistakes = [m for m in (mistaken(r, rng) for r in valid) if m is not None][:distinct]
     log = [{"id": i, "request": mistakes[i % len(mistakes)]} for i in range(records)]
     log_path = WORK / "e2_log.jsonl"
     log_path.write_text("".join(json.dumps(r) + "\n" for r in log), encoding="utf-8")

@@ -1,14 +1,14 @@
 """Multi-step tasks, the seed papers' way: does feedback on whole plans help a real model?
 
-* **GraphQL-RestBench** through :class:`~autofeedback.ProgramRunner`: the model writes the
+* **GraphQL-RestBench** through :class:`~autofeedback.runners.ProgramRunner`: the model writes the
   whole program (function signatures, the fields each response documents, the
   utterance; few-shot), scored with the paper's four metrics
-  (:func:`~autofeedback.score_programs`: ArgFull, ArgFunc, SeqFull, SeqConn). Tasks: every
+  (:func:`~autofeedback.sequences.score_programs`: ArgFull, ArgFunc, SeqFull, SeqConn). Tasks: every
   sample of train + valid + test except the few-shot examples, which come from
   ``train.jsonl`` as in the paper: per domain, the first two train samples whose gold
   program the checks find clean and that pass a value from one response into a later
   call (:func:`few_shot` says which).
-* **RestBench** TMDB and Spotify (157 queries) through :class:`~autofeedback.ReactRunner`
+* **RestBench** TMDB and Spotify (157 queries) through :class:`~autofeedback.runners.ReactRunner`
   against the stateful sandbox on 127.0.0.1 serving each real spec: Correct Path % (the
   gold path is a subsequence of the calls made, RestGPT's metric) and ΔSolution Len
   (calls made minus gold calls, over the tasks whose path is correct).
@@ -51,11 +51,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autofeedback import ApiCatalog, ProgramRunner, ReactRunner, Sandbox, Scanner, load_llm
+from autofeedback import ApiCatalog, Scanner
 from autofeedback.checks._check_name import check_name
 from autofeedback.flow import (
     FlowGraph,
-    SequenceChecker,
     argument_differences,
     response_schemas_from_graphql,
     score_program,
@@ -63,7 +62,11 @@ from autofeedback.flow import (
     sequence_from_program,
     with_responses,
 )
+from autofeedback.llm import load_llm
 from autofeedback.loop._tasks import REACT_STOP
+from autofeedback.runners import ProgramRunner, ReactRunner
+from autofeedback.sandbox import Sandbox
+from autofeedback.sequences import SequenceChecker
 from benchmarks import _datasets
 from benchmarks._results import write_section
 from benchmarks.loop import SharedLLM, _commit, _rate, load_checkpoint, mcnemar

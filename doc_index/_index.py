@@ -30,8 +30,8 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
 from doc_index._chunking import MAX_CHUNK_CHARS, semantic_merge, split_sentences
 from doc_index._lexical import code_tokens, idf_weights, lexical_bonus
 from doc_index._sections import Section, catalog_sections, doc_sections, docs_fingerprint

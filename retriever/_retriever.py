@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from autofeedback._cache import atomic_write, default_cache_dir
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._model import Operation
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._cache import atomic_write, default_cache_dir
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._model import Operation
 from retriever._embedders import Embedder, load_embedder
 
 __all__ = ["ApiRetriever", "Ranked", "default_cache_dir", "operation_text", "split_identifier"]

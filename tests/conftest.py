@@ -53,7 +53,7 @@ def bookshop() -> Any:
 @pytest.fixture(scope="session")
 def terse_bookshop(bookshop: Any) -> Iterator[Any]:
     """The real sandbox serving the bookshop on 127.0.0.1, answering errors tersely."""
-    from autofeedback import Sandbox
+    from autofeedback.sandbox import Sandbox
 
     with Sandbox(bookshop, terse=True) as server:
         yield server

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback._install import DISTRIBUTION, install_hint
+from autofeedback.core._install import DISTRIBUTION, install_hint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,7 @@ def _install_lines() -> list[tuple[str, str]]:
 def test_install_lines_are_found() -> None:
     # the scan below would pass on nothing: it sees the README's and the code's lines
     where = {w.split(":")[0] for w, _ in _install_lines()}
-    assert {"README.md", ".ci/run", "autofeedback/_install.py"} <= where
+    assert {"README.md", ".ci/run", "autofeedback/core/_install.py"} <= where
 
 
 @pytest.mark.parametrize("where, line", _install_lines(), ids=[w for w, _ in _install_lines()])

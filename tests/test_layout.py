@@ -14,21 +14,47 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "autofeedback"
 
-# folder -> the autofeedback folders its modules must never import ("" is the top-level core)
+# folder -> the autofeedback folders its modules must never import, lowest first:
+# core < _parse, _specs < catalog < checks < flow < scanner; serve beside flow and scanner;
+# decide < loop, audit < integrations < cli
+_ABOVE_CATALOG = {"checks", "flow", "scanner", "serve", "decide", "loop", "audit", "integrations"}
 FORBIDDEN: dict[str, set[str]] = {
-    "_parse": {"checks", "flow", "decide", "loop", "audit", "integrations", "cli"},
-    "_specs": {"checks", "flow", "decide", "loop", "audit", "integrations", "cli"},
-    "checks": {"flow", "decide", "loop", "audit", "integrations", "cli"},
-    "flow": {"decide", "loop", "audit", "integrations", "cli"},
+    # the vocabulary: model, findings, exceptions, patterns, redaction, origins, cache
+    "core": {"_parse", "_specs", "catalog", *_ABOVE_CATALOG, "cli"},
+    "_parse": {"catalog", *_ABOVE_CATALOG, "cli"},
+    "_specs": {"_parse", "catalog", *_ABOVE_CATALOG, "cli"},
+    # the API catalog, its schemas as tools, its OpenAPI export
+    "catalog": {*_ABOVE_CATALOG, "cli"},
+    "checks": {"flow", "scanner", "serve", "decide", "loop", "audit", "integrations", "cli"},
+    "flow": {"scanner", "serve", "decide", "loop", "audit", "integrations", "cli"},
+    # the scanner puts checks and flow together: one call, a sequence of calls
+    "scanner": {"serve", "decide", "loop", "audit", "integrations", "cli"},
+    # the sandbox and what every server shares
+    "serve": {"flow", "scanner", "decide", "loop", "audit", "integrations", "cli"},
     # the one decision (forward, repair, feed back, stop) every entry point shares
-    "decide": {"loop", "audit", "integrations", "cli"},
+    "decide": {"serve", "loop", "audit", "integrations", "cli"},
     "loop": {"audit", "integrations", "cli"},
-    "audit": {"loop", "integrations", "cli"},
+    "audit": {"serve", "loop", "integrations", "cli"},
     "integrations": {"audit", "cli"},
-    "": {"decide", "loop", "audit", "integrations", "cli"},
+    # the command line, one module per command, stands above every folder
+    "cli": set(),
 }
 # the facade and the entry points stand above every folder
-ABOVE = {"__init__.py", "cli.py", "pytest_plugin.py", "__main__.py"}
+#: the public homes of the names past the few at the top: facades over the folders
+HOMES = {
+    f"{name}.py"
+    for name in (
+        "frameworks",
+        "llm",
+        "parsing",
+        "proxy",
+        "responses",
+        "runners",
+        "sandbox",
+        "sequences",
+    )
+}
+ABOVE = {"__init__.py", "pytest_plugin.py", "__main__.py", "cli", *HOMES}
 
 
 def _folder_of(module: str) -> str | None:
@@ -36,8 +62,8 @@ def _folder_of(module: str) -> str | None:
     if parts[0] != "autofeedback":
         return None
     if len(parts) == 1:
-        return ""
-    return "" if parts[1].startswith("_") and parts[1] not in FORBIDDEN else parts[1]
+        return None  # the facade: only entry points import it (checked below)
+    return parts[1]
 
 
 def _imports(path: Path) -> set[str]:
@@ -55,9 +81,7 @@ def _imports(path: Path) -> set[str]:
 
 def _modules() -> list[Path]:
     return sorted(
-        path
-        for path in PACKAGE.rglob("*.py")
-        if not (path.parent == PACKAGE and path.name in ABOVE)
+        path for path in PACKAGE.rglob("*.py") if path.relative_to(PACKAGE).parts[0] not in ABOVE
     )
 
 
@@ -83,6 +107,105 @@ def test_the_rule_sees_a_violation(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from autofeedback.loop._loop import FeedbackLoop\n")
     assert _folder_of(next(iter(_imports(module)))) == "loop"
+
+
+def test_no_module_lies_flat_beside_the_folders() -> None:
+    flat = {p.name for p in PACKAGE.glob("*.py")} - ABOVE
+    assert not flat, f"{sorted(flat)} lie at the top of autofeedback/: give each a folder"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The package's modules ``path`` imports when it runs: ``if TYPE_CHECKING:`` blocks
+    (annotations only) left out, ``from package import module`` counted as the module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for n in ast.walk(node)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    me = _module_name(path)
+    # a module's own packages are imported before it runs: no circle through them
+    ancestors = {me.rsplit(".", n)[0] for n in range(1, me.count(".") + 1)}
+    return {m for m in found if m in known and m != me and m not in ancestors}
+
+
+def _import_graph() -> dict[str, set[str]]:
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    known = set(paths)
+    return {name: _runtime_imports(path, known) for name, path in paths.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one node (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            part = []
+            while True:
+                other = stack.pop()
+                part.append(other)
+                if other == node:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle_between_modules() -> None:
+    assert _circles(_import_graph()) == []
+
+
+def test_no_import_circle_between_folders() -> None:
+    def folder(module: str) -> str | None:
+        parts = module.split(".")
+        # the facade and the top-level entry points stand above every folder
+        return parts[1] if len(parts) > 1 and (PACKAGE / parts[1]).is_dir() else None
+
+    folders: dict[str, set[str]] = {}
+    for module, imported in _import_graph().items():
+        here = folder(module)
+        if here is None:
+            continue
+        for other in imported:
+            there = folder(other)
+            if there is not None and there != here:
+                folders.setdefault(here, set()).add(there)
+    assert _circles(folders) == []
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 # -- every entry point's run logic is an adapter over the run driver (issue 41) -----------

@@ -31,8 +31,8 @@ HEAVY = (
     "mcp",
     "openapi_core",
     "rich",
-    "autofeedback._scan",
-    "autofeedback._catalog",
+    "autofeedback.scanner._scan",
+    "autofeedback.catalog._catalog",
     "autofeedback.decide",
     "autofeedback.checks",
     "autofeedback.integrations._adapter",
@@ -75,7 +75,7 @@ def test_the_pytest_plugin_imports_nothing_heavy_until_a_spec_is_named() -> None
 
 def test_a_public_name_still_loads_on_first_use() -> None:
     code = "import autofeedback\nautofeedback.Scanner"
-    assert "autofeedback._scan" in _imported(code)
+    assert "autofeedback.scanner._scan" in _imported(code)
 
 
 def test_the_cli_names_the_repair_modes_of_the_decision() -> None:
@@ -90,3 +90,11 @@ def test_lazy_names_are_the_real_objects(name: str) -> None:
     import autofeedback
 
     assert getattr(autofeedback, name).__name__ == name
+
+
+@pytest.mark.parametrize(
+    "home",
+    ["frameworks", "llm", "parsing", "proxy", "responses", "runners", "sandbox", "sequences"],
+)
+def test_a_public_home_imports_nothing_heavy_until_a_name_is_used(home: str) -> None:
+    assert _imported(f"import autofeedback.{home}") == []

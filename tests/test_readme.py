@@ -160,7 +160,8 @@ def test_readme_example(example: Example, tmp_path: Path) -> None:
         pytest.fail(f"cannot run a {example.lang!r} block")
     sandbox = None
     if "sandbox" in example.attrs:
-        from autofeedback import ApiCatalog, Sandbox
+        from autofeedback import ApiCatalog
+        from autofeedback.sandbox import Sandbox
 
         spec = tmp_path / example.attrs["sandbox"]
         sandbox = Sandbox(ApiCatalog.from_file(spec), port=port)

@@ -17,7 +17,8 @@ frameworks produce, everywhere in the text (inside Markdown fences and prose):
 
 One module per format: ``_tags`` (``<API>``, API-Bank, RestGPT), ``_python``, ``_json``
 (JSON calls, OpenAI, ReAct), ``_http``, ``_curl``, ``_native``; ``_common`` holds the scan
-state they share.
+state they share; ``_output`` reads whatever the scanner and the sequences take (text, a
+message, a call mapping, a parsed request) into requests.
 
 Model output is never evaluated: Python-style arguments are read with :func:`ast.parse`
 and only literal nodes are converted. A match that lies inside a larger match of another
@@ -28,6 +29,8 @@ are dropped when the answer after it has calls of its own.
 Every scan is linear in the input (no regex with nested quantifiers over model text,
 bounded retries on malformed JSON), input is capped at :data:`MAX_INPUT_CHARS`, and
 deep nesting becomes a problem, never a ``RecursionError``.
+
+May import ``core`` only (the folders above read outputs through it).
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
     _NO_REQUEST,
     MAX_INPUT_CHARS,
@@ -68,6 +70,7 @@ from autofeedback._parse._native import (
 )
 from autofeedback._parse._python import _detect_python
 from autofeedback._parse._tags import _detect_api_bank, _detect_api_tag, _detect_restgpt
+from autofeedback.core._model import ApiRequest
 
 __all__ = [
     "MAX_INPUT_CHARS",

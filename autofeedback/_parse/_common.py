@@ -9,8 +9,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofeedback._exceptions import AutoFeedbackError
-from autofeedback._model import ApiRequest
+from autofeedback.core._exceptions import AutoFeedbackError
+from autofeedback.core._model import ApiRequest
 
 MAX_INPUT_CHARS = 1_000_000
 

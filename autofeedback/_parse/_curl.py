@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
     _HTTP_METHODS,
     _MAX_CURL_CHARS,
@@ -21,6 +20,7 @@ from autofeedback._parse._common import (
     _Scan,
 )
 from autofeedback._parse._http import _url_problem
+from autofeedback.core._model import ApiRequest
 
 _CURL = re.compile(r"curl(?=[ \t])")
 _CURL_WITH_VALUE = frozenset(

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
     _LINE_SPACE,
     _Candidate,
@@ -15,6 +14,7 @@ from autofeedback._parse._common import (
     _Problem,
     _Scan,
 )
+from autofeedback.core._model import ApiRequest
 
 # ------------------------------------------------------------------- HTTP helpers
 

@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qsl
 
-from autofeedback._model import ApiRequest, RequestFormat
 from autofeedback._parse._common import (
     _DECODER,
     _HTTP_METHODS,
@@ -29,6 +28,7 @@ from autofeedback._parse._http import (
     _url_problem,
 )
 from autofeedback._parse._providers import RawToolCall, find_tool_calls, shape_format
+from autofeedback.core._model import ApiRequest, RequestFormat
 
 # ---------------------------------------------------------------- JSON call shapes
 

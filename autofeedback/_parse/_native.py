@@ -42,7 +42,6 @@ from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._model import ApiRequest, RequestFormat
 from autofeedback._parse._common import (
     _DECODER,
     RequestFormatError,
@@ -53,6 +52,7 @@ from autofeedback._parse._common import (
 )
 from autofeedback._parse._json import _requests_from_json
 from autofeedback._parse._python import _ast_parse, _call_from_node
+from autofeedback.core._model import ApiRequest, RequestFormat
 
 if TYPE_CHECKING:
     from xml.etree.ElementTree import Element

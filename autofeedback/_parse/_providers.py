@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from autofeedback._model import RequestFormat, ToolCallShape
+from autofeedback.core._model import RequestFormat, ToolCallShape
 
 __all__ = ["RawToolCall", "find_tool_calls", "provider_tools", "shape_format"]
 
@@ -137,7 +137,7 @@ _FORMATS: dict[str, RequestFormat] = {
 
 
 def shape_format(shape: ToolCallShape) -> RequestFormat:
-    """The :data:`~autofeedback._model.RequestFormat` of a call in ``shape``: typed JSON
+    """The :data:`~autofeedback.core._model.RequestFormat` of a call in ``shape``: typed JSON
     arguments either way (``"openai"`` for OpenAI's two APIs, ``"native"`` for the rest).
 
     >>> shape_format("gemini")

@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
     _MAX_CALL_SPAN,
     _Candidate,
@@ -21,6 +20,7 @@ from autofeedback._parse._common import (
     _Problem,
     _Scan,
 )
+from autofeedback.core._model import ApiRequest
 
 # ------------------------------------------------------------ Python-style arguments
 

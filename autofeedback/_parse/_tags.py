@@ -9,7 +9,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._common import (
     RequestFormatError,
     _at_line_start,
@@ -33,6 +32,7 @@ from autofeedback._parse._python import (
     _call_from_node,
     _call_from_source,
 )
+from autofeedback.core._model import ApiRequest
 
 _API_OPEN = re.compile(r"<API>", re.IGNORECASE)
 _API_CLOSE = re.compile(r"</API>", re.IGNORECASE)

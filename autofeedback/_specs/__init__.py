@@ -22,6 +22,8 @@ there, in the document or in another file; an unknown key such as ``operationID`
 :class:`~autofeedback.SpecWarning` naming the place, on every load (a cached spec keeps
 its faults), and the place is in :attr:`~autofeedback.Operation.unread` of each
 operation whose documentation it is part of.
+
+May import ``core`` only; the catalog (``catalog``) loads specs through it.
 """
 
 from __future__ import annotations
@@ -30,8 +32,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from autofeedback._exceptions import SpecError
-from autofeedback._model import Operation
 from autofeedback._specs._apibank import api_bank_optional, api_bank_type
 from autofeedback._specs._cache import SpecCache
 from autofeedback._specs._common import Fault, Loaded, warn_faults
@@ -40,6 +40,8 @@ from autofeedback._specs._openapi3 import OpenApi3Loader
 from autofeedback._specs._regexes import drop_invalid_patterns
 from autofeedback._specs._swagger2 import SwaggerLoader
 from autofeedback._specs._text import bound_depth, parse_json_lines, parse_text
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._model import Operation
 
 __all__ = ["api_bank_optional", "api_bank_type", "load_spec", "load_spec_file"]
 

@@ -8,9 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from autofeedback._exceptions import SpecError
-from autofeedback._model import Operation, Parameter, Response
 from autofeedback._specs._common import join, name_of, text
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._model import Operation, Parameter, Response
 
 __all__ = ["api_bank_optional", "api_bank_type", "load_api_bank"]
 

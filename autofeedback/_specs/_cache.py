@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from autofeedback._cache import atomic_write, default_cache_dir
-from autofeedback._model import Operation, Parameter, Response
 from autofeedback._specs._common import read_regular_file, server_url
+from autofeedback.core._cache import atomic_write, default_cache_dir
+from autofeedback.core._model import Operation, Parameter, Response
 
 __all__ = ["SpecCache"]
 
@@ -40,7 +40,7 @@ def _code_version() -> str:
     """A hash of the code that decides what a loaded spec looks like."""
     here = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted([*here.glob("*.py"), here.parent / "_model.py"]):
+    for path in sorted([*here.glob("*.py"), here.parent / "core" / "_model.py"]):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
@@ -51,7 +51,7 @@ def _sha(data: bytes) -> str:
 
 class _ModelUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
-        if module == "autofeedback._model" and name in _ALLOWED:
+        if module == "autofeedback.core._model" and name in _ALLOWED:
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a spec cache")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from autofeedback._exceptions import SpecError
-from autofeedback._model import Operation
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._model import Operation
 
 __all__ = [
     "MAX_FAULTS_SHOWN",
@@ -80,7 +80,7 @@ def warn_faults(source: str, faults: list[Fault]) -> None:
         return
     import warnings
 
-    from autofeedback._exceptions import SpecWarning
+    from autofeedback.core._exceptions import SpecWarning
 
     for where, what in faults[:MAX_FAULTS_SHOWN]:
         warnings.warn(SpecWarning(f"{source}: {where}: {what}"), stacklevel=3)
@@ -122,7 +122,7 @@ def server_url(url: str, source: str, where: str) -> str:
     >>> server_url("http://[::1", "spec.yaml", "servers[0].url")
     Traceback (most recent call last):
     ...
-    autofeedback._exceptions.SpecError: spec.yaml: servers[0].url: not a valid URL \
+    autofeedback.core._exceptions.SpecError: spec.yaml: servers[0].url: not a valid URL \
 'http://[::1' (Invalid IPv6 URL)
     """
     try:

@@ -6,7 +6,9 @@ keywords whose meaning changed are rewritten to the 2020-12 keywords that mean t
 * ``items: [...]`` (a tuple) and ``additionalItems`` -> ``prefixItems`` and ``items``;
 * ``dependencies`` -> ``dependentRequired`` (name lists) and ``dependentSchemas``;
 * draft 4's boolean ``exclusiveMaximum``/``exclusiveMinimum`` -> the numeric keywords;
-* up to draft 7, keywords beside a ``$ref`` are ignored, so they are dropped.
+* up to draft 7, keywords beside a ``$ref`` are ignored, so they are dropped;
+* up to draft 7, a ``$id`` (draft 4: ``id``) that is a fragment (``"#foo"``) is an
+  ``$anchor``.
 
 The first three have only one meaning whatever the draft (2020-12 allows neither a list
 ``items``, nor ``dependencies``, nor a boolean bound), so they are rewritten in a schema
@@ -83,6 +85,8 @@ def upgrade(schema: Any, draft: int = 2020, depth: int = 0) -> Any:
     for key, value in schema.items():
         if key in _DATA:
             out[key] = value
+        elif (key == "$id" or (key == "id" and draft == 4)) and isinstance(value, str):
+            out.update(_identifier(value, draft))
         elif key == "$ref" and isinstance(value, str):
             out[key] = _TUPLE_REF.sub(r"/prefixItems/\1", value)
         elif key == "items" and tuple_items:
@@ -108,6 +112,23 @@ def upgrade(schema: Any, draft: int = 2020, depth: int = 0) -> Any:
             del out[exclusive]
             if flag and bound in out:
                 out[exclusive] = out.pop(bound)
+    return out
+
+
+def _identifier(value: str, draft: int) -> dict[str, str]:
+    """A draft's ``$id`` (draft 4's ``id``) as 2020-12 writes it: up to draft 7 a
+    fragment names a place (``"#foo"``, 2020-12's ``$anchor``); an empty one means
+    nothing.
+
+    >>> _identifier("#foo", 7), _identifier("http://x/y#", 4)
+    ({'$anchor': 'foo'}, {'$id': 'http://x/y'})
+    """
+    if draft > 7 or "#" not in value:
+        return {"$id": value}
+    base, _, name = value.partition("#")
+    out = {"$id": base} if base else {}
+    if name and not name.startswith("/"):
+        out["$anchor"] = name
     return out
 
 

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autofeedback._exceptions import SpecError
-from autofeedback._model import Operation, Parameter, Response
 from autofeedback._specs._apibank import load_api_bank
 from autofeedback._specs._common import Fault, join, name_of, required_names, text
 from autofeedback._specs._dialects import draft_of, upgrade
 from autofeedback._specs._refs import Resolver
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._model import Operation, Parameter, Response
 
 __all__ = ["OUTPUT_KEYS", "load_callables"]
 

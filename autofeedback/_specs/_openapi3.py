@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from autofeedback._exceptions import SpecError
-from autofeedback._model import Location, Operation, Parameter, Response
 from autofeedback._specs._common import (
     Fault,
     Loaded,
@@ -44,6 +42,8 @@ from autofeedback._specs._common import (
     unknown_keys,
 )
 from autofeedback._specs._refs import Resolver, UnreadRef
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._model import Location, Operation, Parameter, Response
 
 __all__ = ["OpenApi3Loader", "flag", "object_properties", "pick_media"]
 

@@ -16,19 +16,37 @@ without that part, and the operation it belongs to lists the place (see
 :attr:`autofeedback.Operation.unread`). A reference the loader refuses to follow (a URL,
 a file outside the spec's folder, one that is not a regular file or is too big, too many
 files, a cycle) is a :class:`~autofeedback.SpecError` for the whole spec.
+
+JSON Schema's own identifiers are resolved by ``referencing`` (python-jsonschema's
+resolver), once a schema uses them: a ``$id`` sets the base URI of the references inside
+it, ``$anchor`` names a place, ``$dynamicRef`` resolves in the dynamic scope of the
+expansion (as a validator's descent would), and a reference to a JSON Schema meta-schema
+reads the bundled copy. A remote reference is read only from the origins the load's
+:class:`~autofeedback._specs._remote.RemoteRefs` allows; else it is an unread reference,
+like one to a missing file.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
-from autofeedback._exceptions import SpecError
 from autofeedback._specs._common import join, read_regular_file
-from autofeedback._specs._dialects import upgrade_node
+from autofeedback._specs._dialects import draft_of, upgrade, upgrade_node
+from autofeedback._specs._remote import RemoteRefRefused, current_remote_refs, shown_ref
 from autofeedback._specs._text import parse_text
+from autofeedback.core._exceptions import SpecError
+
+if TYPE_CHECKING:
+    from referencing import Registry
+
+#: referencing's resolver at one place (a base URI and a dynamic scope), as
+#: ``Registry.resolver`` makes it: its class is not public
+Scope = Any
 
 __all__ = [
     "MAX_REF_FILES",
@@ -113,6 +131,10 @@ class Resolver:
         self._memo: dict[tuple[str, bool], tuple[Any, int, tuple[str, ...]]] = {}
         self._left = TREE_BUDGET
         self._active: set[tuple[str, bool]] = set()
+        #: the remote documents read (by URI), and the origin allowance they were read by
+        self.remote = current_remote_refs()
+        self._remote_docs: dict[str, Any] = {}
+        self._root_scope: Scope | None = None
 
     # A document context is (document, its file or "" for the root).
     def lookup(self, ref: str, where: str, doc_file: str) -> tuple[Any, str, str]:
@@ -121,7 +143,7 @@ class Resolver:
         if file_part:
             if _URL_REF.match(file_part):
                 raise SpecError(
-                    f"remote $ref {ref!r} is not supported (no network access)",
+                    f"remote $ref {shown_ref(ref)!r} is not supported (no network access)",
                     source=self.source,
                     where=where,
                 )
@@ -243,40 +265,163 @@ class Resolver:
         """Places not read: the expansion being memoised keeps them, else the load's."""
         (self._inner[-1] if self._inner else self.unread).extend(places)
 
-    def _schema(self, schema: Any, where: str, fold: bool, doc_file: str) -> tuple[Any, int]:
-        """The expansion and its size as a tree (what a walker of it will visit)."""
-        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+    def _schema(
+        self,
+        schema: Any,
+        where: str,
+        fold: bool,
+        doc_file: str,
+        scope: Scope | None = None,
+        entered: bool = False,
+    ) -> tuple[Any, int]:
+        """The expansion and its size as a tree (what a walker of it will visit).
+        ``scope``: the JSON Schema resolver of the place (its base URI and dynamic
+        scope), once a schema uses identifiers; ``entered``: ``schema`` is the target of
+        a lookup, whose base URI the scope already is."""
+        if not (isinstance(schema, dict) and ("$ref" in schema or "$dynamicRef" in schema)):
             self._left -= 1
         if isinstance(schema, list):
-            items = [self._schema(s, f"{where}[{i}]", fold, doc_file) for i, s in enumerate(schema)]
+            items = [
+                self._schema(s, f"{where}[{i}]", fold, doc_file, scope)
+                for i, s in enumerate(schema)
+            ]
             return [v for v, _ in items], 1 + sum(n for _, n in items)
         if not isinstance(schema, dict):
             return schema, 1
+        if isinstance(schema.get("$id"), str) and not doc_file and not entered:
+            scope = self._in_resource(schema, scope)
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            return self._ref(schema, ref, where, fold, doc_file)
+            if scope is None and not _needs_uri(ref):
+                return self._ref(schema, ref, where, fold, doc_file)
+            return self._uri_ref(schema, "$ref", ref, where, fold, scope)
+        dynamic = schema.get("$dynamicRef")
+        if isinstance(dynamic, str):
+            return self._uri_ref(schema, "$dynamicRef", dynamic, where, fold, scope)
         out: dict[str, Any] = {}
         size = 1
         for key, value in schema.items():
             if key in _MAPS and isinstance(value, dict):
                 sub: dict[str, Any] = {}
                 for name, s in value.items():
-                    sub[name], n = self._schema(s, join(where, f"{key}.{name}"), fold, doc_file)
+                    sub[name], n = self._schema(
+                        s, join(where, f"{key}.{name}"), fold, doc_file, scope
+                    )
                     size += n
                 out[key] = sub
             elif key in _SUBSCHEMAS:
-                out[key], n = self._schema(value, join(where, key), fold, doc_file)
+                out[key], n = self._schema(value, join(where, key), fold, doc_file, scope)
                 size += n
             else:
                 out[key] = value
                 size += 1
         return (normalise_openapi_schema(out) if fold else out), size
 
+    # -- JSON Schema identifiers ($id, $anchor, $dynamicRef, remote documents) ---------
+
+    def _scope(self) -> Scope:
+        """The resolver at the document's root: the bundled meta-schemas, every ``$id``
+        resource of the document, and remote documents as :attr:`remote` allows."""
+        if self._root_scope is None:
+            from referencing import Registry
+            from referencing.jsonschema import DRAFT202012
+
+            registry: Registry[Any] = Registry(retrieve=self._retrieve).combine(  # type: ignore[call-arg]
+                _meta_schemas()
+            )
+            # an API description holds its schemas where no JSON Schema crawl looks
+            # (under paths and components): crawl all of it for identifiers and anchors
+            spec = _document_spec() if _api_description(self.root) else DRAFT202012
+            root = spec.create_resource(self.root)
+            uri = root.id() or ""
+            # crawled once here: a resolver keeps the registry it was made with, so a
+            # registry crawled on a lookup's miss would be crawled again on the next one
+            registry = registry.with_resource(uri, root).crawl()
+            self._root_scope = registry.resolver(base_uri=uri)
+        return self._root_scope
+
+    def _in_resource(self, schema: dict[str, Any], scope: Scope | None) -> Scope:
+        from referencing.jsonschema import DRAFT202012
+
+        return (scope or self._scope()).in_subresource(DRAFT202012.create_resource(schema))
+
+    def _retrieve(self, uri: str) -> Any:
+        """A remote document as a resource (read once per load), or why it is not."""
+        from referencing.jsonschema import DRAFT202012
+
+        doc = self._remote_docs.get(uri)
+        if doc is None:
+            if self.remote is None:
+                raise RemoteRefRefused(
+                    f"remote $ref {shown_ref(uri)!r} not read: no origin is allowed for remote "
+                    "references (allow one with remote_refs=RemoteRefs(allow=[...]))"
+                )
+            if len(self._remote_docs) >= self.remote.max_documents:
+                raise RemoteRefRefused(
+                    f"remote $ref {shown_ref(uri)!r} not read: the spec reads more than "
+                    f"{self.remote.max_documents} remote documents"
+                )
+            raw = self.remote.read(uri)
+            # read in the dialect its $schema names, else the referring document's
+            doc = upgrade(raw, draft_of(raw) if "$schema" in _as_dict(raw) else self._draft())
+            self._remote_docs[uri] = doc
+        return DRAFT202012.create_resource(doc)
+
+    def _draft(self) -> int:
+        """The JSON Schema draft the document's schemas are written in (OpenAPI 3.0 and
+        Swagger 2: draft 4's)."""
+        root = _as_dict(self.root)
+        openapi = root.get("openapi")
+        if "swagger" in root or (isinstance(openapi, str) and openapi.startswith("3.0")):
+            return 4
+        return draft_of(root)
+
+    def _uri_ref(
+        self,
+        schema: dict[str, Any],
+        keyword: str,
+        ref: str,
+        where: str,
+        fold: bool,
+        scope: Scope | None,
+    ) -> tuple[Any, int]:
+        """A reference resolved as JSON Schema resolves it (``$dynamicRef`` in the
+        dynamic scope of this expansion, as a validator's descent would)."""
+        from referencing.exceptions import Unresolvable
+
+        place = join(where, keyword)
+        try:
+            resolved = (scope or self._scope()).lookup(ref)
+        except Unresolvable as exc:
+            if self.base_dir is not None and not ref.startswith("#") and not _needs_uri(ref):
+                # a relative reference inside a $id resource of a spec split over files:
+                # the file next to the spec, as such specs mean it
+                return self._ref(schema, ref, where, fold, "")
+            why = _unresolvable(ref, exc)
+            self.dangling.setdefault(why, []).append(place)
+            self._met([place])
+            return {"x-unresolved-ref": ref}, 1
+        # the same target expands alike only within the same dynamic scope; its last few
+        # resources tell a recursion apart from a first visit, and bound the unrolling
+        scope_uris = [uri for uri, _ in resolved.resolver.dynamic_scope()][:_SCOPE_KEPT]
+        key = f"@{id(resolved.contents)}@{'|'.join(scope_uris)}"
+        return self._expand(
+            schema,
+            keyword,
+            ref,
+            (resolved.contents, "", key),
+            where,
+            fold,
+            "",
+            scope,
+            resolved.resolver,
+        )
+
     def _ref(
         self, schema: dict[str, Any], ref: str, where: str, fold: bool, doc_file: str
     ) -> tuple[Any, int]:
         try:
-            target, target_file, key = self.lookup(ref, where, doc_file)
+            found = self.lookup(ref, where, doc_file)
         except UnreadRef as exc:
             # A dangling schema ref (ToolAlpaca's AviationAPI has one), or one into a file
             # that is not there: the schema is unknown, not the operation; leave it
@@ -285,6 +430,23 @@ class Resolver:
             self.dangling.setdefault(exc.reason, []).append(exc.where)
             self._met([exc.where])
             return {"x-unresolved-ref": ref}, 1
+        return self._expand(schema, "$ref", ref, found, where, fold, doc_file, None, None)
+
+    def _expand(
+        self,
+        schema: dict[str, Any],
+        keyword: str,
+        ref: str,
+        found: tuple[Any, str, str],
+        where: str,
+        fold: bool,
+        doc_file: str,
+        scope: Scope | None,
+        target_scope: Scope | None,
+    ) -> tuple[Any, int]:
+        """A reference's target expanded once (memoised by ``key``), with the keywords
+        beside the reference."""
+        target, target_file, key = found
         memo_key = (key, fold)
         hit = self._memo.get(memo_key)
         if hit is None:
@@ -295,7 +457,10 @@ class Resolver:
             self._active.add(memo_key)
             self._inner.append([])
             try:
-                expanded, size = self._schema(target, where, fold, target_file)  # counts its nodes
+                # counts its nodes
+                expanded, size = self._schema(
+                    target, where, fold, target_file, target_scope, target_scope is not None
+                )
             finally:
                 self._active.discard(memo_key)
                 inner = self._inner.pop()
@@ -309,13 +474,133 @@ class Resolver:
                 return {"x-truncated-ref": ref}, 1
             self._left -= size
             self._met([_at(where, t) for t in tails])
-        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        # the $id beside it already set the scope the reference was read in
+        siblings = {k: v for k, v in schema.items() if k != keyword and k != "$id"}
+        if _only_identifiers(siblings):
+            siblings = {}
         if siblings and (isinstance(expanded, dict) or expanded is True):
             # OpenAPI 3.1 / JSON Schema 2020-12: keywords beside $ref also apply.
-            rest, n = self._schema(siblings, where, False, doc_file)
+            rest, n = self._schema(siblings, where, False, doc_file, scope, True)
             merged = _beside_ref(expanded if isinstance(expanded, dict) else {}, rest)
             return (normalise_openapi_schema(merged) if fold else merged), size + n
         return expanded, size
+
+
+#: how many of the innermost dynamic-scope resources key an expansion (a recursion
+#: through them unrolls about this many times before it is left unconstrained)
+_SCOPE_KEPT = 4
+_IDENTIFIERS = frozenset({"$anchor", "$dynamicAnchor", "$schema", "$comment"})
+
+
+def _only_identifiers(siblings: dict[str, Any]) -> bool:
+    return bool(siblings) and siblings.keys() <= _IDENTIFIERS
+
+
+def _needs_uri(ref: str) -> bool:
+    """Whether ``ref`` is more than a JSON pointer or a relative file: a URI with a
+    scheme (``https:``, ``urn:``) or an anchor (``#name``)."""
+    if ref.startswith("#"):
+        return len(ref) > 1 and not ref.startswith("#/")
+    try:
+        scheme = urlsplit(ref).scheme
+    except ValueError:
+        return False
+    return len(scheme) > 1  # one letter is a Windows drive, a file path
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _api_description(root: Any) -> bool:
+    return isinstance(root, dict) and ("openapi" in root or "swagger" in root or "paths" in root)
+
+
+_DATA_KEYS = frozenset({"enum", "const", "default", "examples", "example"})
+
+
+def _document_spec() -> Any:
+    """How an OpenAPI/Swagger document is crawled for ``$id`` and anchors: down to its
+    schemas (under ``schema``, ``schemas`` and ``definitions``), and in them as JSON
+    Schema 2020-12 crawls (a ``$id`` inside an unknown keyword is no identifier)."""
+    from referencing import Specification
+    from referencing.jsonschema import DRAFT202012
+
+    schemas: dict[int, Any] = {}  # the schemas met (by id; kept alive here)
+
+    def as_schema(value: Any) -> Any:
+        if isinstance(value, dict):
+            schemas[id(value)] = value
+        return value
+
+    def subresources_of(contents: Any) -> Iterator[Any]:
+        if not isinstance(contents, dict):
+            return
+        if id(contents) in schemas:
+            for sub in DRAFT202012.subresources_of(contents):
+                yield as_schema(sub)
+            return
+        for key, value in contents.items():
+            if key == "schema":
+                yield as_schema(value)
+            elif key in ("schemas", "definitions") and isinstance(value, dict):
+                yield from (as_schema(v) for v in value.values())
+            elif isinstance(value, dict) and key not in _DATA_KEYS:
+                yield value
+            elif isinstance(value, list) and key not in _DATA_KEYS:
+                yield from (v for v in value if isinstance(v, dict))
+
+    def id_of(contents: Any) -> str | None:
+        return DRAFT202012.id_of(contents) if id(contents) in schemas else None
+
+    def anchors_in(spec: Any, contents: Any) -> Any:
+        return DRAFT202012.anchors_in(contents) if id(contents) in schemas else ()
+
+    return Specification(  # type: ignore[call-arg]  # attrs fields the stubs do not see
+        name="autofeedback-api-description",
+        id_of=id_of,
+        subresources_of=subresources_of,
+        anchors_in=anchors_in,
+        maybe_in_subresource=lambda segments, resolver, subresource: resolver.in_subresource(
+            subresource
+        ),
+    )
+
+
+@functools.cache
+def _meta_schemas() -> Registry[Any]:
+    """The JSON Schema meta-schemas (bundled by jsonschema-specifications), each read as
+    the draft 2020-12 schema that means the same (as every check reads schemas)."""
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    out: Registry[Any] = Registry()
+    for uri in REGISTRY:
+        contents = REGISTRY.contents(uri)
+        if "draft-03" not in uri:  # draft 3 is no draft a check reads
+            resource = DRAFT202012.create_resource(upgrade(contents, draft_of(contents)))
+            out = out.with_resource(uri, resource)
+    return out.crawl()
+
+
+def _unresolvable(ref: str, exc: Exception) -> str:
+    """What to say of a reference ``referencing`` could not resolve."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, RemoteRefRefused):
+            return str(cause)
+        cause = cause.__cause__
+    from referencing.exceptions import NoSuchAnchor, PointerToNowhere
+
+    if _needs_uri(ref) and not ref.startswith("#"):
+        ref = shown_ref(ref)  # no credential a URL may carry
+
+    if isinstance(exc, NoSuchAnchor):
+        return f"$ref {ref!r} names an anchor that is not there"
+    if isinstance(exc, PointerToNowhere):
+        return f"$ref {ref!r} points nowhere"
+    return f"$ref {ref!r} names a schema that is not there"
 
 
 def _tail(place: str, where: str) -> str:

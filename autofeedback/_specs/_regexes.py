@@ -13,8 +13,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from autofeedback._model import Operation
-from autofeedback._patterns import InvalidPattern, compile_pattern, is_valid
+from autofeedback.core._model import Operation
+from autofeedback.core._patterns import InvalidPattern, compile_pattern, is_valid
 
 __all__ = ["InvalidPatternWarning", "drop_invalid_patterns"]
 
@@ -30,7 +30,7 @@ def drop_invalid_patterns(ops: list[Operation], source: str) -> list[Operation]:
     """``ops`` with every invalid ``pattern`` (and ``patternProperties`` entry) removed,
     one :class:`InvalidPatternWarning` per removal.
 
-    >>> from autofeedback._model import Parameter
+    >>> from autofeedback.core._model import Parameter
     >>> op = Operation("f", parameters=(Parameter("a", "argument", {"pattern": "(("}),))
     >>> import warnings
     >>> with warnings.catch_warnings():

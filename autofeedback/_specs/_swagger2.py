@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from autofeedback._model import Parameter
 from autofeedback._specs._common import server_url, text
 from autofeedback._specs._openapi3 import (
     Body,
@@ -18,6 +17,7 @@ from autofeedback._specs._openapi3 import (
     flag,
     pick_media,
 )
+from autofeedback.core._model import Parameter
 
 __all__ = ["SwaggerLoader"]
 

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from autofeedback._exceptions import SpecError
+from autofeedback.core._exceptions import SpecError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "bound_depth", "parse_json_lines", "parse_text"]
 

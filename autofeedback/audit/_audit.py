@@ -30,13 +30,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import SpecError
-from autofeedback._findings import CODES, Finding, Repair
-from autofeedback._redact import redact, value_secrets
-from autofeedback._scan import _PRELOAD_FROM, Scanner, one_line
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._names import closest_literal
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._findings import CODES, Finding, Repair
+from autofeedback.core._redact import redact, value_secrets
+from autofeedback.scanner._scan import _PRELOAD_FROM, Scanner, one_line
 
 __all__ = ["AuditResult", "AuditSummary", "Unit", "audit_lines", "audit_record", "audit_units"]
 
@@ -418,9 +418,9 @@ def _after_history(
     from (the sequence, the index of its first new step, the checker, its findings);
     ``None`` when the history holds no earlier tool call (the call is then judged
     alone) or the value holds no readable request."""
-    from autofeedback._scan import to_requests
+    from autofeedback._parse._output import to_requests
     from autofeedback.decide._records import next_steps
-    from autofeedback.flow._checks import has_tool_steps, sequence_checker
+    from autofeedback.scanner._sequences import has_tool_steps, sequence_checker
 
     if not has_tool_steps(history):
         return None
@@ -453,8 +453,8 @@ def _after_history(
 def _audit_sequence(
     record: Mapping[str, Any], rid: Any, line: int, cache: _CatalogCache
 ) -> AuditResult:
-    from autofeedback.flow._checks import sequence_checker
     from autofeedback.flow._sequence import sequence_from_chat, sequence_from_record
+    from autofeedback.scanner._sequences import sequence_checker
 
     instruction = record.get("instruction")
     if instruction is not None and not isinstance(instruction, str):

@@ -30,10 +30,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._install import install_hint
 from autofeedback.audit._audit import AuditResult, audit_lines, audit_units
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.core._install import install_hint
 
 __all__ = [
     "ENGINES",
@@ -66,7 +66,7 @@ def check_scheduler(name: str) -> str:
     'tcp://127.0.0.1:8786'
     >>> check_scheduler("tcp://nowhere")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    autofeedback._exceptions.ConfigurationError: unknown Dask scheduler 'tcp://nowhere' ...
+    autofeedback.core._exceptions.ConfigurationError: unknown Dask scheduler 'tcp://nowhere' ...
     """
     if name in SCHEDULERS or name == LOCAL_CLUSTER or _ADDRESS.fullmatch(name):
         return name

@@ -19,11 +19,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
-from autofeedback._model import ApiRequest
 from autofeedback._parse._providers import find_tool_calls, provider_tools
-from autofeedback._redact import redact, request_secrets
-from autofeedback._scan import one_line
 from autofeedback.audit._audit import Unit
+from autofeedback.core._model import ApiRequest
+from autofeedback.core._redact import redact, request_secrets
+from autofeedback.scanner._scan import one_line
 
 __all__ = [
     "INPUT_FORMATS",
@@ -443,7 +443,7 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     if context and context != instruction:
         common["context"] = context
     history = _history(request)
-    from autofeedback.flow._checks import has_tool_steps  # the flow checks: only here
+    from autofeedback.scanner._sequences import has_tool_steps  # the flow checks: only here
 
     if history is not None and has_tool_steps(history):
         # an agent's run so far: the calls of this response are its next steps, checked

@@ -16,8 +16,8 @@ import tempfile
 from typing import IO, Any
 from urllib.parse import quote
 
-from autofeedback._findings import CODES
 from autofeedback.audit._audit import AuditResult, AuditSummary
+from autofeedback.core._findings import CODES
 
 __all__ = ["HtmlReport", "JunitReport", "SarifReport"]
 

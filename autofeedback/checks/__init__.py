@@ -1,5 +1,5 @@
 """The checks: API name (E2), parameter names (E3), values (E4), documented responses.
 
-May import the top-level core (``_model``, ``_catalog``, ``_findings``, ``_resolve``,
-``_openapi``); never ``loop``, ``audit``, ``integrations`` or ``cli``.
+May import ``core``, ``_parse``, ``_specs`` and ``catalog``; never ``flow``, ``scanner``,
+``serve``, ``decide``, ``loop``, ``audit``, ``integrations`` or ``cli``.
 """

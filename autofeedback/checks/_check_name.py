@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding, Severity
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._tool_names import looks_alike
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.catalog._tool_names import looks_alike
 from autofeedback.checks._check_params import MAX_LISTED
 from autofeedback.checks._names import (
     NameMatcher,
@@ -32,6 +30,8 @@ from autofeedback.checks._names import (
     one_typo,
 )
 from autofeedback.checks._words import slip, words
+from autofeedback.core._findings import Finding, Severity
+from autofeedback.core._model import ApiRequest, Operation
 
 __all__ = [
     "ApiRanker",

@@ -17,10 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding
-from autofeedback._model import Operation, Parameter
-from autofeedback._resolve import Arg
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._names import (
     NameMatcher,
     Scored,
@@ -29,6 +26,9 @@ from autofeedback.checks._names import (
     literal_key,
     other_entities,
 )
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import Operation, Parameter
+from autofeedback.core._resolve import Arg
 
 __all__ = ["ParamCheck", "check_parameters"]
 

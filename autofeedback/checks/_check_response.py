@@ -16,9 +16,9 @@ import requests
 from openapi_core import OpenAPI
 from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._model import Operation
-from autofeedback._openapi import to_openapi
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.catalog._openapi import to_openapi
+from autofeedback.core._model import Operation
 
 __all__ = ["DocumentedResponse", "Requirement"]
 

@@ -21,13 +21,13 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._findings import Finding
-from autofeedback._model import Operation, Parameter
-from autofeedback._patterns import KEYWORDS as _PATTERN_KEYWORDS
-from autofeedback._patterns import PatternBudget, is_bounded, matches
-from autofeedback._resolve import Arg
 from autofeedback.checks import _formats
 from autofeedback.checks._formats import ASSERTED
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import Operation, Parameter
+from autofeedback.core._patterns import KEYWORDS as _PATTERN_KEYWORDS
+from autofeedback.core._patterns import PatternBudget, is_bounded, matches
+from autofeedback.core._resolve import Arg
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -52,7 +52,7 @@ _INT = re.compile(r"[+-]?\d{1,30}")
 def _validator_class() -> Any:
     """jsonschema's draft 2020-12 validator with ``oneOf`` checked as ``anyOf`` (see the
     module docstring) and the patterns on the linear-time engine
-    (:mod:`autofeedback._patterns`), never Python's backtracking ``re``. Made on first
+    (:mod:`autofeedback.core._patterns`), never Python's backtracking ``re``. Made on first
     use: a call that passes the compiled fast path (:func:`accepts`) needs no
     python-jsonschema, whose import is most of a short audit's start-up."""
     from jsonschema import Draft202012Validator
@@ -735,7 +735,7 @@ def _pattern_format(source: str) -> Callable[[Any], bool]:
 
 def _patterns_as_formats(schema: Any, formats: dict[str, Callable[[Any], bool]]) -> Any:
     """``schema`` with every ``pattern`` moved into an ``allOf`` part whose custom
-    ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback._patterns`,
+    ``format`` (added to ``formats``) runs the pattern on :mod:`autofeedback.core._patterns`,
     and without the formats that are not asserted (``int32`` say: the detailed checks
     ignore it, a compiled validator must not assert a meaning of its own)."""
     if isinstance(schema, list):

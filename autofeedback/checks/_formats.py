@@ -10,7 +10,7 @@ JSON-Schema-Test-Suite's ``optional/format`` files:
   of whose values has one: the libraries match with Python's ``$``, which allows it;
 * ``time`` and ``date-time`` accept a leap second (``23:59:60Z``, at 23:59 UTC), which
   rfc3339-validator refuses;
-* ``regex`` is an ECMA-262 regular expression (:mod:`autofeedback._patterns`), not a
+* ``regex`` is an ECMA-262 regular expression (:mod:`autofeedback.core._patterns`), not a
   Python one; ``uuid`` is the RFC 4122 text form only (hex digits, four hyphens).
 
 Formats whose kept checker refuses valid values (``iri``: an uppercase IPvFuture;
@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._patterns import is_valid
+from autofeedback.core._patterns import is_valid
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker

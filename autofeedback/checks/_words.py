@@ -22,7 +22,7 @@ from typing import Literal
 
 from rapidfuzz.distance import OSA
 
-from autofeedback._model import Operation
+from autofeedback.core._model import Operation
 
 __all__ = [
     "DESTRUCTIVE",

@@ -1,8 +1,8 @@
 """The decision: what happens to a call the model wrote (forward, repair, feed back,
 stop), one component behind every entry point.
 
-May import the top-level core, ``checks`` and ``flow``; never ``loop``, ``audit``,
-``integrations`` or ``cli``.
+May import ``core``, ``_parse``, ``_specs``, ``catalog``, ``checks``, ``flow`` and the
+``scanner``; never ``serve``, ``loop``, ``audit``, ``integrations`` or ``cli``.
 """
 
 from autofeedback.decide._coerce import NOT_COERCIBLE, coerce

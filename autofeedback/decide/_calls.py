@@ -22,13 +22,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, ToolCallShape
 from autofeedback._parse._providers import find_tool_calls, shape_format
-from autofeedback._scan import Scanner, one_line
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, ToolCallShape
 from autofeedback.decide._decision import Decider, Decision
 from autofeedback.decide._feedback import tool_feedback
+from autofeedback.scanner._scan import Scanner, one_line
 
 __all__ = [
     "Call",
@@ -235,7 +235,7 @@ def _chat_steps(calls: Sequence[Call], history: Sequence[Any]) -> tuple[Any, int
 def decide_in_sequence(
     calls: Sequence[Call], decider: Decider, history: Sequence[Any], graph: Any = None
 ) -> list[Decision]:
-    from autofeedback.flow._checks import SequenceChecker
+    from autofeedback.scanner._sequences import SequenceChecker
 
     seq, first = _chat_steps(calls, history)
     checker = SequenceChecker(decider.scanner, graph=graph)

@@ -17,17 +17,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest, Operation
 from autofeedback._parse._native import render_call
-from autofeedback._resolve import request_args
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_name, name_with_values
 from autofeedback.checks._names import other_entities
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.core._resolve import request_args
 from autofeedback.decide._repairs import one_letter_off
 
 if TYPE_CHECKING:
-    from autofeedback._scan import Scanner
+    from autofeedback.scanner._scan import Scanner
 
 __all__ = ["MAX_ARGUMENTS", "Hole", "call_text", "corrected_call", "next_action", "sure_fix"]
 

@@ -26,12 +26,13 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
 
 if TYPE_CHECKING:
-    from autofeedback._scan import Output, Scanner
+    from autofeedback.core._model import Output
+    from autofeedback.scanner._scan import Scanner
 
 __all__ = [
     "REPAIR_MODES",
@@ -171,7 +172,7 @@ class Session:
     rejected, tokens spent, refusals fed back, calls sent. :meth:`judge` turns a
     :class:`Decider`'s decision into the action for this point of the run.
 
-    >>> from autofeedback._findings import Finding
+    >>> from autofeedback.core._findings import Finding
     >>> s = Session(Policy(max_rounds=1))
     >>> bad = Decision("feedback", "errors", None, remaining=(Finding("E1", (), "x"),))
     >>> s.judge(bad, key="a").action, s.judge(bad, key="b").action
@@ -292,7 +293,7 @@ def request_key(request: ApiRequest | None, text: str = "") -> str:
 def shown(repairs: Iterable[Repair], scanner: Any, request: ApiRequest | None) -> list[Repair]:
     """``repairs`` as they may be shown: credentials masked (the repaired call keeps its
     values; its record in findings, traces and reports does not)."""
-    from autofeedback._redact import redact_repair, request_secrets
+    from autofeedback.core._redact import redact_repair, request_secrets
 
     names = scanner._auth_names
     secrets = request_secrets(request, names) if request is not None else []
@@ -377,8 +378,9 @@ class Decider:
         request mapping); one decision with ``request=None`` and its E1 finding when
         nothing can be read. The action is ``forward`` for a clean (or cleanly repaired)
         call and ``feedback`` otherwise; a :class:`Session` adds the run's bounds."""
-        from autofeedback._scan import is_program, to_requests
+        from autofeedback._parse._output import to_requests
         from autofeedback.flow._sequence import looks_like_program
+        from autofeedback.scanner._scan import is_program
 
         if isinstance(output, str) and (is_program(output) or looks_like_program(output)):
             return [self.decide_program(output, instruction=instruction)]
@@ -408,7 +410,7 @@ class Decider:
     ) -> Decision:
         """The decision for a program (calls with variables): its findings (E1-E5), and
         with ``repair="sure"`` the program with its certain repairs as :attr:`Decision.text`.
-        ``checker``: the :class:`~autofeedback.flow.SequenceChecker` (default: the
+        ``checker``: the :class:`~autofeedback.sequences.SequenceChecker` (default: the
         scanner's, over its catalog's data-flow graph)."""
         from autofeedback.flow._sequence import sequence_from_program
 

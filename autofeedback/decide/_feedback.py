@@ -25,8 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, ToolCallShape
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, ToolCallShape
 from autofeedback.decide._corrected import call_text, sure_fix
 
 __all__ = [

@@ -35,17 +35,17 @@ from itertools import pairwise
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._scan import Scanner
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._words import no_side_effects, plural_pair, same_words, slip
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.decide._repairs import ROUNDS, CallRepairer
-from autofeedback.flow._checks import SequenceChecker
 from autofeedback.flow._paths import format_path, iter_paths, parse_path, schema_at
 from autofeedback.flow._program import ITEM, ProgramCall
 from autofeedback.flow._sequence import Sequence as StepSequence
 from autofeedback.flow._sequence import Step, sequence_from_program
+from autofeedback.scanner._scan import Scanner
+from autofeedback.scanner._sequences import SequenceChecker
 
 __all__ = ["producer_first", "repair_program", "repair_step", "values_at"]
 

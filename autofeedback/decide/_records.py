@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
-from autofeedback._redact import redact, redact_repair, value_secrets
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
+from autofeedback.core._redact import redact, redact_repair, value_secrets
 from autofeedback.decide._decision import Decider, Decision
 from autofeedback.decide._render import _rewrite_call_object, rewrite_output
 
@@ -131,8 +131,9 @@ def repair_record(
 def _alone(value: Any, kind: str, findings: Sequence[Finding] | None) -> ApiRequest | None:
     """The one request of a record judged alone, whose ``findings`` the audit has: the
     decision repairs from them (a program, or several requests, is decided on its own)."""
-    from autofeedback._scan import is_program, to_requests
+    from autofeedback._parse._output import to_requests
     from autofeedback.flow._sequence import looks_like_program
+    from autofeedback.scanner._scan import is_program
 
     if findings is None:
         return None

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from autofeedback._model import ApiRequest
+from autofeedback.core._model import ApiRequest
 
 __all__ = ["python_call", "rewrite_output", "rewrite_raw"]
 

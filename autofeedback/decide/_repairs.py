@@ -36,14 +36,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._redact import is_sensitive
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._check_values import deserialize
 from autofeedback.checks._names import other_entities
 from autofeedback.checks._words import opposite, same_words, slip, stronger
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.core._redact import is_sensitive
 from autofeedback.decide._coerce import NOT_COERCIBLE, coerce
 
 __all__ = ["CallRepairer", "one_letter_off"]

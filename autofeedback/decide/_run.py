@@ -32,9 +32,9 @@ import sys
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
-from autofeedback._exceptions import AutoFeedbackError
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
+from autofeedback.core._exceptions import AutoFeedbackError
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
 from autofeedback.decide._decision import Decision, Policy, Reason, Session, combine, request_key
 
 __all__ = [
@@ -84,7 +84,7 @@ StopReason = Literal[
     "blocked",
     "unreachable",
 ]
-#: Why a task runner's run ended (:attr:`~autofeedback.TaskResult.stop_reason`).
+#: Why a task runner's run ended (:attr:`~autofeedback.runners.TaskResult.stop_reason`).
 TaskStop = Literal[
     "clean",
     "base",
@@ -273,7 +273,7 @@ class Run:
     """One run: a :class:`~autofeedback.decide.Session` with its policy's every bound,
     the stop it ended with (:attr:`stop`, ``None`` while it goes on), and what was said.
 
-    >>> from autofeedback._findings import Finding
+    >>> from autofeedback.core._findings import Finding
     >>> run = Run(Policy(max_rounds=1), "program")
     >>> bad = Decision("feedback", "errors", None, remaining=(Finding("E1", (), "x"),))
     >>> run.judge(bad, text="a").action, run.stop

@@ -1,7 +1,14 @@
-"""Data flow: which operation's response produces each parameter, and paths into responses.
+"""Data flow: which operation's response produces each parameter, paths into responses,
+sequences of calls and program metrics.
 
-May import the core and ``checks``; never ``loop``, ``audit``, ``integrations`` or ``cli``.
+May import ``core``, ``_parse``, ``_specs``, ``catalog`` and ``checks``; never the
+``scanner`` (which checks sequences with this folder: ``SequenceChecker`` and
+``check_sequence`` live there, public in :mod:`autofeedback.sequences`), ``serve``,
+``decide``, ``loop``, ``audit``, ``integrations`` or ``cli``.
 """
+
+import warnings
+from typing import Any
 
 from autofeedback.flow._graph import FlowGraph, Producer, load_overrides, success_response
 from autofeedback.flow._graphql import (
@@ -34,8 +41,7 @@ __all__ = [
     "with_responses",
 ]
 
-# sequences and their data-flow checks (E5), GraphQL-RestBench's program metrics
-from autofeedback.flow._checks import SequenceChecker, check_sequence
+# sequences, GraphQL-RestBench's program metrics
 from autofeedback.flow._metrics import (
     ArgumentDifference,
     ProgramScores,
@@ -56,14 +62,30 @@ __all__ += [
     "ArgumentDifference",
     "ProgramScores",
     "Sequence",
-    "SequenceChecker",
     "Step",
     "StepResponse",
     "argument_differences",
-    "check_sequence",
     "score_program",
     "score_programs",
     "sequence_from_chat",
     "sequence_from_program",
     "sequence_from_record",
 ]
+
+#: names that moved out of this folder, kept working for one release
+_MOVED = {"SequenceChecker": "autofeedback.sequences", "check_sequence": "autofeedback.sequences"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    home = _MOVED[name]
+    warnings.warn(
+        f"autofeedback.flow.{name} moved to {home}.{name}; the old name goes in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    # by name, not an import statement: the moved names live above this folder
+    return getattr(importlib.import_module(home), name)

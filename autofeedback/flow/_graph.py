@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, SpecError
-from autofeedback._model import Operation, Parameter
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import destructive
+from autofeedback.core._exceptions import ConfigurationError, SpecError
+from autofeedback.core._model import Operation, Parameter
 from autofeedback.flow._paths import (
     Step,
     format_path,

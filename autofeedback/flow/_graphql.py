@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, SpecError
-from autofeedback._install import install_hint
-from autofeedback._model import Response
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import ConfigurationError, SpecError
+from autofeedback.core._install import install_hint
+from autofeedback.core._model import Response
 
 if TYPE_CHECKING:
     from graphql import GraphQLOutputType

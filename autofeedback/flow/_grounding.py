@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from autofeedback._model import Parameter
+from autofeedback.core._model import Parameter
 
 __all__ = ["grounded", "is_id_like", "placeholder_kind", "response_values"]
 

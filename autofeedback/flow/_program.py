@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest
 
 __all__ = ["CallSpans", "Derived", "Ref", "Unbound", "parse_program", "path_text"]
 

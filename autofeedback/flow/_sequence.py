@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest
 from autofeedback.flow._program import ProgramCall, literal_request, parse_program
 
 __all__ = [
@@ -157,7 +157,7 @@ def sequence_from_record(record: Mapping[str, Any]) -> Sequence:
 
 
 def _trace_step(index: int, raw: Any) -> Step:
-    from autofeedback._scan import to_requests
+    from autofeedback._parse._output import to_requests
 
     where = (f"step[{index}]",)
     if not isinstance(raw, Mapping):
@@ -304,8 +304,8 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
     >>> claude.steps[0].request.shape, claude.steps[0].response.body, claude.instruction
     ('anthropic', {'temp': 12}, 'weather in Paris')
     """
+    from autofeedback._parse._output import to_requests
     from autofeedback._parse._providers import find_tool_calls
-    from autofeedback._scan import to_requests
 
     users: list[str] = []
     # system and developer messages: what the model was told besides the user's turns

@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from autofeedback._catalog import ApiCatalog
+from autofeedback.catalog._catalog import ApiCatalog
 
 __all__ = ["documented_tools", "tools_in_text", "with_tools_in_text"]
 
@@ -117,8 +117,8 @@ def documented_tools(body: Any) -> ApiCatalog | None:
 
 
 def _catalog(tools: list[Any]) -> ApiCatalog | None:
-    from autofeedback._catalog import set_aside_tools
     from autofeedback._specs import load_spec
+    from autofeedback.catalog._catalog import set_aside_tools
 
     try:
         # loaded without the unknown-type warning: a response's tool docs are not the

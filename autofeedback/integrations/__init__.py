@@ -3,5 +3,6 @@ and the MCP proxy (``_mcp_schema`` -> ``_mcp_gate`` -> ``_mcp_proxy``, only the 
 the agent-framework adapters (``_door`` -> ``_langchain_agent``, ``_openai_agents``,
 ``_pydantic_ai``, ``_fastmcp``, ``_litellm``), each on its framework, imported when used.
 
-May import the top-level core, ``checks`` and ``loop``; never ``audit`` or ``cli``.
+May import every folder below it (``core`` ... ``decide``, ``serve``, ``loop``); never
+``audit`` or ``cli``.
 """

@@ -32,17 +32,18 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import requests
 from requests.adapters import HTTPAdapter
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import (
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.checks._check_values import deserialize
+from autofeedback.core._exceptions import (
     AutoFeedbackError,
     ConfigurationError,
     HostNotAllowed,
     SpecError,
 )
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
-from autofeedback._origins import Origins, shown_origin
-from autofeedback._redact import (
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
+from autofeedback.core._origins import Origins, shown_origin
+from autofeedback.core._redact import (
     auth_names,
     credential_values,
     is_sensitive,
@@ -51,12 +52,11 @@ from autofeedback._redact import (
     redact_repair,
     url_secrets,
 )
-from autofeedback._scan import Scanner, unreadable
-from autofeedback.checks._check_values import deserialize
 from autofeedback.decide import Decider, Decision, RepairMode, check_repair
 from autofeedback.decide._feedback import render_feedback
 from autofeedback.integrations._guard import SpecLike, as_catalog
 from autofeedback.loop._send import redact_url
+from autofeedback.scanner._scan import Scanner, unreadable
 
 if TYPE_CHECKING:
     from autofeedback.loop._explain import Explanation

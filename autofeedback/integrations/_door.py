@@ -21,15 +21,15 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._findings import Finding, Repair
-from autofeedback._install import install_hint
-from autofeedback._scan import Scanner
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._install import install_hint
 from autofeedback.decide import Decider, Decision, Policy, Session
 from autofeedback.decide._calls import Call, call_feedback, decide_calls
 from autofeedback.decide._feedback import NOT_RUN, NOT_RUN_WITH
 from autofeedback.decide._run import judge_message, restore
 from autofeedback.integrations._guard import SpecLike, as_catalog
+from autofeedback.scanner._scan import Scanner
 
 __all__ = [
     "MARKER",

@@ -22,12 +22,11 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, ParamSpec, TypeVar, cast, overload
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, SpecError, ToolCallRejected
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
 from autofeedback._parse._providers import provider_tools
-from autofeedback._scan import Scanner
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import ConfigurationError, SpecError, ToolCallRejected
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest
 from autofeedback.decide import Decider, Decision, RepairMode, check_repair
 from autofeedback.decide._calls import (
     ToolCallDecision,
@@ -41,6 +40,7 @@ from autofeedback.decide._calls import (
     tool_calls_of,
 )
 from autofeedback.decide._feedback import errors_first, render_feedback
+from autofeedback.scanner._scan import Scanner
 
 __all__ = [
     "OnError",

@@ -3,7 +3,7 @@ file created readable by its owner only (0600).
 
 ``autofeedback proxy --log FILE`` and ``autofeedback mcp-proxy --log FILE`` append to the
 same kind of file: each line a JSON object with ``ts`` (Unix time), ``event`` and the
-decision's fields, every value passed through :func:`~autofeedback._redact.redact`.
+decision's fields, every value passed through :func:`~autofeedback.core._redact.redact`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from autofeedback._redact import redact
+from autofeedback.core._redact import redact
 
 __all__ = ["JsonLog"]
 

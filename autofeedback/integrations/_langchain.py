@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._install import install_hint
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._install import install_hint
 from autofeedback.decide import RepairMode
 from autofeedback.integrations._guard import SpecLike, _ToolGuard, as_catalog
 

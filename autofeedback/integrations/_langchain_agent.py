@@ -26,8 +26,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._exceptions import ConfigurationError, ToolCallRejected
-from autofeedback._install import install_hint
+from autofeedback.core._exceptions import ConfigurationError, ToolCallRejected
+from autofeedback.core._install import install_hint
 from autofeedback.decide import Policy, Session
 from autofeedback.integrations._door import MARKER, NOT_RUN, Door, Turn, log_repairs
 from autofeedback.integrations._guard import SpecLike

@@ -14,7 +14,7 @@ In the proxy's ``config.yaml``::
     guardrails:
       - guardrail_name: autofeedback
         litellm_params:
-          guardrail: autofeedback.AutoFeedbackGuardrail
+          guardrail: autofeedback.frameworks.AutoFeedbackGuardrail
           mode: post_call
 """
 

@@ -19,18 +19,18 @@ import threading
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import SpecError
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
-from autofeedback._redact import auth_names, redact
-from autofeedback._scan import Scanner
-from autofeedback._tool_names import looks_alike, set_aside
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.catalog._tool_names import looks_alike, set_aside
+from autofeedback.core._exceptions import SpecError
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
+from autofeedback.core._redact import auth_names, redact
 from autofeedback.decide import Decider, RepairMode, check_repair
 from autofeedback.decide import Decision as OneDecision
 from autofeedback.decide._feedback import mcp_feedback, unknown_tool
 from autofeedback.decide._run import REPEATED, Run, call_key, key_digest
 from autofeedback.integrations._mcp_schema import SchemaIssue, check_tool
+from autofeedback.scanner._scan import Scanner
 
 __all__ = ["Action", "Checked", "Decision", "ToolGate"]
 
@@ -134,7 +134,8 @@ class ToolGate:
         self.tools: list[dict[str, Any]] = []
         self.issues: list[SchemaIssue] = []
         self.unchecked: frozenset[str] = frozenset()
-        #: listed tool names never matched to a call, with why (:mod:`autofeedback._tool_names`)
+        #: listed tool names never matched to a call, with why
+        #: (:mod:`autofeedback.catalog._tool_names`)
         self.set_aside: dict[str, str] = {}
         self.catalog: ApiCatalog | None = None
         self._scanner: Scanner | None = None

@@ -29,7 +29,7 @@ tool or big arguments) runs in a worker thread; an unknown tool name makes the p
 look at ``tools/list`` again at most one at a time, every 2 s, waiting 5 s at most and
 backing off 30 s after a failure; a server that exits ends the proxy (exit status 2)
 within seconds; the streamable-HTTP side follows the host rule and the bounded SIGTERM
-of :mod:`autofeedback._serve`.
+of :mod:`autofeedback.serve._serve`.
 
 :func:`run_mcp_proxy` is what the CLI calls; :class:`McpProxy` is the part tests and
 embedders can drive in-process.
@@ -65,15 +65,15 @@ from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from pydantic import ValidationError
 
-from autofeedback._exceptions import ConfigurationError
-from autofeedback._listen import listen
-from autofeedback._redact import redact, url_secrets
-from autofeedback._scan import one_line
-from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
+from autofeedback.core._exceptions import ConfigurationError
+from autofeedback.core._redact import redact, url_secrets
 from autofeedback.decide import RepairMode
 from autofeedback.integrations._gate_worker import GateWorker
 from autofeedback.integrations._jsonlog import JsonLog
 from autofeedback.integrations._mcp_gate import Decision, ToolGate
+from autofeedback.scanner._scan import one_line
+from autofeedback.serve._listen import listen
+from autofeedback.serve._serve import DEFAULT_GRACE, check_host, uvicorn_server
 
 __all__ = ["McpProxy", "McpProxyOptions", "run_mcp_proxy"]
 
@@ -659,7 +659,7 @@ class McpProxy:
     ) -> None:
         """Serve the client until it disconnects (stdio) or the task is cancelled (HTTP).
         ``sock``: for streamable HTTP, a socket already bound to the options' host and port
-        (:func:`~autofeedback._listen.listen`); bound here when not given. Raises
+        (:func:`~autofeedback.serve._listen.listen`); bound here when not given. Raises
         :class:`MCPError` (``CONNECTION_CLOSED``) once the server has gone: a proxy in
         front of nothing must not keep answering from a dead server's list. ``on_gone`` is
         called instead, when given: the stdio transport reads its client in a thread that

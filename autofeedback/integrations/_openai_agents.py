@@ -25,7 +25,7 @@ import json
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._exceptions import ToolCallRejected
+from autofeedback.core._exceptions import ToolCallRejected
 from autofeedback.decide import Policy
 from autofeedback.integrations._door import CallVerdict, Door, Turn, log_repairs
 from autofeedback.integrations._guard import SpecLike

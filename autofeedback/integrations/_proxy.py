@@ -62,20 +62,20 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._install import install_hint
-from autofeedback._listen import listen
-from autofeedback._patterns import PatternBudget
-from autofeedback._redact import redact, url_secrets
-from autofeedback._scan import Scanner
-from autofeedback._serve import DEFAULT_GRACE, check_host, uvicorn_server
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_values import not_checked
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.core._install import install_hint
+from autofeedback.core._patterns import PatternBudget
+from autofeedback.core._redact import redact, url_secrets
 from autofeedback.decide import Decider, Policy, RepairMode, check_repair
 from autofeedback.decide._calls import Call, ToolCallsDecision, decide_calls, reply
 from autofeedback.decide._feedback import gave_up
 from autofeedback.decide._run import Run, logged_action, upstream_stop
 from autofeedback.integrations._jsonlog import JsonLog
+from autofeedback.scanner._scan import Scanner
+from autofeedback.serve._listen import listen
+from autofeedback.serve._serve import DEFAULT_GRACE, check_host, uvicorn_server
 
 __all__ = ["ProxyConfig", "create_proxy_app", "run_proxy"]
 
@@ -1015,7 +1015,7 @@ def _too_large_answer(config: ProxyConfig, request: Request) -> JSONResponse:
 
 
 #: Seconds of bounded-matcher searches (patterns RE2 cannot run) one round's calls may
-#: take together: each call has :data:`~autofeedback._patterns.CHECK_BUDGET` of its own,
+#: take together: each call has :data:`~autofeedback.core._patterns.CHECK_BUDGET` of its own,
 #: and a message of many calls must not multiply it.
 ROUND_BUDGET = 2.0
 

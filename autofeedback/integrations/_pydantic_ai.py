@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._exceptions import ToolCallRejected
+from autofeedback.core._exceptions import ToolCallRejected
 from autofeedback.decide import Policy
 from autofeedback.integrations._door import Door, Turn, log_repairs
 from autofeedback.integrations._guard import SpecLike

@@ -44,13 +44,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from autofeedback._exceptions import AutoFeedbackError
-from autofeedback._findings import CODES
+from autofeedback.core._exceptions import AutoFeedbackError
+from autofeedback.core._findings import CODES
 
 if TYPE_CHECKING:
     import requests
 
-    from autofeedback._catalog import ApiCatalog
+    from autofeedback.catalog._catalog import ApiCatalog
     from autofeedback.integrations._adapter import HttpGuard, Violation
 
 __all__ = ["GuardFixture"]
@@ -75,7 +75,7 @@ class _Session:
         """The guard for a set of specs, loaded once per run."""
         cached = self.guards.get(specs)
         if cached is None:
-            from autofeedback._catalog import ApiCatalog
+            from autofeedback.catalog._catalog import ApiCatalog
             from autofeedback.integrations._adapter import HttpGuard
 
             catalogs = [_load(spec) for spec in specs]

@@ -1,4 +1,5 @@
 """The feedback loop: LLM clients, prompts, repair, sending, and explaining responses.
 
-May import the top-level core and ``checks``; never ``audit``, ``integrations`` or ``cli``.
+May import every folder below it (``core`` ... ``scanner``, ``serve``, ``decide``);
+never ``audit``, ``integrations`` or ``cli``.
 """

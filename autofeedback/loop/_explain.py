@@ -12,7 +12,7 @@ Given the operation and the request that was sent, the explanation also says
   else the retrieved line that carries the code (an error-code page);
 * **the part of the request it concerns**: the parameter the cause names, else each
   value that breaks a rule its description states (``Format: %Y-%m-%d``, see
-  :mod:`autofeedback._doc_rules`), else for a state or not-found error the id in the
+  :mod:`autofeedback.serve._doc_rules`), else for a state or not-found error the id in the
   path, else for a duplicate the field that must be unique;
 * **the call that would resolve it**, where the docs name one: an operation the cause
   names, else for a resource in the wrong state its read (``getOrder``: read the
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._doc_rules import broken_rules, operation_rules
-from autofeedback._model import ApiRequest, Operation
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.serve._doc_rules import broken_rules, operation_rules
 
 if TYPE_CHECKING:  # faiss is imported where an index is built, not to explain with one
     from doc_index import DocIndex, Hit
@@ -193,7 +193,7 @@ def explain_response(
     """Retrieve the documentation that explains a ``status`` response with ``body`` from
     ``operation`` (``None``, or an operation the index does not know: search all docs).
 
-    Given the :class:`~autofeedback._model.Operation` itself, the ``request`` that was
+    Given the :class:`~autofeedback.core._model.Operation` itself, the ``request`` that was
     sent (an :class:`~autofeedback.ApiRequest`, or its arguments by name) and the
     ``catalog``, the explanation also carries the documented cause, the parts of the
     request it concerns and the next call (see the module docstring). With no ``index``
@@ -297,7 +297,7 @@ def _values(
         return {("argument", str(k)): v for k, v in request.items()} | {
             (p.location, p.name): request[p.name] for p in op.parameters if p.name in request
         }
-    from autofeedback._resolve import request_args
+    from autofeedback.core._resolve import request_args
 
     path_params = _path_values(op, request.url) if request.is_http else None
     out: dict[tuple[str, str], Any] = {}
@@ -439,7 +439,7 @@ def _schema_concerns(
 
 
 def _path_ids(op: Operation, values: Mapping[tuple[str, str], Any]) -> list[Any]:
-    from autofeedback._sandbox_store import id_params
+    from autofeedback.serve._sandbox_store import id_params
 
     names = {i.name for i in id_params(op)}
     return [
@@ -536,7 +536,7 @@ def _kind(segments: list[str], token: str) -> str:
     at = segments.index(token)
     if at == 0:
         return "resource"
-    from autofeedback._sandbox_store import singular
+    from autofeedback.serve._sandbox_store import singular
 
     return singular(segments[at - 1])
 

@@ -36,9 +36,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import requests
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
-from autofeedback._install import install_hint
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.core._install import install_hint
 
 __all__ = [
     "LOCAL_MODELS",

@@ -39,7 +39,7 @@ Options beyond the paper, each measured against Static & Dynamic in
 * ``repeat_retries``: a repeated failed request is answered with its feedback restated
   (that many times per run) before the loop stops;
 * ``constrain``: grammar-constrained decoding. The model is asked for a JSON call and the
-  client (:class:`~autofeedback.LocalLLM` through a llama.cpp grammar, an
+  client (:class:`~autofeedback.llm.LocalLLM` through a llama.cpp grammar, an
   OpenAI-compatible server through ``response_format``) can only produce calls to the
   prompt's APIs with their documented parameter names, required ones included, and
   values of the documented JSON types: E1-E3 cannot happen by construction.
@@ -59,14 +59,13 @@ from typing import Any, Literal, cast
 
 import requests
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, HostNotAllowed
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._redact import auth_names, credential_values, redact_finding
-from autofeedback._scan import Scanner
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
+from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.core._redact import auth_names, credential_values, redact_finding
 from autofeedback.decide import Decider, Policy, RepairMode, check_repair
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._run import (
@@ -92,6 +91,7 @@ from autofeedback.loop._send import (
     build_http,
     send,
 )
+from autofeedback.scanner._scan import Scanner
 
 __all__ = ["Attempt", "FeedbackLoop", "LoopResult", "StopReason"]
 
@@ -483,8 +483,8 @@ class FeedbackLoop:
 
     def _scrub(self, value: Any) -> Any:
         """Replace every credential wherever it appears (URLs, bodies, text): the one
-        redaction of :mod:`autofeedback._redact`, with the spec's auth names."""
-        from autofeedback._redact import auth_names, redact
+        redaction of :mod:`autofeedback.core._redact`, with the spec's auth names."""
+        from autofeedback.core._redact import auth_names, redact
 
         return redact(value, names=auth_names(self.catalog), secrets=self._secrets)
 
@@ -540,7 +540,7 @@ def _takes_schema(llm: Any) -> bool:
 
 def _unreachable(url: str, exc: Exception) -> str:
     """One line for a server that did not answer: its origin, what happened, a hint."""
-    from autofeedback._origins import shown_origin
+    from autofeedback.core._origins import shown_origin
 
     origin = shown_origin(url)
     if isinstance(exc, requests.Timeout) and not isinstance(exc, requests.ConnectTimeout):

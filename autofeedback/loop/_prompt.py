@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from autofeedback._model import Operation
+from autofeedback.core._model import Operation
 
 __all__ = [
     "call_schema",
@@ -121,7 +121,7 @@ def call_schema(ops: Iterable[Operation]) -> dict[str, Any]:
     names, the required ones present, values of their documented types. Given to a
     constrained decoder, it makes E1-E3 impossible by construction.
 
-    >>> from autofeedback._model import Parameter
+    >>> from autofeedback.core._model import Parameter
     >>> op = Operation("getBook", parameters=(Parameter("bookId", "path", {"type": "integer"},
     ...     required=True),))
     >>> call_schema([op])["anyOf"][0]["properties"]["arguments"]["required"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 
 __all__ = ["ReplayLLM"]
 

@@ -2,7 +2,7 @@
 credentials out of everything that is logged.
 
 Function-style operations (OpenAI tools, API-Bank) are served as ``POST /{name}`` with a
-JSON body (see :func:`autofeedback._openapi.function_path`), like the sandbox serves them.
+JSON body (see :func:`autofeedback.catalog._openapi.function_path`), like the sandbox serves them.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from urllib.parse import quote, urlencode, urlsplit
 
 import requests
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import HostNotAllowed
-from autofeedback._model import ApiRequest, Operation, Parameter
-from autofeedback._openapi import function_path
-from autofeedback._origins import Origins, shown_origin
-from autofeedback._redact import REDACTED, SENSITIVE, redact
+from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.catalog._openapi import function_path
 from autofeedback.checks._check_values import deserialize
+from autofeedback.core._exceptions import HostNotAllowed
+from autofeedback.core._model import ApiRequest, Operation, Parameter
+from autofeedback.core._origins import Origins, shown_origin
+from autofeedback.core._redact import REDACTED, SENSITIVE, redact
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -77,7 +77,7 @@ def redact_url(url: str, names: Iterable[str] = ()) -> str:
 def allowed_hosts(catalog: ApiCatalog, base_url: str | None, extra: Iterable[str] = ()) -> Origins:
     """The origins a request may go to: the spec's servers, the user's base URL and an
     explicit allowlist (origins, or bare host names meaning any port; see
-    :mod:`autofeedback._origins`)."""
+    :mod:`autofeedback.core._origins`)."""
     servers = [*catalog.servers, *([base_url] if base_url else [])]
     return Origins.of(servers, extra=extra)
 

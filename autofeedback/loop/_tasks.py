@@ -7,7 +7,7 @@ optional token budget) and both logging every model turn for the person who take
 * :class:`ProgramRunner`: the model writes the whole program at once, in
   GraphQL-RestBench's CoT prompt shape (function signatures, then the instruction); the
   program is read with :mod:`ast` (never executed) and
-  :class:`~autofeedback.flow.SequenceChecker` checks it (E1-E5); its errors are fed back
+  :class:`~autofeedback.sequences.SequenceChecker` checks it (E1-E5); its errors are fed back
   and the model writes the program again.
 * :class:`ReactRunner`: the model issues one call per turn (``Thought`` / ``Action``,
   the call in the loop's ``<API>...</API>`` format or as a JSON call), each call is
@@ -34,13 +34,13 @@ from typing import Any, Literal, cast
 
 import requests
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._exceptions import ConfigurationError, HostNotAllowed
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest, Operation
-from autofeedback._redact import auth_names, credential_values, redact
-from autofeedback._scan import Scanner, to_requests
+from autofeedback._parse._output import to_requests
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_name
+from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.core._redact import auth_names, credential_values, redact
 from autofeedback.decide import Decider, Decision, Policy, RepairMode, check_repair
 from autofeedback.decide._corrected import call_text, next_action
 from autofeedback.decide._feedback import (
@@ -59,7 +59,6 @@ from autofeedback.decide._run import (
     TaskStop,
     call_key,
 )
-from autofeedback.flow._checks import SequenceChecker, response_schemas
 from autofeedback.flow._graph import FlowGraph
 from autofeedback.flow._graphql import with_responses
 from autofeedback.flow._sequence import Sequence as StepSequence
@@ -69,6 +68,8 @@ from autofeedback.loop._llm import LLMClient
 from autofeedback.loop._loop import TraceRow, _request_dict
 from autofeedback.loop._prompt import describe_operations
 from autofeedback.loop._send import SENSITIVE, allowed_hosts, build_http, send
+from autofeedback.scanner._scan import Scanner
+from autofeedback.scanner._sequences import SequenceChecker, response_schemas
 
 __all__ = ["ProgramRunner", "ReactRunner", "TaskResult", "TaskTurn"]
 
@@ -352,7 +353,7 @@ def program_schema(ops: Iterable[Operation], *, max_calls: int | None = None) ->
     required ones present), each value of the documented type or a ``{"ref": "var.path"}``
     read of an earlier result.
 
-    >>> from autofeedback._model import Parameter
+    >>> from autofeedback.core._model import Parameter
     >>> op = Operation("getBook", parameters=(Parameter("bookId", "path", {"type": "integer"},
     ...     required=True),))
     >>> call = program_schema([op])["properties"]["calls"]["items"]["anyOf"][0]

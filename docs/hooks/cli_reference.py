@@ -3,7 +3,8 @@
 A page that holds the marker ``<!-- cli-reference -->`` gets, in its place, one section
 per command: its description, usage, a table of its arguments (with their defaults) and
 its epilog (exit codes, examples), all read from the argparse parser the command itself
-uses. Nothing is copied by hand, so a flag added to ``cli.py`` is in the next build.
+uses. Nothing is copied by hand, so a flag added to ``autofeedback/cli/`` is in the next
+build.
 
 argparse has no public API to walk a parser, so this reads ``parser._actions``, as
 sphinx-argparse and every other argparse documenter do.

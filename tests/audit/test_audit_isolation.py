@@ -19,12 +19,12 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._findings import Finding
-from autofeedback._sandbox import Sandbox
 from autofeedback.audit._audit import audit_lines
 from autofeedback.audit._inputs import read_har
 from autofeedback.cli import run
+from autofeedback.core._findings import Finding
 from autofeedback.integrations._adapter import RequestRejected, guard_session
+from autofeedback.serve._sandbox import Sandbox
 
 pytest_plugins = ["pytester"]
 

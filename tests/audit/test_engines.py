@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from autofeedback._catalog import ApiCatalog
 from autofeedback.audit._audit import audit_lines
 from autofeedback.audit._engines import (
     LOCAL_CLUSTER_OPTIONS,
@@ -23,6 +22,7 @@ from autofeedback.audit._engines import (
     count_lines,
     partitions,
 )
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.cli import run
 
 DATA = Path(__file__).parents[1] / "data"

@@ -8,7 +8,7 @@ import io
 import json
 from typing import Any
 
-from fuzz_strategies import ARGS, JSON, NAMES, edited, urls
+from _support.fuzz_strategies import ARGS, JSON, NAMES, edited, urls
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from autofeedback import audit_lines
-from autofeedback._redact import REDACTED
+from autofeedback.core._redact import REDACTED
 
 TOOLS = [
     {

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from autofeedback._catalog import ApiCatalog
-from autofeedback._findings import CODES
 from autofeedback.audit import _reports
 from autofeedback.audit._audit import AuditSummary, audit_lines
+from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.cli import run
+from autofeedback.core._findings import CODES
 
 DATA = Path(__file__).parents[1] / "data"
 TOOLS = str(DATA / "scan" / "tools.json")

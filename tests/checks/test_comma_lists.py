@@ -61,7 +61,8 @@ def test_an_array_without_items_described_as_comma_separated(shared_data_dir: An
     # program goes through the sequence checker (the whole call as one body)
     import json
 
-    from autofeedback.flow import SequenceChecker, sequence_from_program
+    from autofeedback.flow import sequence_from_program
+    from autofeedback.scanner._sequences import SequenceChecker
 
     rows = [
         json.loads(line)

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._resolve import Arg
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_value
+from autofeedback.core._resolve import Arg
 
 _TOOLS = [
     {

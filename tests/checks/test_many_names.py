@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._findings import Finding
-from autofeedback._model import ApiRequest
 from autofeedback.checks._check_params import MAX_LISTED, MAX_REPORTED
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest
 from autofeedback.decide._corrected import _apply, corrected_call
 from autofeedback.decide._feedback import render_feedback
 

@@ -86,7 +86,7 @@ def test_another_apis_name_close_only_to_a_sent_parameter_is_e3_1(api_retriever:
     close to ``password`` (0.78), which is sent; what it stands for is the missing
     ``username`` (0.14), which it is no variant of, and ModifyPassword takes it: E3.1,
     still pointing at ``username``. A name no API takes keeps the E3.3 reading."""
-    from account_tools import GET_TOKEN
+    from _support.account_tools import GET_TOKEN
 
     modify = {
         "name": "ModifyPassword",

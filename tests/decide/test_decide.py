@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Scanner, sequence_from_record
-from autofeedback._findings import Finding, Repair
-from autofeedback._model import ApiRequest
+from autofeedback import ApiCatalog, Scanner
+from autofeedback.core._findings import Finding, Repair
+from autofeedback.core._model import ApiRequest
 from autofeedback.decide import (
     NOT_COERCIBLE,
     Decider,
@@ -27,6 +27,7 @@ from autofeedback.decide import (
     combine,
     request_key,
 )
+from autofeedback.sequences import sequence_from_record
 
 DATA = json.loads((Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text())
 TOOLS = ApiCatalog.from_tools(DATA["tools"])

@@ -18,9 +18,6 @@ import requests
 
 from autofeedback import (
     ApiCatalog,
-    ProgramRunner,
-    ReactRunner,
-    Sandbox,
     ToolCallRejected,
     check_tool_calls,
     decide_tool_calls,
@@ -31,6 +28,8 @@ from autofeedback import (
 from autofeedback.cli import run as cli_run
 from autofeedback.loop._llm import CallableLLM
 from autofeedback.loop._loop import FeedbackLoop
+from autofeedback.runners import ProgramRunner, ReactRunner
+from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "specs" / "examples" / "bookshop.yaml"

@@ -15,9 +15,7 @@ import requests
 
 from autofeedback import (
     ApiCatalog,
-    ReactRunner,
     RequestRejected,
-    Sandbox,
     ToolCallRejected,
     decide_tool_calls,
     guard,
@@ -25,6 +23,8 @@ from autofeedback import (
 )
 from autofeedback.cli import run as cli_run
 from autofeedback.loop._llm import CallableLLM
+from autofeedback.runners import ReactRunner
+from autofeedback.sandbox import Sandbox
 
 NEVER = json.loads(
     (Path(__file__).resolve().parents[1] / "data" / "decide" / "never.json").read_text("utf-8")

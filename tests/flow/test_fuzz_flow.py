@@ -7,8 +7,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autofeedback import ApiCatalog, FlowGraph, SpecError, closest_path, schema_at
+from autofeedback import ApiCatalog, SpecError
 from autofeedback.flow import iter_paths, parse_path, response_schemas_from_graphql
+from autofeedback.sequences import FlowGraph, closest_path, schema_at
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, ConfigurationError, FlowGraph, Producer
+from autofeedback import ApiCatalog, ConfigurationError
 from autofeedback.flow import load_overrides
+from autofeedback.sequences import FlowGraph, Producer
 
 
 def _obj(**props: Any) -> dict[str, Any]:

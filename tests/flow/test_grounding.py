@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autofeedback._model import Parameter
+from autofeedback.core._model import Parameter
 from autofeedback.flow._grounding import grounded, is_id_like, placeholder_kind
 
 

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, FlowGraph, schema_at
+from autofeedback import ApiCatalog
 from autofeedback.flow import success_response
+from autofeedback.sequences import FlowGraph, schema_at
 
 mcpserver = pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp package (2.x)")
 pydantic = pytest.importorskip("pydantic")

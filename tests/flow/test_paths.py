@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from autofeedback import closest_path, schema_at
 from autofeedback.flow import format_path, iter_paths, parse_path
+from autofeedback.sequences import closest_path, schema_at
 
 SEARCH: dict[str, Any] = {
     "type": "object",

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, SpecError, response_schemas_from_graphql, with_responses
+from autofeedback import ApiCatalog, SpecError
 from autofeedback.flow import FlowGraph, schema_at, success_response
+from autofeedback.sequences import response_schemas_from_graphql, with_responses
 
 OAS3: dict[str, Any] = {
     "openapi": "3.0.3",

@@ -7,10 +7,11 @@ from __future__ import annotations
 import time
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback._model import ApiRequest
-from autofeedback.flow._checks import SequenceChecker, check_sequence
+from autofeedback.core._model import ApiRequest
 from autofeedback.flow._program import MAX_PARTS, Derived, parse_program
 from autofeedback.flow._sequence import Sequence, Step, StepResponse, sequence_from_program
+from autofeedback.scanner._scan import check_sequence
+from autofeedback.scanner._sequences import SequenceChecker
 
 TOOLS = [
     {

@@ -8,19 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from account_tools import ACCOUNT_TOOLS
+from _support.account_tools import ACCOUNT_TOOLS
 
 from autofeedback import ApiCatalog
-from autofeedback._scan import Scanner
 from autofeedback.audit._audit import _CatalogCache, audit_lines, audit_record
 from autofeedback.decide._feedback import render_feedback
 from autofeedback.flow import FlowGraph
-from autofeedback.flow._checks import SequenceChecker
 from autofeedback.flow._sequence import (
     sequence_from_chat,
     sequence_from_program,
     sequence_from_record,
 )
+from autofeedback.scanner._scan import Scanner
+from autofeedback.scanner._sequences import SequenceChecker
 
 INSTRUCTION = "Show me the book Dune"
 

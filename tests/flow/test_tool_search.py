@@ -13,9 +13,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from autofeedback import ApiCatalog, FeedbackLoop, ReactRunner, Sandbox, Scanner, check_tool_calls
+from autofeedback import ApiCatalog, FeedbackLoop, Scanner, check_tool_calls
 from autofeedback.audit._audit import audit_lines
 from autofeedback.flow._tools import documented_tools, tools_in_text
+from autofeedback.runners import ReactRunner
+from autofeedback.sandbox import Sandbox
 
 SEARCHER: dict[str, Any] = {
     "name": "ToolSearcher",

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Decider, FeedbackLoop, Sandbox, Scanner
+from autofeedback import ApiCatalog, Decider, FeedbackLoop, Scanner
 from autofeedback.audit._audit import audit_lines
+from autofeedback.sandbox import Sandbox
 
 SEARCHER: dict[str, Any] = {
     "name": "ToolSearcher",
@@ -103,9 +104,9 @@ def test_a_prerequisite_in_a_chat_history_is_not_the_wrong_api(api_retriever: An
         for i, d in enumerate(["Play music.", "Translate text.", "Tell the weather."])
     ]
     catalog = ApiCatalog.from_tools([*tools, *extra])
-    from autofeedback.flow._checks import SequenceChecker
     from autofeedback.flow._graph import FlowGraph
     from autofeedback.flow._sequence import sequence_from_chat
+    from autofeedback.scanner._sequences import SequenceChecker
 
     messages = [
         {"role": "user", "content": "Please remove my budget review meeting 4417."},

@@ -10,7 +10,6 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog, AutoFeedbackError, ConfigurationError, HostNotAllowed
-from autofeedback._sandbox import Sandbox
 from autofeedback.integrations._adapter import (
     AutoFeedbackWarning,
     GuardAdapter,
@@ -18,6 +17,7 @@ from autofeedback.integrations._adapter import (
     ResponseRejected,
     guard_session,
 )
+from autofeedback.serve._sandbox import Sandbox
 
 BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 

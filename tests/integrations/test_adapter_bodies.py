@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from autofeedback import ApiCatalog
-from autofeedback._sandbox import Sandbox
 from autofeedback.integrations._adapter import RequestRejected, guard_session
+from autofeedback.serve._sandbox import Sandbox
 
 BAD = {"book_id": "seven", "quantity": 2}  # book_id must be an integer
 GOOD = {"book_id": 7, "quantity": 2}

@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from agent_frameworks import MADE_UP, MISSPELT, assert_fed_back
+from _support.agent_frameworks import MADE_UP, MISSPELT, assert_fed_back
 
 pytest.importorskip(
     "fastmcp", reason="the fastmcp extra is not installed: pip install '.[fastmcp]'"
@@ -15,7 +15,7 @@ pytest.importorskip(
 
 from fastmcp import Client, FastMCP
 
-from autofeedback import AutoFeedbackMCPMiddleware
+from autofeedback.frameworks import AutoFeedbackMCPMiddleware
 
 ran: list[tuple[str, Any]] = []
 

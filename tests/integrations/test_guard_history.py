@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from account_tools import DELETE_ACCOUNT, GET_TOKEN
+from _support.account_tools import DELETE_ACCOUNT, GET_TOKEN
 
 from autofeedback import check_tool_calls
 

@@ -7,7 +7,7 @@ import asyncio
 from typing import Annotated, Any
 
 import pytest
-from agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
+from _support.agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
 
 from autofeedback import Policy, ToolCallRejected
 
@@ -28,7 +28,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from autofeedback import AutoFeedbackMiddleware, AutoFeedbackToolWrapper
+from autofeedback.frameworks import AutoFeedbackMiddleware, AutoFeedbackToolWrapper
 
 ran: list[str] = []
 

@@ -10,9 +10,10 @@ import os
 from typing import Any
 
 import pytest
-from agent_frameworks import MADE_UP, MISSPELT, TOOLS
+from _support.agent_frameworks import MADE_UP, MISSPELT, TOOLS
 
-from autofeedback import AutoFeedbackGuardrail, Policy
+from autofeedback import Policy
+from autofeedback.frameworks import AutoFeedbackGuardrail
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch from the internet
 litellm = pytest.importorskip(

@@ -5,13 +5,12 @@ SDK's ``ClientSession`` as the client, over stdio and over streamable HTTP on 12
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -22,51 +21,12 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
 import mcp.types as types  # noqa: E402
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from _support.mcp_proxy import LIMIT, PROXY, SERVER, _env, _proxied, _session, _text  # noqa: E402
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
 
 from autofeedback.cli import run  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-SERVER = Path(__file__).parent / "mcp_servers" / "weather_server.py"
-PROXY = ["-c", "from autofeedback.cli import main; main()", "mcp-proxy"]
-LIMIT = 60  # seconds any one scenario may take before it fails instead of hanging
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
-@asynccontextmanager
-async def _session(
-    args: list[str], errlog: Any = sys.stderr, **session: Any
-) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable, args=args, env=_env())
-    async with (
-        stdio_client(params, errlog=errlog) as (read, write),
-        ClientSession(read, write, **session) as client,
-    ):
-        await client.initialize()
-        yield client
-
-
-def _proxied(tmp_path: Path, *options: str) -> list[str]:
-    return [
-        *PROXY,
-        *options,
-        "--log",
-        str(tmp_path / "log.jsonl"),
-        "--",
-        sys.executable,
-        str(SERVER),
-    ]
-
-
-def _text(result: types.CallToolResult) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
 
 
 def test_stdio_proxy_forwards_valid_calls_and_answers_bad_ones(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
+from _support.mcp_proxy import LIMIT, _proxied, _session, _text
 from mcp.shared.exceptions import MCPError
-from test_mcp_proxy import LIMIT, _proxied, _session, _text
 
 
 def test_a_call_to_another_tool_or_with_an_argument_the_tool_lacks_is_fed_back(

@@ -25,10 +25,10 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
 import mcp.types as types  # noqa: E402
+from _support.processes import children, cmdline, gone_within  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
-from processes import children, cmdline, gone_within  # noqa: E402
 
 from autofeedback.cli import run  # noqa: E402
 from autofeedback.integrations._mcp_gate import ToolGate  # noqa: E402

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
+from _support.agent_frameworks import ANSWER, MADE_UP, MISSPELT, assert_fed_back
 
 from autofeedback import ToolCallRejected
 
@@ -25,7 +25,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from autofeedback import AutoFeedbackRunHooks
+from autofeedback.frameworks import AutoFeedbackRunHooks
 
 ran: list[str] = []
 

@@ -21,7 +21,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 openai = pytest.importorskip("openai", reason="the openai client is the agent in these tests")
 
 import uvicorn  # noqa: E402
-from account_tools import OPENAI_ACCOUNT_TOOLS  # noqa: E402
+from _support.account_tools import OPENAI_ACCOUNT_TOOLS  # noqa: E402
 
 from autofeedback import ApiCatalog  # noqa: E402
 from autofeedback.cli import run as cli_run  # noqa: E402

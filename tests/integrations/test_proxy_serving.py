@@ -30,11 +30,11 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 
 import httpx
 import uvicorn
-from processes import children, gone_within
+from _support.processes import children, gone_within
 
-from autofeedback._serve import check_host
 from autofeedback.cli import run as cli_run
 from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+from autofeedback.serve._serve import check_host
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "hunter2-upstream-Pa55"

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from agent_frameworks import ANSWER, MADE_UP, MISSPELT
+from _support.agent_frameworks import ANSWER, MADE_UP, MISSPELT
 
 from autofeedback import Policy, ToolCallRejected
 
@@ -18,7 +18,7 @@ from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from autofeedback import AutoFeedbackCapability
+from autofeedback.frameworks import AutoFeedbackCapability
 
 ran: list[str] = []
 

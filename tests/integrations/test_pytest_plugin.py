@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from autofeedback import ApiCatalog
-from autofeedback._sandbox import Sandbox
 
 # The plugin imports its checks only once a spec is named, so the first in-process run
 # would import this module, and pytester puts sys.modules back after each run: the next
 # run would warn with a new AutoFeedbackWarning class while pytest's cached "-W" filter
 # (RECORD) still names the old one. Imported here, it outlives the runs.
 from autofeedback.integrations import _adapter  # noqa: F401
+from autofeedback.serve._sandbox import Sandbox
 
 pytest_plugins = ["pytester"]
 

@@ -211,8 +211,8 @@ def test_a_state_error_names_its_cause_its_resource_and_a_read_first(
 ) -> None:
     import requests
 
-    from autofeedback import Sandbox
     from autofeedback.checks._words import no_side_effects
+    from autofeedback.sandbox import Sandbox
 
     with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
         made = session.post(
@@ -237,7 +237,7 @@ def test_a_state_error_names_its_cause_its_resource_and_a_read_first(
 def test_a_duplicate_names_the_field_and_the_list_to_read(bookings_index: DocIndex) -> None:
     import requests
 
-    from autofeedback import Sandbox
+    from autofeedback.sandbox import Sandbox
 
     with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
         session.post(sandbox.url + "/venues", json={"name": "Hall A"})
@@ -251,7 +251,7 @@ def test_a_duplicate_names_the_field_and_the_list_to_read(bookings_index: DocInd
 def test_a_description_rule_says_the_value_and_the_shape(bookings_index: DocIndex) -> None:
     import requests
 
-    from autofeedback import Sandbox
+    from autofeedback.sandbox import Sandbox
 
     with Sandbox(BOOKINGS, terse=True) as sandbox, requests.Session() as session:
         body = {"venue_id": 1, "day": "May 1st", "seats": 2}

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback._exceptions import AutoFeedbackError, ConfigurationError
+from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback.loop._llm import (
     LOCAL_MODELS,
     CallableLLM,
@@ -453,7 +453,8 @@ def test_local_llm_without_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_openai_native_tool_calling(endpoint: tuple[FakeEndpoint, str]) -> None:
     """tools= sends the catalog's tools; message.tool_calls comes back as JSON the parser
     reads as OpenAI tool calls, so the loop can use a server's native tool calling."""
-    from autofeedback import ApiCatalog, parse_output
+    from autofeedback import ApiCatalog
+    from autofeedback.parsing import parse_output
 
     state, url = endpoint
     call = {

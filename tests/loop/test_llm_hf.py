@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback._exceptions import ConfigurationError
+from autofeedback.core._exceptions import ConfigurationError
 from autofeedback.loop._llm import LOCAL_MODELS, LocalLLM, ensure_hf_model, load_llm
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

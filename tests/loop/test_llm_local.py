@@ -125,7 +125,7 @@ def test_local_llm_grammar_makes_the_call_schema_binding(gguf: Path) -> None:
     parameter names and the required ones present."""
     import jsonschema
 
-    from autofeedback._model import Operation, Parameter
+    from autofeedback.core._model import Operation, Parameter
     from autofeedback.loop._prompt import call_schema
 
     ops = [

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, ConfigurationError
-from autofeedback._sandbox import Sandbox
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import HOOKS, FeedbackLoop
+from autofeedback.serve._sandbox import Sandbox
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 INSTRUCTION = "Find science books published after 1 January 2020"

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog, ConfigurationError, Scanner
-from autofeedback._sandbox import Sandbox
-from autofeedback._scan import to_requests
+from autofeedback._parse._output import to_requests
 from autofeedback.decide._corrected import corrected_call
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import FeedbackLoop
 from autofeedback.loop._prompt import call_schema
+from autofeedback.serve._sandbox import Sandbox
 
 INSTRUCTION = "Find science books published after 1 January 2020"
 

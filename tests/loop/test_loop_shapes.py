@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from autofeedback import ApiCatalog
-from autofeedback._sandbox import Sandbox
 from autofeedback.loop._llm import CallableLLM, Usage
 from autofeedback.loop._loop import FeedbackLoop
+from autofeedback.serve._sandbox import Sandbox
 
 GOOD = "<API>searchBooks(query='science', genre='science', published_after='2020-01-01')</API>"
 NATIVE = {

@@ -15,15 +15,10 @@ from typing import Any
 
 import pytest
 
-from autofeedback import (
-    ApiCatalog,
-    CallableLLM,
-    ConfigurationError,
-    ProgramRunner,
-    ReactRunner,
-    Sandbox,
-    TaskTurn,
-)
+from autofeedback import ApiCatalog, ConfigurationError
+from autofeedback.llm import CallableLLM
+from autofeedback.runners import ProgramRunner, ReactRunner, TaskTurn
+from autofeedback.sandbox import Sandbox
 
 Script = Callable[[list[dict[str, str]]], str]
 
@@ -522,7 +517,8 @@ def test_program_bounds_and_base(bookshop: Any) -> None:
 def test_program_graphqlrestbench_sample(shared_data_dir: Path) -> None:
     """Real GraphQL-RestBench samples: their own prompt, function specs and schema; a gold
     program the checks find clean, broken by a made-up reference path, is repaired."""
-    from autofeedback.flow import SequenceChecker, sequence_from_program
+    from autofeedback.flow import sequence_from_program
+    from autofeedback.scanner._sequences import SequenceChecker
 
     rows = [
         json.loads(line)
@@ -718,7 +714,8 @@ def test_program_feedback_shows_sure_fixes_written_into_the_line() -> None:
 
 def test_an_ambiguous_skipped_level_names_every_candidate(bookshop: Any) -> None:
     from autofeedback import Scanner
-    from autofeedback.flow import SequenceChecker, sequence_from_program
+    from autofeedback.flow import sequence_from_program
+    from autofeedback.scanner._sequences import SequenceChecker
 
     response = {
         "type": "object",

@@ -1,0 +1,93 @@
+"""Resolve a parsed request to the arguments it carries, each with where it was sent.
+
+A *call* (``Name(k=v)``) carries arguments with no HTTP placement; an *HTTP request*
+carries path, query, header and body values. Both become a flat list of
+:class:`Arg` that the name, parameter and value checks read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from autofeedback.core._model import ApiRequest, Location
+
+__all__ = ["Arg", "request_args", "request_target"]
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One value the request sends. ``raw`` is true when the value is the text of a URL,
+    header or form field, which must be deserialized before its type means anything."""
+
+    name: str
+    location: Location
+    value: Any
+    raw: bool = False
+
+
+def request_target(request: ApiRequest) -> str:
+    """What the request names: the API name of a call, ``METHOD /path`` of an HTTP request."""
+    if request.is_http:
+        assert request.method is not None and request.url is not None
+        return f"{request.method.upper()} {urlsplit(request.url).path or '/'}"
+    return request.name or ""
+
+
+def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = None) -> list[Arg]:
+    """Every value the request sends, in order: path, query, headers, body."""
+    if not request.is_http:
+        # XML-style tool calls carry every value as text, to be read per the schema
+        text = request.format == "xml"
+        return [Arg(str(k), "argument", v, raw=text) for k, v in request.arguments.items()]
+    assert request.url is not None
+    args = [Arg(k, "path", v, raw=True) for k, v in (path_params or {}).items()]
+    query: dict[str, list[str]] = {}
+    for k, v in parse_qsl(urlsplit(request.url).query, keep_blank_values=True):
+        query.setdefault(k, []).append(v)
+    for k, values in query.items():
+        args.append(Arg(k, "query", values[0] if len(values) == 1 else values, raw=True))
+    for k, val in request.params.items():
+        # requests' params: a str/number, or a list for repeated keys
+        args.append(Arg(str(k), "query", val, raw=isinstance(val, str)))
+    for k, val in request.headers.items():
+        args.append(Arg(str(k), "header", val, raw=True))
+    body = _read_body(request)
+    if isinstance(body, Mapping):
+        args.extend(Arg(str(k), "body", v) for k, v in body.items())
+    elif isinstance(body, _Form):
+        fields: dict[str, list[str]] = {}
+        for k, v in body:
+            fields.setdefault(k, []).append(v)
+        args.extend(Arg(k, "body", v[0] if len(v) == 1 else v, raw=True) for k, v in fields.items())
+    return args
+
+
+def _read_body(request: ApiRequest) -> Any:
+    """The body as a mapping (JSON), a list of form fields, or as it came. A body logged
+    as text is JSON text or, as payment APIs take it, ``a=1&b=2``."""
+    body = request.body
+    if not isinstance(body, (str, bytes)):
+        return body
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            return json.loads(stripped)
+        except (ValueError, RecursionError):
+            return body
+    kind = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
+    if "form-urlencoded" in str(kind).lower() or _FORM.fullmatch(stripped):
+        return _Form(parse_qsl(stripped, keep_blank_values=True))
+    return body
+
+
+class _Form(list[tuple[str, str]]):
+    """The (name, text) fields of a form body (a JSON list body is not one)."""
+
+
+_FORM = re.compile(r"[^=&\s]+=[^&\s]*(?:&[^=&\s]+=[^&\s]*)*")
