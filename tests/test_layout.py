@@ -211,11 +211,12 @@ def test_the_circle_check_sees_a_circle() -> None:
 # -- every entry point's run logic is an adapter over the run driver (issue 41) -----------
 
 #: the modules that run what the model writes, over their transport: the feedback loop,
-#: the task runners, the OpenAI-compatible proxy, the MCP gate, the framework doors
+#: the task runners, the OpenAI-compatible proxy's checked rounds, the MCP gate, the
+#: framework doors
 ADAPTERS = (
     "loop/_loop.py",
     "loop/_tasks.py",
-    "integrations/_proxy.py",
+    "integrations/_proxy_rounds.py",
     "integrations/_mcp_gate.py",
     "integrations/_door.py",
 )
