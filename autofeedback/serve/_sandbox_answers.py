@@ -205,8 +205,6 @@ _PAGING_FIELDS: dict[str, tuple[str, ...]] = {
     "first": ("first_id",),
     "last": ("last_id",),
 }
-
-
 _FIELD_ROLE = {name: role for role, names in _PAGING_FIELDS.items() for name in names}
 
 

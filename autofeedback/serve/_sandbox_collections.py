@@ -52,19 +52,13 @@ from autofeedback.serve._sandbox_values import (
 
 #: records a store starts with, generated (after the list's documented example items)
 SEED_RECORDS = 12
-
-
 #: most items one list answer shows when the spec documents no paging
 MAX_LIST = 100
-
-
 #: bytes of records all stores together keep (the oldest are forgotten first)
 _MAX_RECORD_BYTES = 64 << 20
 
 
 _MAX_STORES = 4096
-
-
 _MAX_PAGE = 1000
 
 

@@ -47,20 +47,15 @@ DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
     "quota_exceeded": (429, 42900),
 }
 
-
 MAX_BODY_BYTES = 1 << 20
 
 
 #: Characters of a path or query string that ``requests_seen`` and the log keep (whole
 #: 60 KB query strings were 6 GB at the 100,000-entry cap).
 _MAX_SHOWN = 1024
-
-
 # Bodies up to this size are read and dropped so the client sees the 413, larger ones
 # get the connection closed on them.
 _DRAIN_LIMIT = 16 << 20
-
-
 _HOST_URL = "http://127.0.0.1"
 
 
@@ -109,8 +104,6 @@ _KIND_WORDS: dict[str, tuple[str, ...]] = {
     "invalid_body": ("json", "body", "payload", "not valid", "parse"),
     "body_too_large": ("too large", "size"),
 }
-
-
 _CODE_IN_TEXT = re.compile(
     r"\b(?:info[_ ]?code|error[_ ]?code|code)\b\s*[:=#]?\s*(\d{3,6})\b", re.IGNORECASE
 )
@@ -182,8 +175,6 @@ def _json_body(body: bytes | None) -> Any:
 
 
 _MESSAGE_KEYS = ("message", "status_message", "error_message", "detail", "error")
-
-
 _STATUS_KEYS = ("status", "status_code", "code")
 
 
