@@ -216,6 +216,8 @@ def test_the_circle_check_sees_a_circle() -> None:
 ADAPTERS = (
     "loop/_loop.py",
     "loop/_tasks.py",
+    "loop/_program_runner.py",
+    "loop/_react_runner.py",
     "integrations/_proxy_rounds.py",
     "integrations/_mcp_gate.py",
     "integrations/_door.py",
