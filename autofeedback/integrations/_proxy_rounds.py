@@ -135,7 +135,7 @@ async def _checked(
     size: int,
 ) -> Response:
     """The rounds of one checked request, each round's calls decided by the one decision
-    (:func:`~autofeedback.integrations._calls.decide_calls`). ``size``: its body's, which
+    (:func:`~autofeedback.decide._calls.decide_calls`). ``size``: its body's, which
     picks the lane its CPU work runs in (:class:`_Lanes`): serialising, parsing,
     deciding."""
     started = time.perf_counter()
