@@ -13,13 +13,14 @@ from typing import Any as _Any
 
 if _TYPE_CHECKING:
     from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
-    from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+    from autofeedback.integrations._proxy import create_proxy_app
+    from autofeedback.integrations._proxy_config import ProxyConfig
 
 # loaded on first use: importing this module imports nothing heavy
 _LAZY: dict[str, str] = {
     "McpProxy": "autofeedback.integrations._mcp_proxy",
     "McpProxyOptions": "autofeedback.integrations._mcp_proxy",
-    "ProxyConfig": "autofeedback.integrations._proxy",
+    "ProxyConfig": "autofeedback.integrations._proxy_config",
     "create_proxy_app": "autofeedback.integrations._proxy",
 }
 

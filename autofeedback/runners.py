@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 if _TYPE_CHECKING:
-    from autofeedback.loop._tasks import ProgramRunner, ReactRunner, TaskResult, TaskTurn
+    from autofeedback.loop._program_runner import ProgramRunner
+    from autofeedback.loop._react_runner import ReactRunner
+    from autofeedback.loop._tasks import TaskResult, TaskTurn
 
 # loaded on first use: importing this module imports nothing heavy
 _LAZY: dict[str, str] = {
-    "ProgramRunner": "autofeedback.loop._tasks",
-    "ReactRunner": "autofeedback.loop._tasks",
+    "ProgramRunner": "autofeedback.loop._program_runner",
+    "ReactRunner": "autofeedback.loop._react_runner",
     "TaskResult": "autofeedback.loop._tasks",
     "TaskTurn": "autofeedback.loop._tasks",
 }

@@ -30,7 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, FeedbackLoop, Scanner
-from autofeedback.loop._llm import Usage, ensure_local_model
+from autofeedback.loop._llm import Usage
+from autofeedback.loop._local_models import ensure_local_model
 from autofeedback.sandbox import Sandbox
 from benchmarks import _datasets
 from benchmarks._results import write_section

@@ -47,7 +47,7 @@ class LocalChat:
     def __init__(self, model: str = "1.5b", n_ctx: int = 8192) -> None:
         from llama_cpp import Llama
 
-        from autofeedback.loop._llm import ensure_local_model
+        from autofeedback.loop._local_models import ensure_local_model
 
         path = ensure_local_model(model)
         self.name = path.stem

@@ -262,7 +262,8 @@ def loop_tasks(n: int, model: str, checkpoint: Path, max_static: int = 3) -> tup
 
     from autofeedback import ApiCatalog, FeedbackLoop
     from autofeedback.core._model import ApiRequest
-    from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+    from autofeedback.integrations._proxy import create_proxy_app
+    from autofeedback.integrations._proxy_config import ProxyConfig
     from autofeedback.llm import OpenAICompatibleLLM
     from autofeedback.sandbox import Sandbox
     from benchmarks.loop import SETTINGS, final_call, intent, matches, task_list

@@ -21,7 +21,7 @@ every setting starts from the same first answer; greedy decoding):
   before it is sent), at most 3 rounds.
 
 * Grammar (programs only): the program written as JSON under a llama.cpp grammar
-  (:func:`~autofeedback.loop._tasks.program_schema`): calls to the sample's functions with
+  (:func:`~autofeedback.loop._program_runner.program_schema`): calls to the sample's functions with
   their documented parameters and types, a value read from a response as ``{"ref":
   ...}``, so E1-E3 cannot happen; Grammar + Feedback adds the E4/E5 feedback. It does not
   apply to a ReAct turn (a thought, then a call or a final answer).
@@ -63,7 +63,7 @@ from autofeedback.flow import (
     with_responses,
 )
 from autofeedback.llm import load_llm
-from autofeedback.loop._tasks import REACT_STOP
+from autofeedback.loop._react_runner import REACT_STOP
 from autofeedback.runners import ProgramRunner, ReactRunner
 from autofeedback.sandbox import Sandbox
 from autofeedback.sequences import SequenceChecker
@@ -192,7 +192,7 @@ def few_shot(rows: Sequence[Mapping[str, Any]], domains: GqlDomains) -> list[Map
 
 
 def gql_prompt(row: Mapping[str, Any], runner: ProgramRunner) -> str:
-    from autofeedback.loop._tasks import program_prompt
+    from autofeedback.loop._program_runner import program_prompt
 
     return program_prompt(runner.catalog, row["utterance"], runner.checker)
 

@@ -16,9 +16,10 @@ frameworks produce, everywhere in the text (inside Markdown fences and prose):
   and tool calls written as XML elements (see :mod:`autofeedback._parse._native`).
 
 One module per format: ``_tags`` (``<API>``, API-Bank, RestGPT), ``_python``, ``_json``
-(JSON calls, OpenAI, ReAct), ``_http``, ``_curl``, ``_native``; ``_common`` holds the scan
-state they share; ``_output`` reads whatever the scanner and the sequences take (text, a
-message, a call mapping, a parsed request) into requests.
+(JSON calls, OpenAI, ReAct), ``_http``, ``_curl``, ``_native`` (with ``_native_tokens`` and
+``_native_xml``); ``_common`` holds the scan state they share; ``_output`` reads whatever
+the scanner and the sequences take (text, a message, a call mapping, a parsed request)
+into requests.
 
 Model output is never evaluated: Python-style arguments are read with :func:`ast.parse`
 and only literal nodes are converted. A match that lies inside a larger match of another
@@ -58,16 +59,18 @@ from autofeedback._parse._json import (
     request_from_http,
 )
 from autofeedback._parse._native import (
-    _detect_deepseek,
-    _detect_function_gemma,
     _detect_function_tags,
-    _detect_harmony,
     _detect_invoke,
-    _detect_kimi,
     _detect_wrappers,
-    _detect_xml_elements,
     _salvage_json,
 )
+from autofeedback._parse._native_tokens import (
+    _detect_deepseek,
+    _detect_function_gemma,
+    _detect_harmony,
+    _detect_kimi,
+)
+from autofeedback._parse._native_xml import _detect_xml_elements
 from autofeedback._parse._python import _detect_python
 from autofeedback._parse._tags import _detect_api_bank, _detect_api_tag, _detect_restgpt
 from autofeedback.core._model import ApiRequest

@@ -88,7 +88,7 @@ def command(args: argparse.Namespace, out: IO[str], err: IO[str], inp: IO[str]) 
 
 def _proxy(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     try:
-        from autofeedback.integrations._proxy import run_proxy
+        from autofeedback.integrations._proxy_runner import run_proxy
     except ImportError as exc:
         raise _Usage(
             f"the proxy needs starlette, uvicorn and httpx ({exc.name} is missing): "

@@ -291,7 +291,8 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
 
     from autofeedback.catalog._catalog import ApiCatalog
     from autofeedback.core._redact import redact
-    from autofeedback.loop._tasks import ProgramRunner, ReactRunner
+    from autofeedback.loop._program_runner import ProgramRunner
+    from autofeedback.loop._react_runner import ReactRunner
 
     catalog = ApiCatalog.from_file(args.spec)
     show, llm = _run_llm(args, err)

@@ -419,7 +419,7 @@ class Decider:
         found = checker.check(seq)
         if not any(f.severity == "error" for f in found) or self.repair == "off":
             return _as_checked(None, found, text)
-        from autofeedback.decide._flow import repair_program
+        from autofeedback.decide._flow_program import repair_program
 
         done = repair_program(
             checker,
@@ -448,7 +448,8 @@ class Decider:
         step of the sequence (E1-E5), and repaired where certain, an identifier an
         earlier response gave included. ``findings``: the sequence's findings, when the
         caller has them; findings located at ``step[i]`` go with step ``i``."""
-        from autofeedback.decide._flow import per_step, producer_first, repair_step
+        from autofeedback.decide._flow import per_step, repair_step
+        from autofeedback.decide._flow_program import producer_first
 
         checker = checker if checker is not None else self.scanner.sequence_checker()
         found = list(findings) if findings is not None else checker.check(seq)

@@ -25,7 +25,8 @@ from _support.account_tools import OPENAI_ACCOUNT_TOOLS  # noqa: E402
 
 from autofeedback import ApiCatalog  # noqa: E402
 from autofeedback.cli import run as cli_run  # noqa: E402
-from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app  # noqa: E402
+from autofeedback.integrations._proxy import create_proxy_app  # noqa: E402
+from autofeedback.integrations._proxy_config import ProxyConfig  # noqa: E402
 
 SECRET = "sk-proxy-test-9f8e7d6c5b4a3210fedcba"
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"

@@ -25,7 +25,8 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 import httpx
 
 from autofeedback import ApiCatalog, Scanner
-from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+from autofeedback.integrations._proxy import create_proxy_app
+from autofeedback.integrations._proxy_config import ProxyConfig
 from autofeedback.serve._serve import uvicorn_server
 
 # a back-reference: RE2 cannot run it, and the bounded (backtracking) matcher times out

@@ -27,8 +27,9 @@ openai = pytest.importorskip("openai", reason="the openai client is the agent in
 import uvicorn  # noqa: E402
 
 from autofeedback import ConfigurationError  # noqa: E402
-from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app  # noqa: E402
-from autofeedback.loop._llm import ensure_local_model  # noqa: E402
+from autofeedback.integrations._proxy import create_proxy_app  # noqa: E402
+from autofeedback.integrations._proxy_config import ProxyConfig  # noqa: E402
+from autofeedback.loop._local_models import ensure_local_model  # noqa: E402
 
 pytestmark = pytest.mark.slow
 

@@ -33,7 +33,8 @@ import uvicorn
 from _support.processes import children, gone_within
 
 from autofeedback.cli import run as cli_run
-from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+from autofeedback.integrations._proxy import create_proxy_app
+from autofeedback.integrations._proxy_config import ProxyConfig
 from autofeedback.serve._serve import check_host
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,7 +22,8 @@ import httpx
 import uvicorn
 
 from autofeedback import ApiCatalog
-from autofeedback.integrations._proxy import ProxyConfig, create_proxy_app
+from autofeedback.integrations._proxy import create_proxy_app
+from autofeedback.integrations._proxy_config import ProxyConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CALENDAR = ApiCatalog.from_file(DATA / "specs" / "calendar.yaml")

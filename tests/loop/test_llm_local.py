@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autofeedback.loop._llm import LOCAL_MODELS, LocalLLM, ensure_local_model
+from autofeedback.loop._llm import LocalLLM
+from autofeedback.loop._local_models import LOCAL_MODELS, ensure_local_model
 
 MODEL = LOCAL_MODELS["0.5b"]
 _missing = [d for d in MODEL.distributions if importlib.util.find_spec(d.replace("-", "_")) is None]

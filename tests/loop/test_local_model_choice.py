@@ -14,7 +14,7 @@ import pytest
 def test_local_picks_the_installed_model_and_says_which_are_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from autofeedback.loop._llm import LOCAL_MODELS, _pick_local, installed_local_models
+    from autofeedback.loop._local_models import LOCAL_MODELS, _pick_local, installed_local_models
 
     # a machine without the chunk packages, whatever this one has installed
     chunks = {d.replace("-", "_") for m in LOCAL_MODELS.values() for d in m.distributions}
@@ -50,7 +50,7 @@ def test_a_missing_local_model_names_the_installed_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from autofeedback import ConfigurationError
-    from autofeedback.loop._llm import LOCAL_MODELS, ensure_local_model
+    from autofeedback.loop._local_models import LOCAL_MODELS, ensure_local_model
 
     big = LOCAL_MODELS["1.5b"]
     # no model's weight packages importable, whatever this environment installed (CI

@@ -314,7 +314,7 @@ def test_react_turn_ends_before_the_model_imagines_the_observation(
             text = self.answers.pop(0)
             return text.split(stop[0])[0] if stop else text
 
-    from autofeedback.loop._tasks import REACT_STOP
+    from autofeedback.loop._react_runner import REACT_STOP
 
     llm = StopAware()
     result = ReactRunner(llm, bookshop, base_url=sandbox.url, stop=REACT_STOP).run("Dune")
@@ -657,7 +657,7 @@ def test_program_constrained_writes_json_programs_that_the_checks_read(bookshop:
 
 def test_program_constrained_schema_is_a_llama_cpp_grammar(bookshop: Any) -> None:
     llama_grammar = pytest.importorskip("llama_cpp.llama_grammar")
-    from autofeedback.loop._tasks import program_schema
+    from autofeedback.loop._program_runner import program_schema
 
     schema = program_schema(bookshop.operations, max_calls=3)
     assert llama_grammar.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=True)

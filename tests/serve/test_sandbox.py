@@ -522,7 +522,7 @@ def test_an_interrupt_while_a_connection_is_handed_over_stops_the_server(
     import socketserver
     import threading
 
-    from autofeedback.serve._sandbox import _Server
+    from autofeedback.serve._sandbox_server import _Server
 
     handed_over = socketserver.ThreadingMixIn.process_request
 
