@@ -7,9 +7,9 @@ calls on their way to the model's client or the tool server.
 'ProxyConfig'
 """
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from autofeedback.core._lazy import lazy_attributes as _lazy_attributes
 
 if _TYPE_CHECKING:
     from autofeedback.integrations._mcp_proxy import McpProxy, McpProxyOptions
@@ -25,17 +25,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

@@ -6,9 +6,9 @@ live API's error response in the spec's words.
 'explain_response'
 """
 
-import importlib as _importlib
 from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+
+from autofeedback.core._lazy import lazy_attributes as _lazy_attributes
 
 if _TYPE_CHECKING:
     from autofeedback.checks._check_response import DocumentedResponse, Requirement
@@ -23,17 +23,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
