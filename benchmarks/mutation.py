@@ -1,5 +1,6 @@
-"""Mutation testing of ``autofeedback/checks/`` with mutmut: the score and every
-surviving mutant, from the ``mutants/`` folder a ``mutmut run`` left.
+"""Mutation testing of a package of ``autofeedback/`` (``checks/``, ``decide/``) with
+mutmut: the score and every surviving mutant, from the ``mutants/`` folder a ``mutmut
+run`` left.
 
 Run mutmut in a clone (it writes ``mutants/`` beside the code), with the [mutmut]
 section below in that clone's setup.cfg, then this script on that folder:
@@ -17,7 +18,8 @@ section below in that clone's setup.cfg, then this script on that folder:
     python benchmarks/mutation.py CLONE/mutants
 
 (the deselected test monkeypatches a module function, which mutmut's trampolines
-bypass). ``autofeedback/decide/`` is left for after its rewrite.
+bypass). For ``decide/``: ``only_mutate = autofeedback/decide/*``, the test selection
+``tests/decide/``, then ``python benchmarks/mutation.py CLONE/mutants --package decide``.
 """
 
 from __future__ import annotations
@@ -39,11 +41,14 @@ STATUS.update({c: "timeout" for c in (-24, 24, 36, 152, 255)})
 COLUMNS = ["killed", "survived", "timeout", "no tests", "not checked"]
 
 
-def read(mutants: Path) -> tuple[dict[str, Counter[str]], dict[str, list[int]]]:
-    """Per file, the count of each state; per function, the numbers of its survivors."""
+def read(
+    mutants: Path, package: str = "checks"
+) -> tuple[dict[str, Counter[str]], dict[str, list[int]]]:
+    """Per file of ``autofeedback/<package>/``, the count of each state; per function,
+    the numbers of its survivors."""
     per_file: dict[str, Counter[str]] = {}
     survivors: dict[str, list[int]] = defaultdict(list)
-    for meta in sorted((mutants / "autofeedback" / "checks").glob("*.py.meta")):
+    for meta in sorted((mutants / "autofeedback" / package).glob("*.py.meta")):
         codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
         if not codes:
             continue
@@ -53,7 +58,7 @@ def read(mutants: Path) -> tuple[dict[str, Counter[str]], dict[str, list[int]]]:
         for key, code in codes.items():
             if code == 0:
                 function, _, number = key.rpartition("__mutmut_")
-                survivors[function.removeprefix("autofeedback.checks.")].append(int(number))
+                survivors[function.removeprefix(f"autofeedback.{package}.")].append(int(number))
     return per_file, survivors
 
 
@@ -91,16 +96,18 @@ def _row(name: str, counts: Counter[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mutants", type=Path, help="the mutants/ folder of a mutmut run")
+    parser.add_argument(
+        "--package", default="checks", help="the package of autofeedback/ mutated (checks, decide)"
+    )
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    body = render(*read(args.mutants))
+    body = render(*read(args.mutants, args.package))
     print(body)
     if not args.no_write:
-        write_section(
-            "Mutation testing: autofeedback/checks/",
-            "python benchmarks/mutation.py CLONE/mutants",
-            body,
-        )
+        command = "python benchmarks/mutation.py CLONE/mutants"
+        if args.package != "checks":
+            command += f" --package {args.package}"
+        write_section(f"Mutation testing: autofeedback/{args.package}/", command, body)
     return 0
 
 

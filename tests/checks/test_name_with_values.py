@@ -88,3 +88,46 @@ def test_the_react_runner_gives_the_call_with_the_value_moved_to_its_parameter()
     assert _next_action(findings, request, CATALOG) == (
         "<API>GET_movie-movie_id-credits(movie_id=500)</API>"
     )
+
+
+# -- the repair: the name respelt and its values moved into the arguments ---------------
+
+
+def _decided(call: dict[str, Any]) -> Any:
+    from autofeedback import Decider, Scanner
+
+    [decision] = Decider(Scanner(CATALOG, retriever=None)).decide(call)
+    return decision
+
+
+def test_the_values_in_the_name_become_its_arguments_typed_as_documented() -> None:
+    """Found by mutation testing (mutants of ``_rename_api`` survived): no test made
+    this repair. The name says ``movie_id`` 500; the call sends it, as an integer."""
+    decision = _decided({"name": "GET_movie-500-credits", "arguments": {}})
+    assert decision.action == "forward" and decision.reason == "repaired"
+    assert decision.request.name == "GET_movie-movie_id-credits"
+    assert decision.request.arguments == {"movie_id": 500}
+    assert [(r.location, r.before, r.after) for r in decision.repairs] == [
+        (("api",), "GET_movie-500-credits", "GET_movie-movie_id-credits"),
+        (("argument", "movie_id"), None, 500),
+    ]
+
+
+def test_a_value_the_arguments_already_say_is_not_added_twice() -> None:
+    decision = _decided({"name": "GET_movie-500-credits", "arguments": {"movie_id": 500}})
+    assert decision.request.name == "GET_movie-movie_id-credits"
+    assert decision.request.arguments == {"movie_id": 500}
+    assert [r.location for r in decision.repairs] == [("api",)]
+
+
+def test_a_name_and_arguments_that_disagree_go_back_to_the_model() -> None:
+    """The name says 500, the arguments 501: which one the model meant is its to say."""
+    decision = _decided({"name": "GET_movie-500-credits", "arguments": {"movie_id": 501}})
+    assert not decision.repairs
+    assert decision.action == "feedback" and decision.request == decision.original
+
+
+def test_every_value_of_a_name_with_two_is_moved() -> None:
+    decision = _decided({"name": "GET_tv-1399-season-2", "arguments": {}})
+    assert decision.request.name == "GET_tv-tv_id-season-season_number"
+    assert decision.request.arguments == {"tv_id": "1399", "season_number": 2}
