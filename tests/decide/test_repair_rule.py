@@ -348,3 +348,35 @@ def test_an_http_path_with_a_keyboard_slip_is_respelt_for_the_same_method_only()
     for method, path in (("POST", "/evnets"), ("GET", "/calendar"), ("DELETE", "/calendras")):
         [left] = decider.decide(ApiRequest(method=method, url=base + path, format="request"))
         assert not left.repairs, (method, path)
+
+
+@pytest.mark.parametrize(
+    ("value", "items", "expected"),
+    [
+        # one value sent for an array of its own type: wrapped, as it is
+        (True, ["boolean"], [True]),
+        (2.5, ["number"], [2.5]),
+        (7, ["integer"], [7]),
+        (None, ["null"], [None]),
+        ("a", ["string"], ["a"]),
+        # a value of another type is not one item of this array
+        (True, ["integer"], NOT_COERCIBLE),
+        (True, ["number"], NOT_COERCIBLE),
+        (5, ["string"], NOT_COERCIBLE),
+        (None, ["string"], NOT_COERCIBLE),
+        (2.5, ["integer"], NOT_COERCIBLE),
+        # text of an item's type converts as a lone value would, then is wrapped
+        ("3", ["integer"], [3]),
+        ("a,b", ["string"], NOT_COERCIBLE),  # one item or two: not certain
+    ],
+)
+def test_a_lone_value_for_an_array_is_wrapped_only_as_its_own_type(
+    value: Any, items: list[str], expected: Any
+) -> None:
+    """Found by mutation testing (mutants of ``_coerce._fits`` survived): which values
+    are already an item of the documented array was never asserted."""
+    got = coerce(value, ["array"], items=items)
+    if expected is NOT_COERCIBLE:
+        assert got is NOT_COERCIBLE
+    else:
+        assert got == expected and [type(v) for v in got] == [type(v) for v in expected]
