@@ -27,13 +27,13 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -116,12 +116,6 @@ def test_the_marker_grammar() -> None:
     assert one.attrs == {"exit": "1", "contains": "x y"}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _copy_specs(target: Path, port: int) -> None:
     """``specs/`` as the README's commands see it, with the bundled spec's port 8080
     swapped for a free one: engineers and CI jobs run this suite side by side."""
@@ -143,7 +137,7 @@ def test_readme_example(example: Example, tmp_path: Path) -> None:
             found = None
         if found is None:
             pytest.skip(f"{module} is not installed (the page's optional extra)")
-    port = _free_port()
+    port = free_port()
     _copy_specs(tmp_path / "specs", port)
     code = example.code.replace("127.0.0.1:8080", f"127.0.0.1:{port}")
     env = {

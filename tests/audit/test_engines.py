@@ -6,7 +6,6 @@ import io
 import itertools
 import json
 import logging
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _support.ports import free_port
 
 from autofeedback.audit._audit import audit_lines
 from autofeedback.audit._engines import (
@@ -146,12 +146,6 @@ def cluster() -> Iterator[Any]:
         yield running
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_tcp_address_gives_the_local_report_with_semantic_checks(cluster: Any) -> None:
     # the workers load the embedding model themselves, on their first semantic check
     base = ["audit", EXAMPLE_LOG, "--spec", BOOKSHOP, "--format", "jsonl"]
@@ -219,7 +213,7 @@ def test_local_cluster_started_for_the_run(tmp_path: Path) -> None:
 
 def test_unreachable_scheduler_is_one_line_exit_2() -> None:
     pytest.importorskip("distributed", reason="dask.distributed is not installed")
-    address = f"tcp://127.0.0.1:{_free_port()}"
+    address = f"tcp://127.0.0.1:{free_port()}"
     code, out, err = cli(
         "audit",
         EXAMPLE_LOG,

@@ -22,6 +22,7 @@ mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
 import mcp.types as types  # noqa: E402
 from _support.mcp_proxy import LIMIT, PROXY, SERVER, _env, _proxied, _session, _text  # noqa: E402
+from _support.ports import free_port  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared.exceptions import MCPError  # noqa: E402
@@ -212,12 +213,6 @@ def test_stdio_proxy_passes_on_list_changed_progress_prompts_and_resources(tmp_p
     assert json.loads(_text(result)) == {"beta_forecast": {"city": "Oslo"}}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen([sys.executable, *args], env=_env(), stderr=subprocess.PIPE)
@@ -247,7 +242,7 @@ def _process(args: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
 def test_streamable_http_on_both_sides_with_semantic_suggestions(tmp_path: Path) -> None:
     """Upstream over streamable HTTP, the proxy serving streamable HTTP, and the real
     embedding model behind the unknown-tool suggestion."""
-    up, own = _free_port(), _free_port()
+    up, own = free_port(), free_port()
     upstream = f"http://127.0.0.1:{up}/mcp"
     proxy_args = [
         *PROXY,

@@ -25,6 +25,7 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
 
 import mcp.types as types  # noqa: E402
+from _support.ports import free_port  # noqa: E402
 from _support.processes import children, cmdline, gone_within  # noqa: E402
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -44,12 +45,6 @@ def _env(**extra: str) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _events(path: Path) -> list[str]:
@@ -223,7 +218,7 @@ def test_a_non_loopback_host_needs_allow_remote() -> None:
 
 
 def _serve_http(*options: str, **env: str) -> tuple[subprocess.Popen[bytes], int]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, *PROXY, "--no-semantic", "--transport", "streamable-http",
          "--port", str(port), *options, "--", sys.executable, str(SERVER)],

@@ -22,6 +22,7 @@ openai = pytest.importorskip("openai", reason="the openai client is the agent in
 
 import uvicorn  # noqa: E402
 from _support.account_tools import OPENAI_ACCOUNT_TOOLS  # noqa: E402
+from _support.ports import free_port  # noqa: E402
 
 from autofeedback import ApiCatalog  # noqa: E402
 from autofeedback.cli import run as cli_run  # noqa: E402
@@ -218,16 +219,10 @@ def upstream() -> Iterator[Upstream]:
     server.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Proxy:
     def __init__(self, config: ProxyConfig) -> None:
         self.clients: list[Any] = []
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         cfg = uvicorn.Config(
             create_proxy_app(config),
@@ -621,7 +616,7 @@ def test_spec_judges_http_level_tools(upstream: Upstream, upstream_proxy_rounds:
 
 
 def test_upstream_down_is_a_clear_502(caplog: pytest.LogCaptureFixture) -> None:
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     running = Proxy(ProxyConfig(f"http://127.0.0.1:{port}/v1"))
     try:
         client = running.client()
@@ -857,7 +852,7 @@ def _cli_proxy_codes(upstream: Upstream, tmp_path: Path, *flags: str) -> list[st
 
     upstream.script.clear()
     upstream.script += [completion({"town": "Paris"}, n=1), completion({"city": "Paris"}, n=2)]
-    port, log = _free_port(), tmp_path / f"proxy{'-'.join(flags)}.jsonl"
+    port, log = free_port(), tmp_path / f"proxy{'-'.join(flags)}.jsonl"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
         [sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy",
@@ -928,8 +923,8 @@ def test_cli_proxy_serves_on_the_socket_it_bound_and_stops_on_sigterm(tmp_path: 
 
     import httpx
 
-    port = _free_port()
-    dead = _free_port()  # nothing listens upstream: a pass-through request is a 502
+    port = free_port()
+    dead = free_port()  # nothing listens upstream: a pass-through request is a 502
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     proc = subprocess.Popen(
         [

@@ -23,6 +23,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, httpx) is missing")
 
 import httpx
+from _support.ports import free_port
 
 from autofeedback import ApiCatalog, Scanner
 from autofeedback.integrations._proxy import create_proxy_app
@@ -143,17 +144,11 @@ def upstream() -> Iterator[Upstream]:
     server.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Proxy:
     """The proxy app under the servers' own uvicorn set-up (:func:`uvicorn_server`)."""
 
     def __init__(self, config: ProxyConfig, **timeouts: float) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.server = uvicorn_server(create_proxy_app(config), "127.0.0.1", self.port, **timeouts)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -25,6 +25,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 openai = pytest.importorskip("openai", reason="the openai client is the agent in this test")
 
 import uvicorn  # noqa: E402
+from _support.ports import free_port  # noqa: E402
 
 from autofeedback import ConfigurationError  # noqa: E402
 from autofeedback.integrations._proxy import create_proxy_app  # noqa: E402
@@ -53,12 +54,6 @@ TOOLS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     probe = subprocess.run(
@@ -73,7 +68,7 @@ def llama_server() -> Iterator[str]:
         model = ensure_local_model("0.5b")
     except ConfigurationError as exc:
         pytest.skip(f"the local model is not installed: {exc}")
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [
             LLAMA_PYTHON,
@@ -111,7 +106,7 @@ def llama_server() -> Iterator[str]:
 
 
 def test_proxy_in_front_of_llama_cpp_server(llama_server: str) -> None:
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(
         create_proxy_app(ProxyConfig(llama_server, max_rounds=3, give_up="pass")),
         host="127.0.0.1",

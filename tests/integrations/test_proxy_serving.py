@@ -30,6 +30,7 @@ pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, http
 
 import httpx
 import uvicorn
+from _support.ports import free_port
 from _support.processes import children, gone_within
 
 from autofeedback.cli import run as cli_run
@@ -176,15 +177,9 @@ def upstream() -> Iterator[Upstream]:
     server.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Proxy:
     def __init__(self, config: ProxyConfig) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.server = uvicorn.Server(
             uvicorn.Config(
@@ -367,7 +362,7 @@ def test_the_header_lists_a_bounded_number_of_codes(upstream: Upstream) -> None:
 def test_credentials_in_the_upstream_url_are_never_shown(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    dead = _free_port()
+    dead = free_port()
     proxy = Proxy(ProxyConfig(f"http://admin:{PASSWORD}@127.0.0.1:{dead}/v1"))
     try:
         with caplog.at_level(logging.DEBUG, logger="autofeedback.proxy"):
@@ -483,7 +478,7 @@ def _env() -> dict[str, str]:
 
 
 def _start(upstream_url: str, *options: str) -> tuple[subprocess.Popen[str], int, str]:
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-c", "from autofeedback.cli import main; main()", "proxy",
          "--upstream", upstream_url, "--port", str(port), *options],
