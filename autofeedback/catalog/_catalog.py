@@ -472,18 +472,25 @@ def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
     seen: set[int] = set()
 
     def walk(schema: Any, where: str, depth: int) -> None:
-        if not isinstance(schema, Mapping) or depth > 12 or id(schema) in seen:
+        # ``type(...) is dict`` first: a loaded schema is made of dicts, and the ABC check
+        # of ``Mapping`` was a third of this walk, which every catalog load makes
+        if not (type(schema) is dict or isinstance(schema, Mapping)):
+            return
+        if depth > 12 or id(schema) in seen:
             return
         seen.add(id(schema))  # $refs are shared objects: each is walked once
         kind = schema.get("type")
-        kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
-        found.extend((str(k), where) for k in kinds if k not in _SCHEMA_TYPES)
+        if kind is not None:
+            kinds = kind if isinstance(kind, list) else [kind]
+            found.extend((str(k), where) for k in kinds if k not in _SCHEMA_TYPES)
         props = schema.get("properties")
-        if isinstance(props, Mapping):
+        if props and (type(props) is dict or isinstance(props, Mapping)):
             for name, sub in props.items():
                 walk(sub, f"{where}.{name}", depth + 1)
         for key in _SUBSCHEMAS:
-            walk(schema.get(key), f"{where}[]" if key == "items" else where, depth + 1)
+            sub = schema.get(key)
+            if sub is not None:
+                walk(sub, f"{where}[]" if key == "items" else where, depth + 1)
         for key in _SCHEMA_LISTS:
             subs = schema.get(key)
             if isinstance(subs, list):

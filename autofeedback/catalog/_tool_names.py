@@ -86,6 +86,10 @@ def name_problem(name: str) -> str | None:
     >>> name_problem("天気_forecast") is None    # Latin with Chinese: allowed
     True
     """
+    if name.isascii() and name.isprintable():
+        # printable ASCII: no invisible character (the space is U+0020), nothing NFKC
+        # changes, letters of one script: the names of nearly every tools list
+        return None
     hidden = next((ch for ch in name if _invisible(ch)), None)
     if hidden is not None:
         return f"holds an invisible character ({_character(hidden)}: {name!a})"

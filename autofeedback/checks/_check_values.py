@@ -648,6 +648,17 @@ def _format(name: str) -> Callable[[Any], bool]:
     return lambda value: _formats.FORMATS.conforms(value, name)
 
 
+_asserted_formats: dict[str, Callable[[Any], bool]] = {}
+
+
+def _asserted() -> dict[str, Callable[[Any], bool]]:
+    """A new dict of the asserted formats' checkers (each compiled validator adds its
+    patterns' formats to its own copy); the checkers are made once, not per operation."""
+    if not _asserted_formats:
+        _asserted_formats.update({name: _format(name) for name in ASSERTED})
+    return dict(_asserted_formats)
+
+
 def _strict_schema(op: Operation) -> dict[str, Any] | None:
     names = [p.name for p in op.parameters]
     if len(set(names)) != len(names) or composed_body(op) or op.auth_parameters:
@@ -670,7 +681,7 @@ def _strict_validator(op: Operation) -> Any:
         # the asserted formats by name, checked on first use: a format whose package is
         # missing is no checker's, and conforms() takes any value for it, as the
         # detailed path does
-        formats = {name: _format(name) for name in ASSERTED}
+        formats = _asserted()
         # jsonschema-rs runs `pattern` on its own regex engines: each pattern becomes a
         # custom format checked by the linear-time engine the detailed path uses
         schema = _patterns_as_formats(schema, formats)
@@ -716,7 +727,7 @@ def _compiled_value_validator(schema: Mapping[str, Any]) -> Any:
         return None
     import jsonschema_rs
 
-    formats = {name: _format(name) for name in ASSERTED}
+    formats = _asserted()
     try:
         return jsonschema_rs.validator_for(
             _patterns_as_formats(schema, formats),
