@@ -39,15 +39,16 @@ def drop_invalid_patterns(ops: list[Operation], source: str) -> list[Operation]:
     {}
     """
     out: list[Operation] = []
+    seen: dict[int, tuple[Any, int]] = {}  # expanded $refs are shared: each walked once
     for op in ops:
         params = tuple(
             dataclasses.replace(p, schema=_clean(p.schema, source, f"{op.name}: {p.name!r}"))
-            if _has_invalid(p.schema)
+            if _has_invalid(p.schema, seen=seen)
             else p
             for p in op.parameters
         )
         body = op.body_schema
-        if body is not None and _has_invalid(body):
+        if body is not None and _has_invalid(body, seen=seen):
             body = _clean(body, source, f"{op.name}: request body")
         if params != op.parameters or body is not op.body_schema:
             op = dataclasses.replace(op, parameters=params, body_schema=body)
@@ -55,13 +56,31 @@ def drop_invalid_patterns(ops: list[Operation], source: str) -> list[Operation]:
     return out
 
 
-def _has_invalid(schema: Any, depth: int = 0) -> bool:
+def _has_invalid(
+    schema: Any, depth: int = 0, seen: dict[int, tuple[Any, int]] | None = None
+) -> bool:
+    """Whether ``schema`` holds an invalid pattern within 64 levels of the operation's
+    schema. ``seen``: the schemas found clean, with the depth they were walked from; one
+    met again as deep or deeper is clean again (its walk would see no more of it)."""
     if depth > 64:
         return False
-    if isinstance(schema, list):
-        return any(_has_invalid(s, depth + 1) for s in schema)
-    if not isinstance(schema, Mapping):
+    if type(schema) is list or isinstance(schema, list):
+        return any(_has_invalid(s, depth + 1, seen) for s in schema)
+    if not (type(schema) is dict or isinstance(schema, Mapping)):
         return False
+    if seen is not None:
+        hit = seen.get(id(schema))
+        if hit is not None and hit[0] is schema and hit[1] <= depth:
+            return False
+    found = _invalid_here(schema, depth, seen)
+    if seen is not None and not found:
+        seen[id(schema)] = (schema, depth)
+    return found
+
+
+def _invalid_here(
+    schema: Mapping[str, Any], depth: int, seen: dict[int, tuple[Any, int]] | None
+) -> bool:
     for key, value in schema.items():
         if key == "pattern" and isinstance(value, str) and not is_valid(value):
             return True
@@ -71,7 +90,11 @@ def _has_invalid(schema: Any, depth: int = 0) -> bool:
             and any(isinstance(k, str) and not is_valid(k) for k in value)
         ):
             return True
-        if key not in _DATA_KEYS and _has_invalid(value, depth + 1):
+        if (
+            key not in _DATA_KEYS
+            and isinstance(value, (dict, list, Mapping))
+            and _has_invalid(value, depth + 1, seen)
+        ):
             return True
     return False
 
