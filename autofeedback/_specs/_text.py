@@ -128,7 +128,11 @@ def bound_depth(document: Any, source: str) -> Any:
             continue
         seen.add(id(value))
         children = value.values() if isinstance(value, dict) else value
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        below = depth + 1
+        for c in children:  # pushed in the order extend() pushed them: the same walk
+            kind = type(c)
+            if kind is dict or kind is list or isinstance(c, (dict, list)):
+                stack.append((c, below))
     return document
 
 
