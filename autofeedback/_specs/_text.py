@@ -168,7 +168,7 @@ def parse_text(text: str, source: str) -> Any:
             json_error = exc
         # JSON-looking text may still be YAML flow style; report the JSON error if not.
         try:
-            return _checked(_load_yaml_json(text, source), source, text)
+            return _load_yaml_json(text, source)
         except _yaml_error():
             raise SpecError(
                 f"invalid JSON: {json_error.msg}",
@@ -184,27 +184,33 @@ def parse_text(text: str, source: str) -> Any:
         raise SpecError(f"invalid YAML: {problem}", source=source, where=where) from exc
     if not isinstance(jsonified, (dict, list)):
         raise SpecError("not a JSON or YAML document (expected an object or a list)", source=source)
-    return _checked(jsonified, source, text)
+    return jsonified
 
 
 def _load_yaml_json(text: str, source: str) -> Any:
-    """``_jsonify(_load_yaml(text, source))``: built from libyaml's events where the
-    document is made of what specs are made of (:mod:`._yaml_events`, four times
-    faster), else through ``yaml.load``."""
+    """``_checked(_jsonify(_load_yaml(text, source)))``: built from libyaml's events
+    where the document is made of what specs are made of (:mod:`._yaml_events`, four
+    times faster), else through ``yaml.load``. A document the builder made without
+    meeting an alias is not walked for alias bombs: it cannot expand past its text (the
+    text's pattern for an alias also matches ``*bold*`` in a description)."""
     from autofeedback._specs import _yaml_events
 
     _bound_yaml_depth(text, source)
+    facts: dict[str, Any] = {}
     try:
-        return _yaml_events.load(text, _loader())
+        built = _yaml_events.load(text, _loader(), facts)
     except _yaml_events.Unusual:
         pass
     except ValueError as exc:  # an integer of more than 4,300 digits
         raise SpecError(f"a value cannot be read: {str(exc).split(':')[0]}", source=source) from exc
+    else:
+        return built if not facts["aliases"] else _checked(built, source, text)
     document = _load_yaml(text, source)
     try:
-        return _jsonify(document, {})
+        jsonified = _jsonify(document, {})
     except RecursionError as exc:
         raise _too_deep(source) from exc
+    return _checked(jsonified, source, text)
 
 
 def _looks_like_json_lines(text: str) -> bool:

@@ -37,9 +37,11 @@ class Unusual(Exception):
     """The document holds something this builder leaves to ``yaml.load``."""
 
 
-def load(text: str, loader: Any) -> Any:
+def load(text: str, loader: Any, facts: dict[str, Any] | None = None) -> Any:
     """``_jsonify(yaml.load(text, Loader=loader))`` for the documents a spec is made of;
-    :class:`Unusual` for the others.
+    :class:`Unusual` for the others. ``facts`` (when given) gets ``aliases``: whether the
+    document used any alias (without one, it cannot expand past its own text, and the
+    alias-bomb walk has nothing to find).
 
     >>> from autofeedback._specs._text import _loader
     >>> load("a: 1\\nb: [on, true, '2', 0x1F, 1_000, .5, ~]\\n404: x\\n", _loader())
@@ -63,15 +65,17 @@ def load(text: str, loader: Any) -> Any:
     resolved: dict[str, Any] = {}  # plain scalar -> its value (most repeat: keys)
     anchors: dict[str, Any] = {}
     open_anchors: set[str] = set()
-    # frames: [container, key awaiting its value (or _NO_KEY), anchor or None]
-    stack: list[list[Any]] = []
+    # the open containers, each with the key awaiting its value and its anchor; ``top``
+    # is the innermost (``None`` before the root)
+    stack: list[tuple[Any, Any, str | None]] = []
+    top: Any = None
+    key: Any = _NO_KEY
+    top_anchor: str | None = None
     root: Any = None
     documents = 0
+    aliased = False
 
     def plain(value: str) -> Any:
-        hit = resolved.get(value, _NO_KEY)
-        if hit is not _NO_KEY:
-            return hit
         tag = _STR
         for candidate, regexp in resolvers.get(value[:1], []) + wildcard:
             if regexp.match(value):
@@ -93,60 +97,68 @@ def load(text: str, loader: Any) -> Any:
             resolved[value] = out
         return out
 
-    def add(value: Any, container: bool) -> None:
-        nonlocal root
-        if not stack:
-            root = value
-            return
-        frame = stack[-1]
-        target = frame[0]
-        if type(target) is list:
-            target.append(value)
-        elif frame[1] is _NO_KEY:
-            if container:
-                raise Unusual("a mapping or sequence as a key")
-            frame[1] = _key(value)
-        else:
-            target[frame[1]] = value
-            frame[1] = _NO_KEY
-
     event: Any  # the types' attributes are read by type below
     for event in yaml.parse(text, Loader=loader):
         kind = type(event)
+        container = False
         if kind is ScalarEvent:
             tag = event.tag
             if tag is None or tag == "!":
-                value = plain(event.value) if event.implicit[0] else event.value
+                if event.implicit[0]:
+                    value = resolved.get(event.value, _NO_KEY)
+                    if value is _NO_KEY:
+                        value = plain(event.value)
+                else:
+                    value = event.value
             elif tag == _STR:
                 value = event.value
             else:
                 raise Unusual(tag)
             if event.anchor is not None:
                 _anchor(anchors, event.anchor, value)
-            add(value, False)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             is_map = kind is MappingStartEvent
             if event.tag not in (_MAP_TAGS if is_map else _SEQ_TAGS):
                 raise Unusual(event.tag)
-            container: Any = {} if is_map else []
+            value = {} if is_map else []
+            container = True
             if event.anchor is not None:
-                _anchor(anchors, event.anchor, container)
+                _anchor(anchors, event.anchor, value)
                 open_anchors.add(event.anchor)
-            add(container, True)
-            stack.append([container, _NO_KEY, event.anchor])
         elif kind is MappingEndEvent or kind is SequenceEndEvent:
-            frame = stack.pop()
-            if frame[2] is not None:
-                open_anchors.discard(frame[2])
+            if top_anchor is not None:
+                open_anchors.discard(top_anchor)
+            top, key, top_anchor = stack.pop()
+            continue
         elif kind is AliasEvent:
             if event.anchor not in anchors or event.anchor in open_anchors:
                 raise Unusual("an undefined or recursive alias")
+            aliased = True
             value = anchors[event.anchor]
-            add(value, isinstance(value, (dict, list)))
-        elif kind is DocumentStartEvent:
-            documents += 1
-            if documents > 1:
-                raise Unusual("a second document")
+            container = type(value) is dict or type(value) is list
+        else:
+            if kind is DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise Unusual("a second document")
+            continue
+        # the value goes into the innermost open container (or is the root)
+        if top is None:
+            root = value
+        elif type(top) is list:
+            top.append(value)
+        elif key is _NO_KEY:
+            if container:
+                raise Unusual("a mapping or sequence as a key")
+            key = value if type(value) is str else _key(value)
+        else:
+            top[key] = value
+            key = _NO_KEY
+        if container and kind is not AliasEvent:
+            stack.append((top, key, top_anchor))
+            top, key, top_anchor = value, _NO_KEY, event.anchor
+    if facts is not None:
+        facts["aliases"] = aliased
     return root
 
 
