@@ -30,7 +30,6 @@ from autofeedback.core._exceptions import (
     SpecWarning,
     ToolCallRejected,
 )
-from autofeedback.core._findings import CODES, Finding, Repair, Severity
 
 __version__ = "0.1.0"  # setup.cfg reads it (version = attr: autofeedback.__version__)
 
@@ -39,6 +38,7 @@ if _TYPE_CHECKING:
     from autofeedback._specs._remote import RemoteRefs
     from autofeedback.audit._audit import AuditResult, AuditSummary, audit_lines
     from autofeedback.catalog._catalog import ApiCatalog
+    from autofeedback.core._findings import CODES, Finding, Repair, Severity
     from autofeedback.core._model import ApiRequest, Operation, Parameter, Response
     from autofeedback.decide import Decider, Decision, Policy, Session
     from autofeedback.decide._feedback import render_feedback
@@ -59,11 +59,16 @@ if _TYPE_CHECKING:
     from autofeedback.loop._loop import Attempt, FeedbackLoop, LoopResult
     from autofeedback.scanner._scan import Scanner, iter_findings, scan
 
-# Everything past the findings and the exceptions loads on first use (the
-# checks pull in jsonschema and its format checkers, the spec loaders YAML, the
-# integrations HTTP clients and servers), so that `import autofeedback`, `autofeedback
-# --version` and the pytest plugin of a run that does not use it stay fast.
+# Everything past the exceptions loads on first use (the findings' dataclasses import
+# inspect, a third of `import autofeedback`; the checks pull in jsonschema and its
+# format checkers, the spec loaders YAML, the integrations HTTP clients and servers),
+# so that `import autofeedback`, `autofeedback --version` and the pytest plugin of a
+# run that does not use it stay fast.
 _LAZY: dict[str, str] = {
+    "CODES": "autofeedback.core._findings",
+    "Finding": "autofeedback.core._findings",
+    "Repair": "autofeedback.core._findings",
+    "Severity": "autofeedback.core._findings",
     "ApiCatalog": "autofeedback.catalog._catalog",
     "render_feedback": "autofeedback.decide._feedback",
     "ApiRequest": "autofeedback.core._model",
