@@ -147,6 +147,7 @@ class OpenApi3Loader:
             raise self.error("'paths' must be an object", "paths")
         self._collect(self._doc_unread)
         self._schemes = self.security_schemes()
+        self._auth_by_names: dict[tuple[str, ...], tuple[Parameter, ...]] = {}
         ops: list[Operation] = []
         for path, item in paths.items():
             ops.extend(self._path_item(str(path), item))
@@ -410,6 +411,14 @@ class OpenApi3Loader:
         names: list[str] = []
         if isinstance(requirements, list):
             names = [str(n) for req in requirements if isinstance(req, dict) for n in req]
+        # the same few requirements recur on every operation: built once each (frozen
+        # parameters, shared)
+        known = self._auth_by_names.get(tuple(names))
+        if known is None:
+            known = self._auth_by_names[tuple(names)] = self._auth_for(names)
+        return known
+
+    def _auth_for(self, names: list[str]) -> tuple[Parameter, ...]:
         out: dict[tuple[str, str], Parameter] = {}
         for name in dict.fromkeys([*names, *self._schemes]):
             scheme = self._schemes.get(name)
