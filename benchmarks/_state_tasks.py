@@ -417,7 +417,15 @@ def state_table(
         "three venues of the quota, a booking cancelled). Success is each kind's check on "
         "the calls made and the sandbox's final state (see the module), decided before "
         f"any run. Model: `{args.llm}`{' ' + args.model if args.model else ''}, greedy, "
-        "every setting from the same first answer; max 3 static and 2 dynamic rounds."
+        "every setting from the same first answer; max 3 static and 2 dynamic rounds. "
+        + (
+            "**The certain repairs are on in every setting** (`--repair sure`, the "
+            "product's default: a name's case or separators, a lossless value), so a "
+            "call the model names `CreateVenue` is sent as `createVenue`."
+            if getattr(args, "repair", None)
+            else "The paper's settings: no repairs (a name written `CreateVenue` is an "
+            "E2 error: fed back by Static, refused by the server in Dynamic)."
+        )
         + (f" Measured at commit {', '.join(sorted(c for c in commits if c))}." if commits else ""),
         "",
         "| setting | state tasks solved | controls solved | repaired (Base failures fixed) "

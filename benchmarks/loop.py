@@ -387,12 +387,16 @@ class Outcome:
 class Runner:
     """The sandboxes, scanners and doc indexes of every spec, built once."""
 
-    def __init__(self, llm: SharedLLM, settings: Sequence[str]) -> None:
+    def __init__(
+        self, llm: SharedLLM, settings: Sequence[str], *, repair: str | None = None
+    ) -> None:
         from doc_index import DocIndex
         from retriever import ApiRetriever
 
         self.llm = llm
         self.settings = list(settings)
+        #: the certain repairs in every setting (``"sure"``), in place of each setting's own
+        self.repair = repair
         self.retriever = ApiRetriever()
         self.codes = error_code_docs_file()
         self._index_cls = DocIndex
@@ -469,7 +473,7 @@ class Runner:
             scanner=self.scanners[key],
             doc_index=self.indexes[key],
             timeout=10.0,
-            **SETTINGS[setting],
+            **{**SETTINGS[setting], **({"repair": self.repair} if self.repair else {})},
         )
         self.llm.charged_seconds = self.llm.fresh_seconds = 0.0
         started = time.perf_counter()
@@ -570,9 +574,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--report-only", action="store_true", help="tabulate the checkpoint, run nothing"
     )
+    parser.add_argument(
+        "--repair",
+        choices=("sure",),
+        help="--slice state: the certain repairs on in every setting (the product's default)",
+    )
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    if _datasets.shared_data_dir() is None:
+    if args.repair and args.slice != "state":
+        print("--repair goes with --slice state", file=sys.stderr)
+        return 2
+    if _datasets.shared_data_dir() is None and args.slice != "state":
         print("shared data (../shared/data) not found; nothing to measure", file=sys.stderr)
         return 2
     chosen = [s.strip() for s in args.settings.split(",")]
@@ -594,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks._state_tasks import state_tasks
 
         STATE_WORK.mkdir(parents=True, exist_ok=True)
-        checkpoint = args.checkpoint or STATE_WORK / f"{safe}.jsonl"
+        repaired = "-repair" if args.repair else ""
+        checkpoint = args.checkpoint or STATE_WORK / f"{safe}{repaired}.jsonl"
         tasks = state_tasks(args.tasks)
     else:
         checkpoint = args.checkpoint or Path(
@@ -608,10 +621,12 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     if todo and not args.report_only:
         answers = args.answers or checkpoint.with_suffix(".answers.jsonl")
+        if args.slice == "state" and not args.answers:  # one store for both runs
+            answers = STATE_WORK / f"{safe}.answers.jsonl"
         name = args.llm + (f" {args.model}" if args.model else "")
         llm = load_llm(args.llm, **({"model": args.model} if args.model else {}))
         shared = SharedLLM(llm, name=name, store=answers)
-        runner = Runner(shared, chosen)
+        runner = Runner(shared, chosen, repair=args.repair)
         commit = _commit()
         commits.add(commit)
         try:
@@ -646,7 +661,9 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_write:
             cmd = f"python benchmarks/loop.py --llm {args.llm} --slice state --tasks {args.tasks}"
             cmd += f" --model {args.model}" if args.model else ""
-            write_section(f"Feedback loop, the state slice ({args.llm})", cmd, table)
+            cmd += f" --repair {args.repair}" if args.repair else ""
+            title = ", certain repairs on" if args.repair else ""
+            write_section(f"Feedback loop, the state slice{title} ({args.llm})", cmd, table)
         return 0
     table = tabulate({t.id: done[t.id] for t in finished}, chosen, finished, args, commits)
     if args.slice == "dynamic":
