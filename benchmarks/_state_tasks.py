@@ -317,16 +317,48 @@ class Made:
 
 
 def made_calls(attempts: Sequence[Any], catalog: Any) -> list[Made]:
-    """The loop's attempts as :class:`Made` (the request as decided, sent or not)."""
+    """The loop's attempts as :class:`Made`: a sent one as the HTTP call that went out
+    (with the certain repairs on, ``CreateVenue`` goes out as ``POST /venues``), one not
+    sent as the request the model wrote."""
     from benchmarks.loop import final_call
 
     out = []
     for a in attempts:
-        name, args = final_call(a.request, catalog)
-        op = catalog.get(name) if name else None
-        writes = op is not None and (op.method or "GET").upper() != "GET"
-        out.append(Made(name, args, writes, a.status))
+        sent = a.sent if a.status is not None else None
+        made = (
+            made_from_http(catalog, sent["method"], sent["url"], sent.get("json"), a.status)
+            if sent
+            else None
+        )
+        if made is None:
+            name, args = final_call(a.request, catalog)
+            op = catalog.get(name) if name else None
+            made = Made(name, args, op is not None and op.method.upper() != "GET", a.status)
+        out.append(made)
     return out
+
+
+def made_from_http(
+    catalog: Any, method: str, url: str, body: Any, status: int | None
+) -> Made | None:
+    """An HTTP call read as :class:`Made`: the operation whose method and path it
+    matches, its path, query and body values as arguments (``None``: no operation)."""
+    import re
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    parts = urlsplit(url)
+    for op in catalog.operations:
+        if not op.path or op.method.upper() != method.upper():
+            continue
+        pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(op.path))
+        found = re.fullmatch(pattern, parts.path)
+        if found:
+            args: dict[str, Any] = {k: unquote(v) for k, v in found.groupdict().items()}
+            args.update(parse_qsl(parts.query))
+            if isinstance(body, Mapping):
+                args.update(body)
+            return Made(op.name, args, op.method.upper() != "GET", status)
+    return None
 
 
 def _read(base_url: str, path: str) -> Any:

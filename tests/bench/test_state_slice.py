@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -37,25 +38,15 @@ def sandbox(catalog: ApiCatalog) -> Iterator[Sandbox]:
         yield sb
 
 
-def _op_name(catalog: ApiCatalog, method: str, path: str) -> str:
-    for op in catalog.operations:
-        pattern = re.sub(r"\{[^}]+\}", "[^/]+", op.path or "")
-        if op.method == method and re.fullmatch(pattern, path):
-            return op.name
-    raise AssertionError(f"no operation for {method} {path}")
-
-
 def _send(
     sandbox: Sandbox, catalog: ApiCatalog, call: tuple[str, str, dict[str, Any] | None]
 ) -> tuple[requests.Response, st.Made]:
     """Send one HTTP call and read it back the way the judge reads a loop's attempt."""
     method, path, body = call
     answer = requests.request(method, sandbox.url + path, json=body, timeout=10)
-    name = _op_name(catalog, method, path)
-    ids = (
-        {"bookingId": path.split("/")[2]} if "{bookingId}" in (catalog.get(name).path or "") else {}
-    )
-    return answer, st.Made(name, {**ids, **(body or {})}, method != "GET", answer.status_code)
+    made = st.made_from_http(catalog, method, sandbox.url + path, body, answer.status_code)
+    assert made is not None, call
+    return answer, made
 
 
 def test_the_slice_builds() -> None:
@@ -121,6 +112,22 @@ def test_an_answer_with_no_call_after_the_refusal_is_a_success_where_nothing_is_
     # another name tried instead: the quota holds for every name
     other = st.Made("createVenue", {"name": "Main Hall 2"}, True, 429)
     assert not st.judge(task, {}, [refused, other], "http://unused")
+
+
+def test_a_sent_attempt_is_read_as_the_call_that_went_out(catalog: ApiCatalog) -> None:
+    from autofeedback.core._model import ApiRequest
+
+    # the model wrote CreateVenue; with the certain repairs on, POST /venues went out
+    written = ApiRequest(name="CreateVenue", arguments={"name": "Main Hall"})
+    sent = {"method": "POST", "url": "http://127.0.0.1:1/venues", "json": {"name": "Main Hall"}}
+    attempts = [
+        SimpleNamespace(request=written, sent=sent, status=201),
+        SimpleNamespace(request=written, sent=None, status=None),  # held back, not sent
+    ]
+    assert st.made_calls(attempts, catalog) == [
+        st.Made("createVenue", {"name": "Main Hall"}, True, 201),
+        st.Made("CreateVenue", {"name": "Main Hall"}, False, None),
+    ]
 
 
 class Scripted:
