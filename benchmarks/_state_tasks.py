@@ -484,4 +484,14 @@ def state_table(
         cells = [f"{sum(fair[s][t] for t in of)}/{len(of)}" for s in settings]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += ["", *goal_lines(fair, settings, ids)]
+    base = {t: done[t]["Base"] for t in fails}
+    refused = sum(o.refused > 0 for o in base.values())
+    blocked = sum(o.stop == "blocked" for o in base.values())
+    lines += [
+        "",
+        f"Of the {len(fails)} Base failures, {refused} were refused by the server (the "
+        f"cases the dynamic check can explain), {blocked} never sent (the static gate "
+        "held a call with an E1-E3 error) and "
+        f"{len(fails) - refused - blocked} answered 2xx without doing what was asked.",
+    ]
     return "\n".join(lines)
