@@ -41,6 +41,17 @@ Dynamic run side by side, paired. Its checkpoint and the model's answers are kep
 under ``benchmarks/.work/`` so that a rerun replays them.
 
     python benchmarks/loop.py --llm local:1.5b --slice dynamic --tasks 40
+
+``--slice state``: the shared data holds no state errors, so these are the project's own
+28 requests against ``specs/examples/bookings.yaml`` (:mod:`benchmarks._state_tasks`): a
+name already taken, the venue quota, a booking already cancelled or changed once
+cancelled, and controls where nothing is refused. The state is made through the API
+before each setting, and each task is judged by its own check on the calls made and
+the sandbox's final state. ``--repair sure`` turns the certain repairs on in all four
+settings.
+
+    python benchmarks/loop.py --llm local:1.5b --slice state --tasks 28
+    python benchmarks/loop.py --llm local:1.5b --slice state --tasks 28 --repair sure
 """
 
 from __future__ import annotations
