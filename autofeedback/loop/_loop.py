@@ -66,7 +66,7 @@ from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.core._redact import auth_names, credential_values, redact_finding
-from autofeedback.decide import Decider, Policy, RepairMode, check_repair
+from autofeedback.decide import Decider, Decision, Policy, RepairMode, check_repair
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._run import (
     HOST_NOT_ALLOWED,
@@ -284,10 +284,16 @@ class FeedbackLoop:
             fn(value)
 
     def _explain(
-        self, op: Operation | None, status: int | None, body: str, request: ApiRequest
+        self,
+        op: Operation | None,
+        status: int | None,
+        body: str,
+        request: ApiRequest,
+        named: set[str] | None = None,
     ) -> list[str] | None:
         """What the docs say about the refusal: its documented cause, the part of the
-        request it concerns, the call that would resolve it (as feedback lines)."""
+        request it concerns, the call that would resolve it (as feedback lines). The
+        operation of that call is added to ``named``."""
         if not self.retrieve_docs or status is None:
             return None
         from autofeedback.loop._explain import explain_response
@@ -300,7 +306,30 @@ class FeedbackLoop:
             request=request,
             catalog=self.catalog,
         )
+        if named is not None and explanation.next_call is not None:
+            named.add(explanation.next_call.operation)
         return explanation.lines() or None
+
+    def _docs_named(
+        self, decision: Decision, named: set[str], intent: str, instruction: str
+    ) -> Decision:
+        """``decision`` without its E2.1 finding when its call is one the docs named to
+        resolve an earlier refusal ("Next call: getBooking(...)"): the user's words asked
+        to cancel, the docs asked to read the booking first, and the call that follows
+        the docs is no wrong API. Only E2.1 is dropped; every other check stands."""
+        request = decision.request
+        if request is None or request.name not in named or decision.original is None:
+            return decision
+        if not any(f.code == "E2.1" for f in decision.findings):
+            return decision
+        scanner = self.scanner
+
+        def check(r: ApiRequest) -> list[Finding]:
+            found = scanner.iter_findings(r, instruction=intent, context=instruction)
+            return [f for f in found if f.code != "E2.1"]
+
+        kept = [f for f in decision.findings if f.code != "E2.1"]
+        return self.decider.from_findings(decision.original, kept, check, scanner=scanner)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -345,6 +374,7 @@ class FeedbackLoop:
         )
         request: ApiRequest | None = None
         attempt: Attempt | None = None
+        named: set[str] = set()  # operations the docs named to resolve a refusal
         while run.stop is None:
             started = time.perf_counter()
             text = self._complete(list(messages), doc_ops)
@@ -353,6 +383,8 @@ class FeedbackLoop:
             c_tok = getattr(usage, "completion_tokens", None)
             run.asked((p_tok or 0) + (c_tok or 0))
             decision = self.decider.decide(text, instruction=intent, context=instruction)[0]
+            if named:
+                decision = self._docs_named(decision, named, intent, instruction)
             original = decision.original
             findings = list(decision.findings)
             remaining = list(decision.remaining)
@@ -381,7 +413,7 @@ class FeedbackLoop:
                 shown = rewrite_output(text, [(original, request)]) or text
             if turn.action == "send":
                 assert request is not None
-                attempt = self._send(base, request, started, run, turn.key)
+                attempt = self._send(base, request, started, run, turn.key, named)
             else:
                 attempt = _done(
                     base, started, feedback=turn.feedback, feedback_kind=turn.kind, error=turn.error
@@ -426,7 +458,13 @@ class FeedbackLoop:
         return clone
 
     def _send(
-        self, base: Attempt, request: ApiRequest, started: float, run: Run, key: Any
+        self,
+        base: Attempt,
+        request: ApiRequest,
+        started: float,
+        run: Run,
+        key: Any,
+        next_calls: set[str] | None = None,
     ) -> Attempt:
         """Send ``request`` and judge the response; a refusal goes to the run, which feeds
         it back (with what the docs say about it) or ends."""
@@ -463,7 +501,7 @@ class FeedbackLoop:
             f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
         )
         feedback, explained = run.refused(
-            key, action, status, body, lambda: self._explain(op, status, body, request)
+            key, action, status, body, lambda: self._explain(op, status, body, request, next_calls)
         )
         explanation = "\n".join(explained) if explained else None
         return _done(

@@ -343,3 +343,58 @@ def test_static_feedback_carries_errors_not_warnings(
     }
     assert "E2.1" not in (first.feedback or "") and "cancelOrder" not in (first.feedback or "")
     assert "year" in (first.feedback or "") and result.success
+
+
+BOOKINGS = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookings.yaml"
+
+
+def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: Any) -> None:
+    """The user asks to cancel a booking that is already cancelled: the server refuses
+    (409, 30021), the docs' explanation names the read to make first (getBooking), and the
+    model makes it. Checked against the user's words alone, that read is a wrong API
+    (E2.1: cancelBooking fits better) and was held, so Static & Dynamic never sent it
+    (issue 38's state slice). The docs named it: it is sent, and the run ends on its 200.
+    A read the docs did not name is still held with E2.1."""
+    import requests
+    from doc_index import DocIndex
+
+    from autofeedback import Scanner
+
+    catalog = ApiCatalog.from_file(BOOKINGS)
+    index = DocIndex.build(catalog)
+    instruction = "Cancel my reservation {booking}."
+    with Sandbox(catalog, terse=True) as sandbox:
+        made = requests.post(
+            sandbox.url + "/bookings",
+            json={"venue_id": 1, "day": "2999-05-01", "seats": 2},
+            timeout=10,
+        ).json()
+        booking = made["id"]
+        requests.post(f"{sandbox.url}/bookings/{booking}/cancel", timeout=10).raise_for_status()
+
+        def run(*outputs: str) -> Any:
+            loop = FeedbackLoop(
+                CallableLLM(Script(*outputs)),
+                catalog,
+                base_url=sandbox.url,
+                doc_index=index,
+                scanner=Scanner(catalog, retriever=api_retriever),
+                max_static=1,
+                repair="off",
+            )
+            return loop.run(instruction.format(booking=booking))
+
+        cancel = f"<API>cancelBooking(bookingId='{booking}')</API>"
+        read = f"<API>getBooking(bookingId='{booking}')</API>"
+        result = run(cancel, read)
+        refused, sent = result.attempts
+        assert refused.status == 409 and refused.feedback_kind == "dynamic"
+        assert f"Next call: getBooking(bookingId='{booking}')" in (refused.feedback or "")
+        assert [f.code for f in sent.findings if f.code == "E2.1"] == []
+        assert sent.status == 200 and result.success
+
+        # the same read before any refusal named it: the user's words still judge it
+        held = run(read, cancel, cancel)
+        first = held.attempts[0]
+        assert [f.code for f in first.findings if f.severity == "error"] == ["E2.1"]
+        assert first.status is None and first.feedback_kind == "static"
