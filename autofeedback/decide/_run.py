@@ -83,6 +83,9 @@ StopReason = Literal[
     "host-not-allowed",
     "blocked",
     "unreachable",
+    # after a refusal nothing in the request could fix (a quota), the model answered in
+    # words, not with another call
+    "answered",
 ]
 #: Why a task runner's run ended (:attr:`~autofeedback.runners.TaskResult.stop_reason`).
 TaskStop = Literal[

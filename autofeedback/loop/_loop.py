@@ -151,6 +151,23 @@ class LoopResult:
         return sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in self.attempts)
 
 
+@dataclass
+class _AfterRefusal:
+    """What the docs said about a run's refusals, for the rounds after them: the
+    operations named as the call to make first, and whether the last refusal's cause
+    concerns no part of the request and names no call (nothing the model can fix)."""
+
+    named: set[str] = field(default_factory=set)
+    nothing_to_fix: bool = False
+
+    def noted(self, explanation: Any) -> None:
+        if explanation.next_call is not None:
+            self.named.add(explanation.next_call.operation)
+        self.nothing_to_fix = bool(
+            explanation.cause and not explanation.concerns and explanation.next_call is None
+        )
+
+
 class FeedbackLoop:
     """Bounded static + dynamic feedback around any LLM.
 
@@ -289,11 +306,11 @@ class FeedbackLoop:
         status: int | None,
         body: str,
         request: ApiRequest,
-        named: set[str] | None = None,
+        after: _AfterRefusal | None = None,
     ) -> list[str] | None:
         """What the docs say about the refusal: its documented cause, the part of the
-        request it concerns, the call that would resolve it (as feedback lines). The
-        operation of that call is added to ``named``."""
+        request it concerns, the call that would resolve it (as feedback lines), noted
+        in ``after`` for the rounds that follow."""
         if not self.retrieve_docs or status is None:
             return None
         from autofeedback.loop._explain import explain_response
@@ -306,8 +323,8 @@ class FeedbackLoop:
             request=request,
             catalog=self.catalog,
         )
-        if named is not None and explanation.next_call is not None:
-            named.add(explanation.next_call.operation)
+        if after is not None:
+            after.noted(explanation)
         return explanation.lines() or None
 
     def _docs_named(
@@ -374,7 +391,7 @@ class FeedbackLoop:
         )
         request: ApiRequest | None = None
         attempt: Attempt | None = None
-        named: set[str] = set()  # operations the docs named to resolve a refusal
+        after = _AfterRefusal()  # what the docs said about the run's last refusal
         while run.stop is None:
             started = time.perf_counter()
             text = self._complete(list(messages), doc_ops)
@@ -383,8 +400,8 @@ class FeedbackLoop:
             c_tok = getattr(usage, "completion_tokens", None)
             run.asked((p_tok or 0) + (c_tok or 0))
             decision = self.decider.decide(text, instruction=intent, context=instruction)[0]
-            if named:
-                decision = self._docs_named(decision, named, intent, instruction)
+            if after.named:
+                decision = self._docs_named(decision, after.named, intent, instruction)
             original = decision.original
             findings = list(decision.findings)
             remaining = list(decision.remaining)
@@ -405,19 +422,31 @@ class FeedbackLoop:
                 tuple(findings),
                 repairs=decision.repairs,
             )
-            turn = run.loop_turn(decision, text=text)
-            request = turn.request
-            # the model's turn as autofeedback holds it: its text with the repaired call
-            shown = text
-            if decision.repairs and original is not None and request is not None:
-                shown = rewrite_output(text, [(original, request)]) or text
-            if turn.action == "send":
-                assert request is not None
-                attempt = self._send(base, request, started, run, turn.key, named)
+            if decision.request is None and after.nothing_to_fix:
+                # the server refused for what no part of the request and no call can
+                # change (a quota), and the model answers in words: that is the run's
+                # end, not an E1 to feed back (which sent it back to the refused write)
+                run.text_answer()
+                request, shown = None, text
+                attempt = _done(base, started)
             else:
-                attempt = _done(
-                    base, started, feedback=turn.feedback, feedback_kind=turn.kind, error=turn.error
-                )
+                turn = run.loop_turn(decision, text=text)
+                request = turn.request
+                # the model's turn as autofeedback holds it: its text with the repaired call
+                shown = text
+                if decision.repairs and original is not None and request is not None:
+                    shown = rewrite_output(text, [(original, request)]) or text
+                if turn.action == "send":
+                    assert request is not None
+                    attempt = self._send(base, request, started, run, turn.key, after)
+                else:
+                    attempt = _done(
+                        base,
+                        started,
+                        feedback=turn.feedback,
+                        feedback_kind=turn.kind,
+                        error=turn.error,
+                    )
             run.check_budget()
             attempts.append(attempt)
             self._fire("attempt", attempt)
@@ -464,7 +493,7 @@ class FeedbackLoop:
         started: float,
         run: Run,
         key: Any,
-        next_calls: set[str] | None = None,
+        after: _AfterRefusal | None = None,
     ) -> Attempt:
         """Send ``request`` and judge the response; a refusal goes to the run, which feeds
         it back (with what the docs say about it) or ends."""
@@ -501,7 +530,7 @@ class FeedbackLoop:
             f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
         )
         feedback, explained = run.refused(
-            key, action, status, body, lambda: self._explain(op, status, body, request, next_calls)
+            key, action, status, body, lambda: self._explain(op, status, body, request, after)
         )
         explanation = "\n".join(explained) if explained else None
         return _done(

@@ -398,3 +398,56 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
         first = held.attempts[0]
         assert [f.code for f in first.findings if f.severity == "error"] == ["E2.1"]
         assert first.status is None and first.feedback_kind == "static"
+
+
+def test_after_a_refusal_nothing_can_fix_an_answer_in_words_ends_the_run(
+    api_retriever: Any,
+) -> None:
+    """The venue quota is reached (429, 30011: at most 3 venues): the docs' cause names no
+    part of the request and no call to make first, so nothing the model sends can lift
+    it. Its answer in words ends the run ("answered"), where an E1 ("no API request")
+    sent it back to the refused create. After a duplicate name (409, 30010), whose cause
+    names the field, an answer in words is still fed back."""
+    import requests
+    from doc_index import DocIndex
+
+    from autofeedback import Scanner
+
+    catalog = ApiCatalog.from_file(BOOKINGS)
+    index = DocIndex.build(catalog)
+    words = "I cannot create the venue: the booking service allows at most 3 venues."
+
+    def run(sandbox: Sandbox, instruction: str, *outputs: str) -> Any:
+        loop = FeedbackLoop(
+            CallableLLM(Script(*outputs)),
+            catalog,
+            base_url=sandbox.url,
+            doc_index=index,
+            scanner=Scanner(catalog, retriever=api_retriever),
+            max_static=1,
+            max_dynamic=2,
+            repair="off",
+        )
+        return loop.run(instruction)
+
+    create = "<API>createVenue(name='Main Hall', city='Lyon')</API>"
+    with Sandbox(catalog, terse=True) as sandbox:
+        for name in ("A", "B", "C"):
+            requests.post(
+                sandbox.url + "/venues", json={"name": name, "city": "Gent"}, timeout=10
+            ).raise_for_status()
+        result = run(sandbox, "Create a venue called 'Main Hall' in Lyon.", create, words)
+    refused, answered = result.attempts
+    assert refused.status == 429 and refused.feedback_kind == "dynamic"
+    assert answered.request is None and answered.feedback is None
+    assert result.stop_reason == "answered" and not result.success
+
+    with Sandbox(catalog, terse=True) as sandbox:
+        requests.post(
+            sandbox.url + "/venues", json={"name": "Main Hall", "city": "Paris"}, timeout=10
+        ).raise_for_status()
+        again = run(sandbox, "Create a venue called 'Main Hall' in Lyon.", create, words, create)
+    refused, told = again.attempts[:2]
+    assert refused.status == 409
+    assert told.request is None and told.feedback_kind == "static"
+    assert [f.code for f in told.findings] == ["E1"]
