@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from jsonschema import FormatChecker
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def built() -> FormatChecker:
-    """A checker built here as :data:`FORMATS` is on its first use: FORMATS itself is
-    built once a process, before a mutation test switches a mutant of the builder on."""
+    """A checker built for each test as :data:`FORMATS` is on its first use: FORMATS
+    itself is built once a process, before a mutation test switches a mutant of the
+    builder on (and mutmut gives a mutant only the tests that called it)."""
     return _formats._build()
 
 
@@ -55,6 +56,10 @@ def built() -> FormatChecker:
         ("time", "24:59:60+01:00", False),
         ("time", "23:60:60+00:01", False),
         ("time", "23:59:60Z\n", False),
+        ("time", "22:59:60+23:00", True),  # the widest offsets
+        ("time", "00:58:60+00:59", True),
+        ("time", "25:00:00Z", False),  # not a leap second: the kept checker's answer
+        ("date-time", "1998-02-30T23:59:60Z", False),  # a leap second on no such day
         ("uuid", "2EB8AA08-AA98-11EA-B4AA-73B441D16380", True),
         ("uuid", "2eb8aa08aa9811eab4aa73b441d16380", False),
         # a trailing newline, refused where no value of the format has one
@@ -84,6 +89,15 @@ def test_a_value_that_is_not_text_conforms_to_every_format(fmt: str, built: Form
 
 def test_every_asserted_format_is_checked(built: FormatChecker) -> None:
     assert set(built.checkers) == set(FORMATS.checkers) == set(ASSERTED)
+
+
+def test_the_checker_is_built_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(vars(_formats), "FORMATS")
+    checker = _formats.FORMATS
+    assert vars(_formats)["FORMATS"] is checker  # built once, then kept
+    assert set(checker.checkers) == set(ASSERTED)
+    with pytest.raises(AttributeError, match="has no attribute 'NOPE'"):
+        _formats.NOPE  # noqa: B018
 
 
 @pytest.mark.parametrize("fmt", ["iri", "relative-json-pointer", "uri-template", "int32"])
