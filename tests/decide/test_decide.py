@@ -84,6 +84,18 @@ def test_a_repair_that_breaks_a_constraint_is_undone(decider: Decider) -> None:
     assert [f.code for f in decision.errors] == ["E4.1"]
 
 
+def test_a_round_that_leaves_an_error_where_it_changed_something_is_undone_whole(
+    decider: Decider,
+) -> None:
+    # the rename and the coercion fix three errors, but the coerced 30 breaks the maximum:
+    # fewer errors is not enough, the round is undone and the call stays as written
+    call = {"name": "get_weather", "arguments": {"City": "P", "days": "30"}}
+    [decision] = decider.decide(call)
+    assert decision.action == "feedback" and not decision.repairs
+    assert [f.code for f in decision.errors] == ["E3.2", "E3.4", "E4.1"]
+    assert decision.request == decision.original
+
+
 def test_part_repaired_the_rest_goes_to_the_model_with_the_repairs(decider: Decider) -> None:
     call = {"name": "get_weather", "arguments": {"City": "Paris", "unit": "kelvin"}}
     [decision] = decider.decide(call)

@@ -1,0 +1,56 @@
+"""The correction the feedback gives for each kind of finding: the one sentence the
+model acts on, so each case is the exact text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import Finding
+from autofeedback.decide._feedback import not_sent, render_feedback
+
+CORRECTIONS = [
+    ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
+     "key2='value2')</API>, with every argument a literal value."),
+    ({"code": "E1", "suggestion": "<API>f()</API>"}, "Your request, rewritten in the expected "
+     "format, is <API>f()</API>; complete it if it was cut off and write it exactly like that."),
+    ({"code": "E2.1", "got": "get_usr", "suggestion": "getUser"},
+     "Use 'getUser' instead of 'get_usr' if it fits the instruction."),
+    ({"code": "E2.2", "suggestion": "getUser"}, "Use the documented API 'getUser'."),
+    ({"code": "E2.3"}, "Choose one of the documented APIs."),
+    ({"code": "E3", "expected": "query", "suggestion": "limit"}, "Send 'limit' in the query."),
+    ({"code": "E3.2", "suggestion": "limit"}, "Replace 'v' with the documented parameter 'limit'."),
+    ({"code": "E3.2", "expected": ["a", "b"]}, "Remove 'v'; documented parameters: a, b."),
+    ({"code": "E3.2"}, "Remove 'v'; this API takes no such parameter."),
+    ({"code": "E3.4", "suggestion": "id"}, "Add the required parameter 'id'."),
+    ({"code": "E4.1", "expected": ["integer", "null"]}, "Give a value of type integer or null."),
+    ({"code": "E4.1", "expected": "integer"}, "Give a value of type integer."),
+    ({"code": "E4.2"}, "Give a value that satisfies the documented constraint."),
+    ({"code": "E5.1", "suggestion": "getUser"}, "Call getUser first and use its result."),
+    ({"code": "E5.1"}, "Assign the result of an earlier call to the variable before using it."),
+    ({"code": "E5.2", "suggestion": "data.id"}, "Use the documented path 'data.id'."),
+    ({"code": "E5.2"}, "Use a field the earlier call's documented response has."),
+    ({"code": "E5.3", "suggestion": "call listUsers first: its response has `id`"},
+     "Call listUsers first: its response has `id`, and pass that value."),
+    ({"code": "E5.3"}, "Use the value the user gave, or one an earlier response returned."),
+    ({"code": "E5.4", "expected": ["integer", "string"]},
+     "Pass a single field of type integer or string, e.g. one item's field."),
+    ({"code": "E5.4", "expected": "integer"},
+     "Pass a single field of type integer, e.g. one item's field."),
+    ({"code": "E5.4"}, "Take the value from the earlier response that documents it."),
+    ({"code": "E5"}, "Take the value from the earlier response that documents it."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("finding", "correction"), CORRECTIONS)
+def test_each_finding_gets_its_correction(finding: dict[str, Any], correction: str) -> None:
+    fields: dict[str, Any] = {"location": ("arguments", "x"), "got": "v", "message": "m"}
+    text = render_feedback(Finding(**{**fields, **finding}))
+    cause = next(line for line in text.splitlines() if line.startswith("Likely cause: "))
+    assert cause.split(" Correction: ", 1)[1] == correction
+
+
+def test_the_trace_says_why_a_request_was_not_sent() -> None:
+    assert not_sent(True) == "request not sent: it still has E1-E3 findings"
+    assert not_sent(False) == "request not sent: no request could be parsed"
