@@ -505,6 +505,39 @@ def test_combine_and_key() -> None:
     )
 
 
+def test_calls_made_together_are_one_decision_with_everything_in_order() -> None:
+    fix_a, fix_b = Repair("E3.2", ("argument", "A"), "A", "a"), Repair("E2.2", ("api",), "G", "g")
+    warn = Finding("E2.1", ("api",), "f", severity="warning", message="maybe")
+    err = Finding("E3.2", ("argument", "x"), "x", message="unknown")
+    clean = Decision("forward", "clean", ApiRequest(name="f"), findings=(warn,), remaining=(warn,))
+    fixed = Decision("forward", "repaired", ApiRequest(name="g"), repairs=(fix_a, fix_b))
+    bad = Decision("feedback", "errors", ApiRequest(name="h"), findings=(err,), remaining=(err,))
+    both = combine([clean, fixed])
+    assert (both.action, both.reason, both.request, both.original) == (
+        "forward",
+        "repaired",
+        None,
+        None,
+    )
+    assert (both.findings, both.remaining, both.repairs, both.text) == (
+        (warn,),
+        (warn,),
+        (fix_a, fix_b),
+        "",
+    )
+    assert (combine([clean, clean]).action, combine([clean, clean]).reason) == ("forward", "clean")
+    one_bad = combine([fixed, bad, clean])
+    assert (one_bad.action, one_bad.reason, one_bad.repairs) == (
+        "feedback",
+        "errors",
+        (fix_a, fix_b),
+    )
+    assert (one_bad.findings, one_bad.remaining) == ((err, warn), (err, warn))
+    assert combine([bad, clean]).findings == (err, warn)
+    none = combine([])
+    assert (none.action, none.reason, none.text, none.findings) == ("forward", "clean", None, ())
+
+
 def test_repairs_of_credentials_are_masked_where_shown() -> None:
     tools = [
         {

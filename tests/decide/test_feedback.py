@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from autofeedback import Finding
-from autofeedback.decide._feedback import not_sent, render_feedback
+from autofeedback.decide._feedback import hint, not_sent, render_feedback
 
 CORRECTIONS = [
     ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
@@ -54,3 +54,26 @@ def test_each_finding_gets_its_correction(finding: dict[str, Any], correction: s
 def test_the_trace_says_why_a_request_was_not_sent() -> None:
     assert not_sent(True) == "request not sent: it still has E1-E3 findings"
     assert not_sent(False) == "request not sent: no request could be parsed"
+
+
+@pytest.mark.parametrize(
+    ("message", "suggestion", "said"),
+    [
+        ("unknown parameter x", None, ""),
+        ("unknown parameter x", "limit", " (did you mean limit?)"),
+        ("unknown parameter 'x' — did you mean 'limit'?", "limit", ""),  # offered already
+        ("call listUsers first: its response has id", "listUsers", ""),  # named as itself
+        ("the field id is not in the response", "id", ""),
+        # inside a longer name or path, or only listed among others: offered here
+        ("use results[].id", "id", " (did you mean id?)"),
+        ("ids only", "id", " (did you mean id?)"),
+        ("x.id", "id", " (did you mean id?)"),
+        ("[id]", "id", " (did you mean id?)"),
+        ("documented APIs: getA, getB", "getA", " (did you mean getA?)"),
+        ("documented parameters: a, b", "a", " (did you mean a?)"),
+        ("", "a", " (did you mean a?)"),
+    ],
+)
+def test_a_suggestion_is_offered_once(message: str, suggestion: str | None, said: str) -> None:
+    finding = Finding("E3.2", ("argument", "x"), "x", message=message, suggestion=suggestion)
+    assert hint(finding) == said

@@ -117,6 +117,41 @@ def _fixed(name: str = "get_weather", arguments: Any = FIXED) -> ApiRequest:
             id="the-object-that-is-the-arguments",
         ),
         pytest.param(
+            '{"name": "get_weather", "arguments": {"City": "Zürich"}}',
+            {"arguments": {"City": "Zürich"}},
+            {"arguments": {"city": "Zürich"}},
+            '{"name": "get_weather", "arguments": {"city": "Zürich"}}',
+            id="json-call-text-as-written-not-escaped",
+        ),
+        pytest.param(
+            'Action: get_weather, i.e. get_weather\nAction Input: {"City": "Paris"}',
+            {},
+            {"name": "getWeather"},
+            'Action: getWeather, i.e. get_weather\nAction Input: {"city": "Paris"}',
+            id="name-token-renamed-once",
+        ),
+        pytest.param(
+            'note {not json} {"name": "get_weather", "arguments": {"City": "Paris"}}',
+            {},
+            {},
+            'note {not json} {"name": "get_weather", "arguments": {"city": "Paris"}}',
+            id="past-a-brace-that-is-not-json",
+        ),
+        pytest.param(
+            "{" * 200 + '"name": "get_weather", "arguments": {"City": "Paris"}}',
+            {},
+            {},
+            "{" * 199 + '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+            id="the-200th-brace-is-tried",
+        ),
+        pytest.param(
+            "{" * 201 + '"name": "get_weather", "arguments": {"City": "Paris"}}',
+            {},
+            {},
+            None,
+            id="the-201st-brace-is-not",
+        ),
+        pytest.param(
             "<API>get_weather(City=\"Paris (FR)\", note='a)b', n=[1, (2)])</API>",
             {"arguments": {"City": "Paris (FR)", "note": "a)b", "n": [1, 2]}},
             {"arguments": {"city": "Paris (FR)", "note": "a)b", "n": [1, 2]}},
@@ -163,6 +198,11 @@ def test_an_http_line_keeps_its_method_and_changes_only_the_url() -> None:
     repaired = _http("https://api.example.org/v1/movie/5/credits", format="http")
     assert rewrite_raw(raw, original, repaired) == "GET https://api.example.org/v1/movie/5/credits"
     assert rewrite_raw(raw, original, original) == raw
+    # the URL's first place only: the model's prose after it stays as written
+    said = f"{raw} (as in {original.url})"
+    assert rewrite_raw(said, original, repaired) == (
+        f"GET https://api.example.org/v1/movie/5/credits (as in {original.url})"
+    )
     # a query parameter or body the line does not hold: not written back here
     moved = _http("https://api.example.org/v1/movie/5/credits", params={"a": 1}, format="http")
     assert rewrite_raw(raw, original, moved) is None
@@ -190,6 +230,17 @@ def test_a_restgpt_input_keeps_its_fields_and_its_relative_url() -> None:
         'Input: {"url": "https://api.example.org/v1/movie/5", "description": "d"}'
     )
     assert rewrite_raw("Input: none", original, plain) is None
+    # what the repaired request sends replaces what the model wrote, even where empty
+    raw = 'Input: {"url": "/v1/Movie/5", "params": {"q": "Zürich"}, "data": {"a": 1}}'
+    original = _http("/v1/Movie/5", raw, format="restgpt", params={"q": "Zürich"}, body={"a": 1})
+    repaired = _http("https://api.example.org/v1/movie/5")
+    assert rewrite_raw(raw, original, repaired) == (
+        'Input: {"url": "/v1/movie/5", "params": {}, "data": null}'
+    )
+    repaired = _http("https://api.example.org/v1/movie/5", params={"q": "Zürich"})
+    assert rewrite_raw(raw, original, repaired) == (
+        'Input: {"url": "/v1/movie/5", "params": {"q": "Zürich"}, "data": null}'
+    )
 
 
 def test_each_call_of_a_text_is_rewritten_in_its_place() -> None:
