@@ -1,0 +1,111 @@
+"""The E3 findings a person reads: each field of a spelling variant, a missing required
+parameter and the one finding for the unknown names past the first hundred, for an
+HTTP query and for a tool call's arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Finding, Scanner
+
+BASE = "https://api.example.org"
+SPEC = {
+    "openapi": "3.0.0",
+    "info": {"title": "items", "version": "1"},
+    "servers": [{"url": BASE}],
+    "paths": {
+        "/items": {
+            "get": {
+                "operationId": "listItems",
+                "parameters": [
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "description": "How many items.",
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "q", "in": "query", "required": True, "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+TOOLS = [
+    {
+        "name": "f",
+        "description": "d",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "limit": {"type": "integer", "description": "How many."},
+                "q": {"type": "string"},
+            },
+            "required": ["q"],
+        },
+    }
+]
+
+
+@pytest.fixture(scope="module")
+def http() -> Scanner:
+    return Scanner(ApiCatalog.from_obj(SPEC), retriever=None)
+
+
+@pytest.fixture(scope="module")
+def tools() -> Scanner:
+    return Scanner(ApiCatalog.from_tools(TOOLS), retriever=None)
+
+
+def _one(scanner: Scanner, call: Any) -> Finding:
+    [finding] = scanner.iter_findings(call)
+    return finding
+
+
+def test_a_spelling_variant_says_where_and_what_was_meant(http: Scanner, tools: Scanner) -> None:
+    assert _one(http, f"GET {BASE}/items?q=a&Limit=5") == Finding(
+        "E3.2",
+        ("query", "Limit"),
+        "Limit",
+        expected="limit",
+        suggestion="limit",
+        operation="listItems",
+        doc="limit (query, integer, optional): How many items.",
+        message="unknown query parameter 'Limit'; it is a spelling variant of 'limit'",
+    )
+    assert _one(tools, {"name": "f", "arguments": {"q": "a", "Limit": 5}}) == Finding(
+        "E3.2",
+        ("argument", "Limit"),
+        "Limit",
+        expected="limit",
+        suggestion="limit",
+        operation="f",
+        doc="limit (argument, integer, optional): How many.",
+        message="unknown parameter 'Limit'; it is a spelling variant of 'limit'",
+    )
+
+
+def test_a_missing_required_parameter_says_where(http: Scanner, tools: Scanner) -> None:
+    assert _one(http, f"GET {BASE}/items?limit=5").message == (
+        "required query parameter 'q' is missing"
+    )
+    assert _one(tools, {"name": "f", "arguments": {"limit": 5}}).message == (
+        "required parameter 'q' is missing"
+    )
+
+
+def test_unknown_names_past_the_first_hundred_are_one_finding(http: Scanner) -> None:
+    names = "&".join(f"u{i}=1" for i in range(103))
+    findings = list(http.iter_findings(f"GET {BASE}/items?q=a&{names}"))
+    assert len(findings) == 101
+    assert findings[-1] == Finding(
+        "E3",
+        ("query", "u100"),
+        "u100",
+        expected=["limit", "q"],
+        operation="listItems",
+        message="unknown query parameter 'u100' and 2 more unknown names after it (the "
+        "first 100 are reported one by one); listItems takes: limit, q",
+    )
