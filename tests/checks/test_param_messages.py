@@ -109,3 +109,28 @@ def test_unknown_names_past_the_first_hundred_are_one_finding(http: Scanner) -> 
         message="unknown query parameter 'u100' and 2 more unknown names after it (the "
         "first 100 are reported one by one); listItems takes: limit, q",
     )
+
+
+def test_a_name_of_other_operations_belongs_to_the_one_sharing_most_arguments() -> None:
+    def tool(name: str, *params: str) -> dict[str, Any]:
+        properties = {p: {"type": "string"} for p in params}
+        return {"name": name, "description": "d", "parameters": {"properties": properties}}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("getWeather", "city"),
+            tool("getNews", "topic", "lang"),
+            tool("getRoute", "lang", "to"),
+        ]
+    )
+    scanner = Scanner(catalog, retriever=None)
+
+    def said(**arguments: str) -> list[str]:
+        call = {"name": "getWeather", "arguments": {"city": "P", **arguments}}
+        return [f.message for f in scanner.iter_findings(call)]
+
+    assert said(lang="en") == ["parameter 'lang' belongs to getNews, not to getWeather"]
+    assert said(lang="en", to="x") == [
+        "parameter 'lang' belongs to getRoute, not to getWeather",
+        "parameter 'to' belongs to getRoute, not to getWeather",
+    ]
