@@ -248,3 +248,69 @@ def test_audit_fix_writes_each_record_again_in_its_own_shape(tmp_path: Path) -> 
     plain = io.StringIO()
     cli_run(argv, plain, io.StringIO())
     assert "repaired" not in plain.getvalue() and '"fix"' not in plain.getvalue()
+
+
+def _chat(arguments: Any, *, legacy: bool = False) -> dict[str, Any]:
+    function = {"name": "Get_Weather", "arguments": arguments}
+    if legacy:  # the pre-tools function_call: the block is the function itself
+        return {"role": "assistant", "function_call": function}
+    calls = [{"id": "c1", "type": "function", "function": function}]
+    # a call with nothing to repair beside it stays as it is
+    calls.append({"id": "c2", "type": "function", "function": _LIMA})
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+_LIMA = {"name": "get_weather", "arguments": {"city": "Lima"}}
+_AS_TEXT = '{"City": "Zürich"}'
+_AS_OBJECT = {"City": "Zürich"}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(_chat(_AS_TEXT), id="openai-chat-arguments-text"),
+        pytest.param(_chat(_AS_OBJECT), id="openai-chat-arguments-object"),
+        pytest.param(_chat(_AS_TEXT, legacy=True), id="openai-chat-function-call"),
+        pytest.param(
+            {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather",
+                         "arguments": _AS_TEXT}]},
+            id="openai-responses-arguments-text",
+        ),
+        pytest.param(
+            {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather",
+                         "arguments": _AS_OBJECT}]},
+            id="openai-responses-arguments-object",
+        ),
+        pytest.param(
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": _AS_OBJECT},
+            ]},
+            id="anthropic",
+        ),
+        pytest.param(
+            {"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"name": "Get_Weather", "args": _AS_OBJECT, "id": "g1"}}
+            ]}}]},
+            id="gemini",
+        ),
+        pytest.param(
+            {"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "b1", "name": "Get_Weather", "input": _AS_OBJECT}}
+            ]}}},
+            id="bedrock",
+        ),
+    ],
+)  # fmt: skip
+def test_the_repaired_message_is_the_models_own_with_the_repaired_name_and_arguments(
+    message: dict[str, Any],
+) -> None:
+    """What the caller sends on: the same message, the same keys and ids, each repaired
+    call's name and arguments changed in place (text arguments stay text, written as
+    the model wrote them, not escaped), every other call as it was."""
+    written = json.dumps(message, ensure_ascii=False)
+    expected = json.loads(written.replace("Get_Weather", "get_weather").replace("City", "city"))
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.ok
+    assert decided.message == expected
+    assert json.dumps(message, ensure_ascii=False) == written  # the caller's is unchanged
