@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from autofeedback.decide import Policy
+from autofeedback import ApiRequest, Finding
+from autofeedback.decide import Decision, Policy
 from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL
-from autofeedback.decide._run import REPEATED, Run
+from autofeedback.decide._run import REPEATED, Kind, Run
+
+BAD = Decision("feedback", "errors", None, remaining=(Finding("E3.2", ("argument", "x"), "x"),))
 
 
 def test_a_call_made_again_is_told_once_then_stops_the_run() -> None:
@@ -41,3 +44,86 @@ def test_a_call_made_again_stops_the_run_when_no_feedback_is_left(
     stopped = run.made_again("k")
     assert (stopped.action, stopped.error, run.stop) == ("stop", REPEATED_CALL, REPEATED)
     assert run.session.rejections("k") == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "stops"),
+    [
+        ("loop", ["static-budget", "blocked", "token-budget", "repeated"]),
+        ("program", ["feedback-budget", "base", "token-budget", "repeated"]),
+        ("react", ["feedback-budget", "feedback-budget", "token-budget", "repeated"]),
+        ("proxy", ["max-rounds", "max-rounds", "token-budget", "repeated"]),
+        ("mcp", ["rounds", "no-feedback", "token-budget", "repeated"]),
+    ],
+)
+def test_each_kind_of_run_names_its_stop_in_its_own_words(kind: Kind, stops: list[str]) -> None:
+    """No rounds left, no feedback at all, the tokens spent, the same call rejected
+    again: the stop each kind of run reports (its trace, its log, its exit)."""
+    said = []
+    for policy, tokens in [
+        (Policy(max_rounds=0), 0),
+        (Policy(feedback=False), 0),
+        (Policy(token_budget=5), 5),
+    ]:
+        run = Run(policy, kind)
+        run.asked(tokens)
+        assert run.judge(BAD).action == "stop"
+        said.append(run.stop)
+    run = Run(Policy(), kind)
+    assert run.judge(BAD, key="k").action == "feedback"
+    assert run.judge(BAD, key="k").action == "stop"
+    said.append(run.stop)
+    assert said == stops
+
+
+@pytest.mark.parametrize(
+    ("constrained", "ask"),
+    [
+        (False, "Write the whole corrected program in a ```python block."),
+        (True, "Write the whole corrected program."),
+    ],
+)
+def test_an_answer_with_no_program_is_told_so(constrained: bool, ask: str) -> None:
+    run = Run(Policy(), "program")
+    judged, program, feedback = run.program_turn(
+        Decision("forward", "clean", None), "", instruction=None, constrained=constrained
+    )
+    assert (judged.action, [f.code for f in judged.errors], program, run.stop) == (
+        "feedback",
+        ["E1"],
+        "",
+        None,
+    )
+    assert feedback == (
+        "Your program has 1 problem:\n- E1 the answer holds no program: write the calls, one "
+        f"per line, in a ```python block\n{ask}"
+    )
+    spent = Run(Policy(max_rounds=0), "program")
+    judged, _, feedback = spent.program_turn(
+        Decision("forward", "clean", None), "", instruction=None, constrained=constrained
+    )
+    assert (judged.action, spent.stop, feedback) == ("stop", "feedback-budget", None)
+
+
+def test_calls_sent_are_counted_and_end_the_run_at_its_step_or_token_bound() -> None:
+    run = Run(Policy(max_steps=2), "react")
+    call = ApiRequest(name="f", arguments={"a": 1})
+    assert not run.made_before(call)
+    run.sent(call)
+    assert run.made_before(ApiRequest(name="f", arguments={"a": 1}))
+    assert not run.made_before(ApiRequest(name="f", arguments={"a": 2}))
+    run.stepped()
+    assert (run.session.steps, run.stop) == (1, None)
+    run.sent(ApiRequest(name="g"))
+    run.stepped()
+    assert (run.session.steps, run.stop) == (2, "step-budget")
+    spent = Run(Policy(token_budget=3), "react")
+    spent.asked(3)
+    spent.sent(call)
+    spent.stepped()
+    assert spent.stop == "token-budget"
+    both = Run(Policy(max_steps=1, token_budget=3), "react")
+    both.asked(3)
+    both.sent(call)
+    both.stepped()
+    assert both.stop == "step-budget"  # the steps are named first
