@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from autofeedback import Finding
-from autofeedback.decide._feedback import hint, not_sent, render_feedback
+from autofeedback.decide._feedback import hint, not_sent, observation, render_feedback
 
 CORRECTIONS = [
     ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
@@ -77,3 +77,8 @@ def test_the_trace_says_why_a_request_was_not_sent() -> None:
 def test_a_suggestion_is_offered_once(message: str, suggestion: str | None, said: str) -> None:
     finding = Finding("E3.2", ("argument", "x"), "x", message=message, suggestion=suggestion)
     assert hint(finding) == said
+
+
+def test_an_observation_is_cut_only_past_its_limit() -> None:
+    assert observation(200, "x" * 50, 50) == "HTTP 200 " + "x" * 50
+    assert observation(404, "y" * 51, 50) == "HTTP 404 " + "y" * 50 + "... (1 more characters)"

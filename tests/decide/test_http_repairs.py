@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Decider, Scanner
+from autofeedback import ApiCatalog, ApiRequest, Decider, Scanner
 
 BASE = "https://api.example.org/v1"
 
@@ -71,3 +71,62 @@ def test_a_path_that_is_not_one_slip_is_left_to_the_model(decider: Decider, writ
     [decision] = decider.decide(f"{method} {BASE}{rest}")
     assert decision.action == "feedback" and not decision.repairs
     assert [f.code for f in decision.errors] == ["E2"]
+
+
+ORDERS = {
+    "openapi": "3.0.0",
+    "info": {"title": "orders", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "paths": {
+        "/orders": {
+            "post": {
+                "operationId": "createOrder",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "qty": {"type": "integer"},
+                                    "item": {
+                                        "type": "object",
+                                        "properties": {
+                                            "size": {"type": "integer"},
+                                            "name": {"type": "string"},
+                                        },
+                                    },
+                                },
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "sent", "repair"),
+    [
+        ({"qty": "3"}, {"qty": 3}, "E4.1 body.qty: '3' -> 3"),
+        (
+            {"item": {"size": "4", "name": "x"}},
+            {"item": {"size": 4, "name": "x"}},
+            "E4.1 body.item.size: '4' -> 4",
+        ),
+        ('{"qty": "3"}', '{"qty": 3}', "E4.1 body.qty: '3' -> 3"),  # JSON text stays text
+        ('{"Qty": 3}', '{"qty": 3}', "E3.2 body.Qty: 'Qty' -> 'qty'"),
+    ],
+)
+def test_a_json_body_is_sent_with_its_repairs_in_the_shape_it_was_written(
+    body: Any, sent: Any, repair: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(ORDERS), retriever=None))
+    call = ApiRequest(method="POST", url="https://api.example.org/orders", body=body)
+    [decision] = decider.decide(call)
+    assert (decision.action, [str(r) for r in decision.repairs]) == ("forward", [repair])
+    assert decision.request is not None and decision.request.body == sent
+    assert call.body == body  # the model's request keeps what it wrote
