@@ -401,6 +401,28 @@ def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     assert finding.fix == value
 
 
+def test_a_producer_is_inserted_on_the_line_before_the_call_and_never_inside_a_block() -> None:
+    decider = _player()
+    program = 'x = 1\nplay(device_id="<device_id>")\nprint(x)'
+    decision = decider.decide_program(program, instruction="play music")
+    assert decision.text == (
+        "x = 1\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)\nprint(x)"
+    )
+    assert [(r.code, r.location, r.before, r.after) for r in decision.repairs] == [
+        ("E5.3", ("step[0]", "inserted before"), None, "devices_result = devices()"),
+        (
+            "E5.3",
+            ("step[0]", "argument", "device_id"),
+            "<device_id>",
+            "devices_result.devices[0].id",
+        ),
+    ]
+    # inside a loop: where the call belongs is not certain
+    looped = 'for i in range(2):\n    play(device_id="<device_id>")'
+    decision = decider.decide_program(looped, instruction="play music")
+    assert not decision.repairs and decision.text == looped
+
+
 def test_a_producer_is_inserted_only_where_it_changes_nothing_and_for_a_stand_in() -> None:
     decider = _player()
     # a value the model wrote (made up, but written) is never replaced by an inserted call
