@@ -111,6 +111,16 @@ def test_unknown_names_past_the_first_hundred_are_one_finding(http: Scanner) -> 
     )
 
 
+def test_unknown_arguments_past_the_first_hundred_are_one_finding(tools: Scanner) -> None:
+    arguments = {"q": "a", **{f"u{i}": 1 for i in range(102)}}
+    findings = list(tools.iter_findings({"name": "f", "arguments": arguments}))
+    assert len(findings) == 101
+    assert findings[-1].message == (
+        "unknown parameter 'u100' and 1 more unknown names after it (the first 100 are "
+        "reported one by one); f takes: limit, q"
+    )
+
+
 def test_a_name_of_other_operations_belongs_to_the_one_sharing_most_arguments() -> None:
     def tool(name: str, *params: str) -> dict[str, Any]:
         properties = {p: {"type": "string"} for p in params}
