@@ -144,3 +144,36 @@ def test_a_name_of_other_operations_belongs_to_the_one_sharing_most_arguments() 
         "parameter 'lang' belongs to getRoute, not to getWeather",
         "parameter 'to' belongs to getRoute, not to getWeather",
     ]
+
+
+def test_with_an_instruction_the_name_belongs_to_the_operation_it_ranks_first(
+    api_retriever: Any,
+) -> None:
+    """Two operations document ``lang`` and share as many of the call's arguments; the
+    instruction (ranked with the real embedding model) says which one was meant."""
+
+    def tool(name: str, description: str, *params: str) -> dict[str, Any]:
+        properties = {p: {"type": "string"} for p in params}
+        return {"name": name, "description": description, "parameters": {"properties": properties}}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("getWeather", "Current weather of a city", "city"),
+            tool("getNews", "Latest news headlines on a topic", "topic", "lang"),
+            tool("getRoute", "Driving directions between two places", "lang", "to"),
+        ]
+    )
+    scanner = Scanner(catalog, retriever=api_retriever)
+    call = {"name": "getWeather", "arguments": {"city": "P", "lang": "en"}}
+
+    def belongs(instruction: str | None) -> list[str]:
+        found = scanner.iter_findings(call, instruction=instruction)
+        return [f.message for f in found if f.code == "E3.1"]
+
+    assert belongs(None) == ["parameter 'lang' belongs to getNews, not to getWeather"]
+    assert belongs("Give me driving directions to Lyon") == [
+        "parameter 'lang' belongs to getRoute, not to getWeather"
+    ]
+    assert belongs("What are the latest news headlines about sport?") == [
+        "parameter 'lang' belongs to getNews, not to getWeather"
+    ]
