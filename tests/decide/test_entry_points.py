@@ -314,3 +314,49 @@ def test_the_repaired_message_is_the_models_own_with_the_repaired_name_and_argum
     assert decided.ok
     assert decided.message == expected
     assert json.dumps(message, ensure_ascii=False) == written  # the caller's is unchanged
+
+
+def test_calls_decided_as_the_last_steps_of_a_chat_keep_their_ids_and_shape() -> None:
+    """With the chat so far, each call of the new message is decided as its step (the
+    earlier call and its result come first), answered under its own id, and the
+    repaired message is still the model's own shape."""
+    history = [
+        {"role": "user", "content": "Weather in Lima, then in Zürich?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Lima"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": "sunny"},
+    ]
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": {"City": "Zürich"}},
+            {"type": "tool_use", "id": "t2", "name": "get_weather", "input": {"days": 2}},
+        ],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None, history=history)
+    assert [
+        (c.shape, c.call_id, c.name, c.arguments, c.decision.action) for c in decided.calls
+    ] == [
+        ("anthropic", "t1", "get_weather", {"city": "Zürich"}, "forward"),
+        ("anthropic", "t2", "get_weather", {"days": 2}, "feedback"),
+    ]
+    assert [f.code for f in decided.calls[1].decision.remaining] == ["E3.4"]
+    assert decided.calls[0].reply is None
+    reply = decided.calls[1].reply
+    assert reply is not None and (reply["type"], reply["tool_use_id"]) == ("tool_result", "t2")
+    assert decided.message == {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Zürich"}},
+            message["content"][1],
+        ],
+    }
