@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from autofeedback import ApiRequest, Finding
-from autofeedback.decide import Decision, Policy
+from autofeedback.decide import Decision, Policy, Session
 from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL
 from autofeedback.decide._run import REPEATED, Kind, Run
 
@@ -127,3 +127,13 @@ def test_calls_sent_are_counted_and_end_the_run_at_its_step_or_token_bound() -> 
     both.sent(call)
     both.stepped()
     assert both.stop == "step-budget"  # the steps are named first
+
+
+def test_a_session_remembers_the_4096_calls_rejected_last() -> None:
+    session = Session()
+    for key in range(4096):
+        assert session.reject(key) == 1
+    assert session.reject(0) == 2  # rejected again: remembered as the newest
+    session.reject(4096)  # one more than it keeps: the oldest other than 0 goes
+    assert (session.rejections(1), session.rejections(0), session.rejections(2)) == (0, 2, 1)
+    assert session.rejections(4096) == 1
