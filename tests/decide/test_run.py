@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from autofeedback import ApiRequest, Finding
+from autofeedback.core._findings import Repair
 from autofeedback.decide import Decision, Policy, Session
-from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL
+from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL, react_feedback, restated_note
 from autofeedback.decide._run import REPEATED, Kind, Run
 
 BAD = Decision("feedback", "errors", None, remaining=(Finding("E3.2", ("argument", "x"), "x"),))
@@ -137,3 +138,68 @@ def test_a_session_remembers_the_4096_calls_rejected_last() -> None:
     session.reject(4096)  # one more than it keeps: the oldest other than 0 goes
     assert (session.rejections(1), session.rejections(0), session.rejections(2)) == (0, 2, 1)
     assert session.rejections(4096) == 1
+
+
+MADE_UP = Finding("E5.3", ("argument", "bookId"), "123", message="bookId looks made up")
+MISSING = Finding("E3.4", ("argument", "bookId"), None, message="required parameter missing")
+GET_BOOK = ApiRequest(name="getBook", arguments={"bookId": "123"})
+
+
+def test_a_rejected_react_call_is_restated_with_the_action_to_write() -> None:
+    assert restated_note([MADE_UP, MISSING], GET_BOOK, "<API>listAuthors()</API>") == (
+        "(Not this Action: <API>getBook(bookId='123')</API>. It was not sent: E5.3 bookId "
+        "looks made up; E3.4 required parameter missing.) Write this Action next, filling in "
+        "each ...: Action: <API>listAuthors()</API> Then call getBook with the `bookId` that "
+        "its Observation gives."
+    )
+    fixed = Repair("E3.2", ("argument", "Q"), "Q", "q")
+    assert restated_note([MADE_UP], GET_BOOK, "<API>getBook(bookId=...)</API>", [fixed]) == (
+        "(Not this Action: <API>getBook(bookId='123')</API>. It was not sent: E5.3 bookId "
+        "looks made up.) Write this Action next, filling in each ...: Action: "
+        "<API>getBook(bookId=...)</API> (Already repaired in it: E3.2 argument.Q: 'Q' -> 'q'.)"
+    )
+    assert restated_note([MADE_UP], None, "<API>x()</API>") == (
+        "(Not this Action: your call. It was not sent: E5.3 bookId looks made up.) Write "
+        "this Action next, filling in each ...: Action: <API>x()</API>"
+    )
+
+
+def test_a_rejected_react_call_is_restated_once_per_action_then_stops_the_run() -> None:
+    run = Run(Policy(), "react")
+    errors = [MADE_UP, MISSING]
+    first = run.react_rejected("k", errors, GET_BOOK, "<API>listAuthors()</API>", ())
+    assert (first.action, first.note, run.session.rounds, run.stop) == ("feedback", True, 1, None)
+    assert first.feedback == restated_note(errors, GET_BOOK, "<API>listAuthors()</API>")
+    other = run.react_rejected("k", errors, GET_BOOK, "<API>findAuthor()</API>", ())
+    assert (other.action, other.note, run.session.rounds, run.stop) == ("feedback", True, 2, None)
+    again = run.react_rejected("k", errors, GET_BOOK, "<API>findAuthor()</API>", ())
+    assert (again.action, again.feedback, run.session.rounds, run.stop) == (
+        "stop",
+        None,
+        2,
+        "repeated",
+    )
+    # no Action to write: the Observation of the errors, then the repeat stops the run
+    plain = Run(Policy(), "react")
+    told = plain.react_rejected("k", errors, GET_BOOK, None, ())
+    assert (told.action, told.note, told.feedback) == ("feedback", False, react_feedback(errors))
+    assert plain.react_rejected("k", errors, GET_BOOK, None, ()).action == "stop"
+    assert plain.stop == "repeated"
+
+
+@pytest.mark.parametrize(
+    ("policy", "tokens", "stop"),
+    [(Policy(max_rounds=0), 0, "feedback-budget"), (Policy(token_budget=5), 5, "token-budget")],
+)
+def test_a_rejected_react_call_stops_the_run_when_feedback_is_spent(
+    policy: Policy, tokens: int, stop: str
+) -> None:
+    run = Run(policy, "react")
+    run.asked(tokens)
+    told = run.react_rejected("k", [MADE_UP], GET_BOOK, "<API>listAuthors()</API>", ())
+    assert (told.action, told.feedback, run.stop, run.session.rejections("k")) == (
+        "stop",
+        None,
+        stop,
+        0,
+    )
