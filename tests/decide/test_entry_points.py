@@ -18,6 +18,7 @@ import requests
 
 from autofeedback import (
     ApiCatalog,
+    Finding,
     ToolCallRejected,
     check_tool_calls,
     decide_tool_calls,
@@ -360,3 +361,62 @@ def test_calls_decided_as_the_last_steps_of_a_chat_keep_their_ids_and_shape() ->
             message["content"][1],
         ],
     }
+
+
+NO_NAME = "the tool call names no function"
+
+
+def _one_call(name: Any, arguments: Any) -> dict[str, Any]:
+    function = {"name": name, "arguments": arguments}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "finding"),
+    [
+        ("", "{}", Finding("E1", ("function", "name"), "", message=NO_NAME)),
+        (None, "{}", Finding("E1", ("function", "name"), None, message=NO_NAME)),
+        (
+            "get_weather", '{"city": ',
+            Finding("E1", ("function", "arguments"), '{"city": ', expected="a JSON object",
+                    message="the arguments are not valid JSON (JSONDecodeError: Expecting value: "
+                    "line 1 column 10 (char 9))"),
+        ),
+        (
+            "get_weather", "[1]",
+            Finding("E1", ("function", "arguments"), [1], expected="a JSON object",
+                    message="the arguments must be a JSON object, not list"),
+        ),
+        (
+            "get_weather", "",  # no arguments: read as none, so the required one is missing
+            Finding("E3.4", ("argument", "city"), None, expected="city", suggestion="city",
+                    operation="get_weather", doc="city (argument, string, required)",
+                    message="required parameter 'city' is missing"),
+        ),
+    ],
+)  # fmt: skip
+def test_a_tool_call_that_cannot_be_read_says_why(
+    name: Any, arguments: Any, finding: Finding
+) -> None:
+    [call] = decide_tool_calls(_one_call(name, arguments), TOOLS, retriever=None).calls
+    assert (call.decision.action, call.decision.remaining, call.reply is not None) == (
+        "feedback",
+        (finding,),
+        True,
+    )
+
+
+def test_arguments_encoded_twice_are_read_and_repaired_once() -> None:
+    twice = json.dumps(json.dumps({"city": "Lima"}))
+    [call] = decide_tool_calls(_one_call("get_weather", twice), TOOLS, retriever=None).calls
+    assert (call.decision.action, call.arguments, call.decision.request.double_encoded) == (
+        "forward",
+        {"city": "Lima"},
+        False,
+    )
+    assert [(r.code, r.location, r.before) for r in call.decision.repairs] == [
+        ("E4.1", ("arguments",), twice)
+    ]
