@@ -4,9 +4,11 @@ trace."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from autofeedback import ApiRequest, Finding
+from autofeedback import ApiRequest, ConfigurationError, Finding
 from autofeedback.core._findings import Repair
 from autofeedback.decide import Decision, Policy, Session
 from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL, react_feedback, restated_note
@@ -203,3 +205,24 @@ def test_a_rejected_react_call_stops_the_run_when_feedback_is_spent(
         stop,
         0,
     )
+
+
+@pytest.mark.parametrize(
+    ("bounds", "error"),
+    [
+        ({"max_rounds": -1}, "max_rounds must be >= 0"),
+        ({"max_dynamic": -1}, "max_dynamic must be >= 0"),
+        ({"max_steps": 0}, "max_steps must be >= 1"),
+        ({"repeats": -1}, "repeats must be >= 0"),
+        ({"repair": "maybe"}, "repair must be one of 'sure', 'off', not 'maybe'"),
+    ],
+)
+def test_a_policy_out_of_bounds_is_a_clear_error(bounds: dict[str, Any], error: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Policy(**bounds)
+    assert str(info.value) == error
+
+
+def test_a_policy_at_its_bounds_is_taken() -> None:
+    policy = Policy(max_rounds=0, max_dynamic=0, max_steps=1, repeats=0)
+    assert (policy.max_rounds, policy.max_dynamic, policy.max_steps, policy.repeats) == (0, 0, 1, 0)
