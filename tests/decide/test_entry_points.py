@@ -18,6 +18,7 @@ import requests
 
 from autofeedback import (
     ApiCatalog,
+    ConfigurationError,
     Finding,
     ToolCallRejected,
     check_tool_calls,
@@ -420,3 +421,27 @@ def test_arguments_encoded_twice_are_read_and_repaired_once() -> None:
     assert [(r.code, r.location, r.before) for r in call.decision.repairs] == [
         ("E4.1", ("arguments",), twice)
     ]
+
+
+_SHAPES = (
+    "expected an assistant message or a model response (OpenAI, Anthropic, Gemini, Bedrock) "
+    "holding the tool calls"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("text", f"{_SHAPES}, got str; to check a model's text output, use scan() or "
+                 "Scanner.iter_findings()"),
+        (5, f"{_SHAPES}, got int"),
+        (None, f"{_SHAPES}, got NoneType"),
+        ({"foo": 1}, f"{_SHAPES}; got a dict in none of these shapes"),
+        ({"choices": []}, f"{_SHAPES}; got a dict in none of these shapes"),
+        ({"role": "assistant", "tool_calls": "x"}, "message['tool_calls'] must be a list, got str"),
+    ],
+)  # fmt: skip
+def test_what_is_no_message_is_a_clear_error(message: Any, error: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        decide_tool_calls(message, TOOLS, retriever=None)
+    assert str(info.value) == error
