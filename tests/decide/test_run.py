@@ -4,6 +4,7 @@ trace."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -226,3 +227,35 @@ def test_a_policy_out_of_bounds_is_a_clear_error(bounds: dict[str, Any], error: 
 def test_a_policy_at_its_bounds_is_taken() -> None:
     policy = Policy(max_rounds=0, max_dynamic=0, max_steps=1, repeats=0)
     assert (policy.max_rounds, policy.max_dynamic, policy.max_steps, policy.repeats) == (0, 0, 1, 0)
+
+
+def test_a_session_adds_up_tokens_and_starts_at_zero() -> None:
+    session = Session(Policy(token_budget=10))
+    assert (session.rounds, session.tokens, session.dynamic, session.steps) == (0, 0, 0, 0)
+    session.spend(4)
+    session.spend(-3)  # a negative count (a provider's error) spends nothing
+    session.spend(0)
+    assert (session.tokens, session.over_budget) == (4, False)
+    session.spend(6)
+    assert (session.tokens, session.over_budget) == (10, True)
+
+
+def test_a_session_says_why_a_call_goes_out() -> None:
+    session = Session()
+    fixed = Decision(
+        "forward", "clean", None, repairs=(Repair("E3.2", ("argument", "A"), "A", "a"),)
+    )
+    assert session.judge(fixed).reason == "repaired"
+    assert session.judge(Decision("feedback", "errors", None)).reason == "clean"
+    told = session.judge(BAD, key="k")
+    again = session.judge(BAD, key="k")
+    assert (told.action, told.reason, again.action, again.reason) == (
+        "feedback",
+        "errors",
+        "stop",
+        "repeated",
+    )
+    patient = Session(Policy(repeats=1))
+    patient.judge(BAD, key="k")
+    repeated = patient.judge(dataclasses.replace(BAD, action="stop"), key="k")
+    assert (repeated.action, repeated.reason) == ("feedback", "repeated")
