@@ -26,6 +26,7 @@ import ipaddress
 import re
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from autofeedback.core._patterns import is_valid
@@ -63,23 +64,19 @@ _LEAP = re.compile(
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}", re.ASCII)
 
 
-def _leap_second(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
-    """``check`` that also takes a leap second, which is only ever at 23:59:60 UTC."""
-
-    def checked(value: Any) -> bool:
-        m = _LEAP.fullmatch(value) if isinstance(value, str) else None
-        if m is None:
-            return bool(check(value))
-        hour, minute, _, sign, off_h, off_m = m.groups()
-        offset = 0 if sign is None else (int(off_h) * 60 + int(off_m)) * (1 if sign == "+" else -1)
-        if int(off_h or 0) > 23 or int(off_m or 0) > 59:
-            return False
-        utc = (int(hour) * 60 + int(minute) - offset) % 1440
-        if utc != 23 * 60 + 59 or int(hour) > 23 or int(minute) > 59:
-            return False
-        return bool(check(value[: m.start(1) + 6] + "59" + value[m.start(1) + 8 :]))
-
-    return checked
+def _leap_second(check: Callable[[Any], Any], value: Any) -> bool:
+    """``check(value)``, also true for a leap second, which is only ever at 23:59:60 UTC."""
+    m = _LEAP.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return bool(check(value))
+    hour, minute, _, sign, off_h, off_m = m.groups()
+    offset = 0 if sign is None else (int(off_h) * 60 + int(off_m)) * (1 if sign == "+" else -1)
+    if int(off_h or 0) > 23 or int(off_m or 0) > 59:
+        return False
+    utc = (int(hour) * 60 + int(minute) - offset) % 1440
+    if utc != 23 * 60 + 59 or int(hour) > 23 or int(minute) > 59:
+        return False
+    return bool(check(value[: m.start(1) + 6] + "59" + value[m.start(1) + 8 :]))
 
 
 def _build() -> FormatChecker:
@@ -92,13 +89,13 @@ def _build() -> FormatChecker:
             continue  # its package is not installed: not asserted
         func, raises = kept[name]
         if name in ("time", "date-time"):
-            func = _leap_second(func)
+            func = partial(_leap_second, func)
         elif name == "regex":
             func = _ecma_regex
         elif name == "uuid":
-            func = _uuid(func)
+            func = partial(_uuid, func)
         if name in _NO_CONTROLS:
-            func = _no_controls(func)
+            func = partial(_no_controls, func)
         checker.checkers[name] = (func, raises)
     return checker
 
@@ -107,16 +104,12 @@ def _ecma_regex(value: Any) -> bool:
     return not isinstance(value, str) or is_valid(value)
 
 
-def _uuid(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
-    return lambda value: (
-        not isinstance(value, str) or (_UUID.fullmatch(value) is not None and bool(check(value)))
-    )
+def _uuid(check: Callable[[Any], Any], value: Any) -> bool:
+    return not isinstance(value, str) or (_UUID.fullmatch(value) is not None and bool(check(value)))
 
 
-def _no_controls(check: Callable[[Any], Any]) -> Callable[[Any], bool]:
-    return lambda value: (
-        not (isinstance(value, str) and _CONTROL.search(value)) and bool(check(value))
-    )
+def _no_controls(check: Callable[[Any], Any], value: Any) -> bool:
+    return not (isinstance(value, str) and _CONTROL.search(value)) and bool(check(value))
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
@@ -131,18 +124,15 @@ def _date(value: Any) -> bool:
         return False
 
 
-def _ip(version: int) -> Callable[[Any], bool]:
-    def check(value: Any) -> bool:
-        if not isinstance(value, str):
-            return True
-        try:
-            if version == 4:
-                return bool(ipaddress.IPv4Address(value))
-            return not getattr(ipaddress.IPv6Address(value), "scope_id", "")
-        except ipaddress.AddressValueError:
-            return False
-
-    return check
+def _ip(version: int, value: Any) -> bool:
+    if not isinstance(value, str):
+        return True
+    try:
+        if version == 4:
+            return bool(ipaddress.IPv4Address(value))
+        return not getattr(ipaddress.IPv6Address(value), "scope_id", "")
+    except ipaddress.AddressValueError:
+        return False
 
 
 def _uuid_text(value: Any) -> bool:
@@ -165,12 +155,12 @@ def _email(value: Any) -> bool:
 #: format packages (most of a short audit's start-up); tests/checks/test_formats.py
 #: holds each to :data:`FORMATS` on the JSON-Schema-Test-Suite's values.
 _LIGHT: dict[str, Callable[[Any], bool]] = {
-    "date": _no_controls(_date),
+    "date": partial(_no_controls, _date),
     "email": _email,
     "idn-email": _email,
-    "ipv4": _no_controls(_ip(4)),
-    "ipv6": _no_controls(_ip(6)),
-    "uuid": _no_controls(_uuid(_uuid_text)),
+    "ipv4": partial(_no_controls, partial(_ip, 4)),
+    "ipv6": partial(_no_controls, partial(_ip, 6)),
+    "uuid": partial(_no_controls, partial(_uuid, _uuid_text)),
     "regex": _ecma_regex,
 }
 

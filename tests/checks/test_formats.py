@@ -6,14 +6,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 import pytest
 
 from autofeedback import ApiCatalog
+from autofeedback.checks import _formats
 from autofeedback.checks._check_values import _per_object, _strict, accepts
 from autofeedback.checks._formats import ASSERTED, FORMATS, light_check
+
+if TYPE_CHECKING:
+    from jsonschema import FormatChecker
+
+
+@pytest.fixture
+def built() -> FormatChecker:
+    """A checker built for each test as :data:`FORMATS` is on its first use: FORMATS
+    itself is built once a process, before a mutation test switches a mutant of the
+    builder on (and mutmut gives a mutant only the tests that called it)."""
+    return _formats._build()
 
 
 @pytest.mark.parametrize(
@@ -32,17 +44,69 @@ from autofeedback.checks._formats import ASSERTED, FORMATS, light_check
         ("regex", "(?<name>x)\\k<name>", True),  # ECMA-262, not Python
         ("regex", "(?P<name>x)", False),
         ("regex", "[^]", True),
+        # a leap second: a fraction, a zone west of UTC; an offset, an hour or a minute
+        # out of range is refused even where the arithmetic lands on 23:59 UTC
+        ("time", "23:59:60.5Z", True),
+        ("time", "15:59:60-08:00", True),
+        ("time", "00:59:60+01:00", True),
+        ("date-time", "1998-12-31T23:59:60z", True),
+        ("time", "23:59:60+01:00", False),
+        ("time", "23:59:60+00:60", False),
+        ("time", "23:59:60+24:00", False),
+        ("time", "24:59:60+01:00", False),
+        ("time", "23:60:60+00:01", False),
+        ("time", "23:59:60Z\n", False),
+        ("time", "22:59:60+23:00", True),  # the widest offsets
+        ("time", "00:58:60+00:59", True),
+        ("time", "25:00:00Z", False),  # not a leap second: the kept checker's answer
+        ("date-time", "1998-02-30T23:59:60Z", False),  # a leap second on no such day
+        ("uuid", "2EB8AA08-AA98-11EA-B4AA-73B441D16380", True),
+        ("uuid", "2eb8aa08aa9811eab4aa73b441d16380", False),
+        # a trailing newline, refused where no value of the format has one
+        ("ipv4", "1.2.3.4\n", False),
+        ("ipv6", "::1\n", False),
+        ("date", "2020-01-01\n", False),
+        ("duration", "P1Y\n", False),
+        ("email", "a\n@b", True),
+        ("json-pointer", "/a\nb", True),
+        # a checker that raises for a bad value answers False
+        ("duration", "P1Y", True),
+        ("duration", "1Y", False),
+        ("ipv4", "1.2.3", False),
     ],
 )
-def test_asserted_formats(fmt: str, value: str, ok: bool) -> None:
+def test_asserted_formats(fmt: str, value: str, ok: bool, built: FormatChecker) -> None:
     assert fmt in ASSERTED
     assert FORMATS.conforms(value, fmt) is ok
+    assert built.conforms(value, fmt) is ok
+
+
+@pytest.mark.parametrize("fmt", ["time", "date-time", "uuid", "ipv4", "date", "regex"])
+def test_a_value_that_is_not_text_conforms_to_every_format(fmt: str, built: FormatChecker) -> None:
+    for value in (5, None, [1]):
+        assert built.conforms(value, fmt)
+
+
+def test_every_asserted_format_is_checked(built: FormatChecker) -> None:
+    assert set(built.checkers) == set(FORMATS.checkers) == set(ASSERTED)
+
+
+def test_the_checker_is_built_on_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(vars(_formats), "FORMATS")
+    checker = _formats.FORMATS
+    assert vars(_formats)["FORMATS"] is checker  # built once, then kept
+    assert set(checker.checkers) == set(ASSERTED)
+    with pytest.raises(AttributeError, match="has no attribute 'NOPE'"):
+        _formats.NOPE  # noqa: B018
 
 
 @pytest.mark.parametrize("fmt", ["iri", "relative-json-pointer", "uri-template", "int32"])
-def test_formats_whose_checker_refuses_valid_values_are_not_asserted(fmt: str) -> None:
+def test_formats_whose_checker_refuses_valid_values_are_not_asserted(
+    fmt: str, built: FormatChecker
+) -> None:
     assert fmt not in ASSERTED
     assert FORMATS.conforms("100", fmt)
+    assert built.conforms("100", fmt)
 
 
 def test_a_format_that_is_not_asserted_keeps_the_fast_path() -> None:

@@ -84,6 +84,18 @@ def test_a_repair_that_breaks_a_constraint_is_undone(decider: Decider) -> None:
     assert [f.code for f in decision.errors] == ["E4.1"]
 
 
+def test_a_round_that_leaves_an_error_where_it_changed_something_is_undone_whole(
+    decider: Decider,
+) -> None:
+    # the rename and the coercion fix three errors, but the coerced 30 breaks the maximum:
+    # fewer errors is not enough, the round is undone and the call stays as written
+    call = {"name": "get_weather", "arguments": {"City": "P", "days": "30"}}
+    [decision] = decider.decide(call)
+    assert decision.action == "feedback" and not decision.repairs
+    assert [f.code for f in decision.errors] == ["E3.2", "E3.4", "E4.1"]
+    assert decision.request == decision.original
+
+
 def test_part_repaired_the_rest_goes_to_the_model_with_the_repairs(decider: Decider) -> None:
     call = {"name": "get_weather", "arguments": {"City": "Paris", "unit": "kelvin"}}
     [decision] = decider.decide(call)
@@ -389,6 +401,28 @@ def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     assert finding.fix == value
 
 
+def test_a_producer_is_inserted_on_the_line_before_the_call_and_never_inside_a_block() -> None:
+    decider = _player()
+    program = 'x = 1\nplay(device_id="<device_id>")\nprint(x)'
+    decision = decider.decide_program(program, instruction="play music")
+    assert decision.text == (
+        "x = 1\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)\nprint(x)"
+    )
+    assert [(r.code, r.location, r.before, r.after) for r in decision.repairs] == [
+        ("E5.3", ("step[0]", "inserted before"), None, "devices_result = devices()"),
+        (
+            "E5.3",
+            ("step[0]", "argument", "device_id"),
+            "<device_id>",
+            "devices_result.devices[0].id",
+        ),
+    ]
+    # inside a loop: where the call belongs is not certain
+    looped = 'for i in range(2):\n    play(device_id="<device_id>")'
+    decision = decider.decide_program(looped, instruction="play music")
+    assert not decision.repairs and decision.text == looped
+
+
 def test_a_producer_is_inserted_only_where_it_changes_nothing_and_for_a_stand_in() -> None:
     decider = _player()
     # a value the model wrote (made up, but written) is never replaced by an inserted call
@@ -491,6 +525,39 @@ def test_combine_and_key() -> None:
     assert request_key(ApiRequest(name="f", arguments={"a": 1})) == request_key(
         ApiRequest(name="f", arguments={"a": 1}, call_id="other")
     )
+
+
+def test_calls_made_together_are_one_decision_with_everything_in_order() -> None:
+    fix_a, fix_b = Repair("E3.2", ("argument", "A"), "A", "a"), Repair("E2.2", ("api",), "G", "g")
+    warn = Finding("E2.1", ("api",), "f", severity="warning", message="maybe")
+    err = Finding("E3.2", ("argument", "x"), "x", message="unknown")
+    clean = Decision("forward", "clean", ApiRequest(name="f"), findings=(warn,), remaining=(warn,))
+    fixed = Decision("forward", "repaired", ApiRequest(name="g"), repairs=(fix_a, fix_b))
+    bad = Decision("feedback", "errors", ApiRequest(name="h"), findings=(err,), remaining=(err,))
+    both = combine([clean, fixed])
+    assert (both.action, both.reason, both.request, both.original) == (
+        "forward",
+        "repaired",
+        None,
+        None,
+    )
+    assert (both.findings, both.remaining, both.repairs, both.text) == (
+        (warn,),
+        (warn,),
+        (fix_a, fix_b),
+        "",
+    )
+    assert (combine([clean, clean]).action, combine([clean, clean]).reason) == ("forward", "clean")
+    one_bad = combine([fixed, bad, clean])
+    assert (one_bad.action, one_bad.reason, one_bad.repairs) == (
+        "feedback",
+        "errors",
+        (fix_a, fix_b),
+    )
+    assert (one_bad.findings, one_bad.remaining) == ((err, warn), (err, warn))
+    assert combine([bad, clean]).findings == (err, warn)
+    none = combine([])
+    assert (none.action, none.reason, none.text, none.findings) == ("forward", "clean", None, ())
 
 
 def test_repairs_of_credentials_are_masked_where_shown() -> None:

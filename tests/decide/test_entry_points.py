@@ -18,6 +18,8 @@ import requests
 
 from autofeedback import (
     ApiCatalog,
+    ConfigurationError,
+    Finding,
     ToolCallRejected,
     check_tool_calls,
     decide_tool_calls,
@@ -248,3 +250,198 @@ def test_audit_fix_writes_each_record_again_in_its_own_shape(tmp_path: Path) -> 
     plain = io.StringIO()
     cli_run(argv, plain, io.StringIO())
     assert "repaired" not in plain.getvalue() and '"fix"' not in plain.getvalue()
+
+
+def _chat(arguments: Any, *, legacy: bool = False) -> dict[str, Any]:
+    function = {"name": "Get_Weather", "arguments": arguments}
+    if legacy:  # the pre-tools function_call: the block is the function itself
+        return {"role": "assistant", "function_call": function}
+    calls = [{"id": "c1", "type": "function", "function": function}]
+    # a call with nothing to repair beside it stays as it is
+    calls.append({"id": "c2", "type": "function", "function": _LIMA})
+    return {"role": "assistant", "content": None, "tool_calls": calls}
+
+
+_LIMA = {"name": "get_weather", "arguments": {"city": "Lima"}}
+_AS_TEXT = '{"City": "Zürich"}'
+_AS_OBJECT = {"City": "Zürich"}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param(_chat(_AS_TEXT), id="openai-chat-arguments-text"),
+        pytest.param(_chat(_AS_OBJECT), id="openai-chat-arguments-object"),
+        pytest.param(_chat(_AS_TEXT, legacy=True), id="openai-chat-function-call"),
+        pytest.param(
+            {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather",
+                         "arguments": _AS_TEXT}]},
+            id="openai-responses-arguments-text",
+        ),
+        pytest.param(
+            {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather",
+                         "arguments": _AS_OBJECT}]},
+            id="openai-responses-arguments-object",
+        ),
+        pytest.param(
+            {"role": "assistant", "content": [
+                {"type": "text", "text": "hi"},
+                {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": _AS_OBJECT},
+            ]},
+            id="anthropic",
+        ),
+        pytest.param(
+            {"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"name": "Get_Weather", "args": _AS_OBJECT, "id": "g1"}}
+            ]}}]},
+            id="gemini",
+        ),
+        pytest.param(
+            {"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "b1", "name": "Get_Weather", "input": _AS_OBJECT}}
+            ]}}},
+            id="bedrock",
+        ),
+    ],
+)  # fmt: skip
+def test_the_repaired_message_is_the_models_own_with_the_repaired_name_and_arguments(
+    message: dict[str, Any],
+) -> None:
+    """What the caller sends on: the same message, the same keys and ids, each repaired
+    call's name and arguments changed in place (text arguments stay text, written as
+    the model wrote them, not escaped), every other call as it was."""
+    written = json.dumps(message, ensure_ascii=False)
+    expected = json.loads(written.replace("Get_Weather", "get_weather").replace("City", "city"))
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.ok
+    assert decided.message == expected
+    assert json.dumps(message, ensure_ascii=False) == written  # the caller's is unchanged
+
+
+def test_calls_decided_as_the_last_steps_of_a_chat_keep_their_ids_and_shape() -> None:
+    """With the chat so far, each call of the new message is decided as its step (the
+    earlier call and its result come first), answered under its own id, and the
+    repaired message is still the model's own shape."""
+    history = [
+        {"role": "user", "content": "Weather in Lima, then in Zürich?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c0",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Lima"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c0", "content": "sunny"},
+    ]
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": {"City": "Zürich"}},
+            {"type": "tool_use", "id": "t2", "name": "get_weather", "input": {"days": 2}},
+        ],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None, history=history)
+    assert [
+        (c.shape, c.call_id, c.name, c.arguments, c.decision.action) for c in decided.calls
+    ] == [
+        ("anthropic", "t1", "get_weather", {"city": "Zürich"}, "forward"),
+        ("anthropic", "t2", "get_weather", {"days": 2}, "feedback"),
+    ]
+    assert [f.code for f in decided.calls[1].decision.remaining] == ["E3.4"]
+    assert decided.calls[0].reply is None
+    reply = decided.calls[1].reply
+    assert reply is not None and (reply["type"], reply["tool_use_id"]) == ("tool_result", "t2")
+    assert decided.message == {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Zürich"}},
+            message["content"][1],
+        ],
+    }
+
+
+NO_NAME = "the tool call names no function"
+
+
+def _one_call(name: Any, arguments: Any) -> dict[str, Any]:
+    function = {"name": name, "arguments": arguments}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "finding"),
+    [
+        ("", "{}", Finding("E1", ("function", "name"), "", message=NO_NAME)),
+        (None, "{}", Finding("E1", ("function", "name"), None, message=NO_NAME)),
+        (
+            "get_weather", '{"city": ',
+            Finding("E1", ("function", "arguments"), '{"city": ', expected="a JSON object",
+                    message="the arguments are not valid JSON (JSONDecodeError: Expecting value: "
+                    "line 1 column 10 (char 9))"),
+        ),
+        (
+            "get_weather", "[1]",
+            Finding("E1", ("function", "arguments"), [1], expected="a JSON object",
+                    message="the arguments must be a JSON object, not list"),
+        ),
+        (
+            "get_weather", "",  # no arguments: read as none, so the required one is missing
+            Finding("E3.4", ("argument", "city"), None, expected="city", suggestion="city",
+                    operation="get_weather", doc="city (argument, string, required)",
+                    message="required parameter 'city' is missing"),
+        ),
+    ],
+)  # fmt: skip
+def test_a_tool_call_that_cannot_be_read_says_why(
+    name: Any, arguments: Any, finding: Finding
+) -> None:
+    [call] = decide_tool_calls(_one_call(name, arguments), TOOLS, retriever=None).calls
+    assert (call.decision.action, call.decision.remaining, call.reply is not None) == (
+        "feedback",
+        (finding,),
+        True,
+    )
+
+
+def test_arguments_encoded_twice_are_read_and_repaired_once() -> None:
+    twice = json.dumps(json.dumps({"city": "Lima"}))
+    [call] = decide_tool_calls(_one_call("get_weather", twice), TOOLS, retriever=None).calls
+    assert (call.decision.action, call.arguments, call.decision.request.double_encoded) == (
+        "forward",
+        {"city": "Lima"},
+        False,
+    )
+    assert [(r.code, r.location, r.before) for r in call.decision.repairs] == [
+        ("E4.1", ("arguments",), twice)
+    ]
+
+
+_SHAPES = (
+    "expected an assistant message or a model response (OpenAI, Anthropic, Gemini, Bedrock) "
+    "holding the tool calls"
+)
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("text", f"{_SHAPES}, got str; to check a model's text output, use scan() or "
+                 "Scanner.iter_findings()"),
+        (5, f"{_SHAPES}, got int"),
+        (None, f"{_SHAPES}, got NoneType"),
+        ({"foo": 1}, f"{_SHAPES}; got a dict in none of these shapes"),
+        ({"choices": []}, f"{_SHAPES}; got a dict in none of these shapes"),
+        ({"role": "assistant", "tool_calls": "x"}, "message['tool_calls'] must be a list, got str"),
+    ],
+)  # fmt: skip
+def test_what_is_no_message_is_a_clear_error(message: Any, error: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        decide_tool_calls(message, TOOLS, retriever=None)
+    assert str(info.value) == error

@@ -1,0 +1,155 @@
+"""Which suggestions are written into the line shown to the model (a sure fix) and which
+are only named (a guess): spellings, the same path under a method that does no more,
+and a response path the model wrote in order with fields left out; and the ReAct Action
+written for the model instead of a rejected call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter
+from autofeedback.decide._corrected import next_action, sure_fix
+
+
+@pytest.mark.parametrize(
+    ("code", "got", "suggestion", "sure"),
+    [
+        ("E2.2", "get_user", "getUser", True),
+        ("E3.2", "limt", "limit", True),
+        # the same path under another method: only where that method does no more
+        ("E2", "PUT_me_player_next", "POST_me_player_next", True),
+        ("E2", "POST_me_player", "GET_me_player", True),
+        ("E2", "DELETE_me_player", "POST_me_player", True),
+        ("E2", "GET_me_player", "POST_me_player", False),
+        ("E2", "HEAD_me_player", "POST_me_player", False),
+        ("E2", "OPTIONS_me_player", "PUT_me_player", False),
+        ("E2", "GET_me_player", "DELETE_me_player", False),
+        ("E2", "POST_me_player", "DELETE_me_player", False),
+        ("E2", "PATCH_me_player", "DELETE_me_player", False),
+        ("E2", "get_me_player", "head_me_player", True),
+        ("E2", "PUT_me_player", "POST_me_players", False),  # another path
+        # a response path written in order, with fields left out
+        ("E5.2", "r.items[].id", "albums.items[].id", True),
+        ("E5.2", "r.a.b.id", "x.a.b.id", True),
+        ("E5.2", "r.results[].credits.cast[].id", "results[].id", False),
+        ("E5.2", "r.items.id", "items.id", False),  # nothing left out
+        ("E5.2", "r.x.id", "a.b.id", False),  # a field the path does not have
+        ("E5.2", "r.b.a.id", "a.b.c.id", False),  # out of order
+        ("E5.2", "r.items", "albums.items.id", False),  # another last field
+        ("E5.2", "r", "albums.items.id", False),  # no field written
+        # any other finding's suggestion is a guess
+        ("E4.1", "r.items[].id", "albums.items[].id", False),
+        ("E2.1", "getUsr", "getUser", False),
+    ],
+)
+def test_a_suggestion_is_written_into_the_line_only_when_it_is_sure(
+    code: str, got: str, suggestion: str, sure: bool
+) -> None:
+    finding = Finding(code, ("name",), got, suggestion=suggestion)
+    assert sure_fix(finding, suggestion) is sure
+
+
+def _catalog() -> ApiCatalog:
+    def required(name: str) -> Parameter:
+        return Parameter(name, "argument", required=True)
+
+    return ApiCatalog(
+        [
+            Operation("searchBooks", parameters=(Parameter("q", "query", required=True),)),
+            Operation("getBook", parameters=(required("bookId"), Parameter("lang", "argument"))),
+            Operation("getCompany", parameters=(required("company_id"),)),
+            Operation("listAuthors"),
+            Operation("findAuthor", parameters=(required("name"), Parameter("limit", "argument"))),
+        ]
+    )
+
+
+def _first(producer: str) -> str:
+    return f"call {producer} first: its response has `id`"
+
+
+E34_BOOK = Finding("E3.4", ("argument", "bookId"), None, suggestion="bookId")
+
+
+@pytest.mark.parametrize(
+    ("errors", "name", "arguments", "made", "action"),
+    [
+        pytest.param(
+            [Finding("E2.2", ("name",), "search_books", suggestion="searchBooks")],
+            "search_books", {"q": "Dune"}, (), "<API>searchBooks(q='Dune')</API>",
+            id="api-name-spelled-as-documented",
+        ),
+        pytest.param(
+            [Finding("E3.2", ("argument", "Q"), "Q", suggestion="q")],
+            "searchBooks", {"Q": "Dune"}, (), "<API>searchBooks(q='Dune')</API>",
+            id="parameter-spelled-as-documented",
+        ),
+        pytest.param(
+            [Finding("E3", ("argument", "limit"), "limit")],
+            "searchBooks", {"q": "Dune", "limit": 5}, (), "<API>searchBooks(q='Dune')</API>",
+            id="a-parameter-it-does-not-take-dropped",
+        ),
+        pytest.param(
+            [
+                Finding("E3", ("argument", "id"), "id", suggestion="company_id"),
+                Finding("E3.4", ("argument", "company_id"), None, suggestion="company_id"),
+            ],
+            "getCompany", {"id": 34}, (), "<API>getCompany(company_id=34)</API>",
+            id="the-missing-required-one-misnamed",
+        ),
+        pytest.param(
+            [E34_BOOK], "getBook", {"lang": "en"}, (), "<API>getBook(lang='en', bookId=...)</API>",
+            id="a-missing-required-one-added",
+        ),
+        pytest.param(
+            [Finding("E3.3", ("argument", "book"), "book", suggestion="bookId"), E34_BOOK],
+            "getBook", {"book": 7}, (), "<API>getBook(bookId=7)</API>",
+            id="a-semantic-variant-of-the-missing-one",
+        ),
+        pytest.param(
+            [Finding("E3.3", ("argument", "language"), "language", suggestion="lang")],
+            "getBook", {"bookId": 7, "language": "en"}, (), None,
+            id="a-semantic-variant-of-an-optional-one-is-a-guess",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("listAuthors"),
+                     operation="getBook")],
+            "getBook", {"bookId": "123"}, (), "<API>listAuthors()</API>",
+            id="the-producer-of-a-made-up-value",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("findAuthor"),
+                     operation="getBook")],
+            "getBook", {"bookId": "123"}, (), "<API>findAuthor(name=...)</API>",
+            id="the-producer-with-its-required-values-to-fill",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("listAuthors"),
+                     operation="getBook")],
+            "getBook", {"bookId": "123"}, ("listAuthors",), "<API>getBook(bookId=...)</API>",
+            id="a-producer-called-already-the-value-to-fill-from-it",
+        ),
+        pytest.param(
+            [Finding("E2.1", ("name",), "getBook", suggestion="searchBooks")],
+            "getBook", {"bookId": 1}, (), None,
+            id="another-api-by-meaning-is-a-guess",
+        ),
+        pytest.param(
+            [Finding("E3.2", ("argument", "Q"), "Q")], "searchBooks", {"Q": "Dune"}, (), None,
+            id="no-suggestion",
+        ),
+        pytest.param([], "getBook", {"bookId": 1}, (), None, id="no-errors"),
+    ],
+)  # fmt: skip
+def test_the_action_to_write_instead_of_a_rejected_call(
+    errors: list[Finding],
+    name: str,
+    arguments: dict[str, Any],
+    made: tuple[str, ...],
+    action: str | None,
+) -> None:
+    request = ApiRequest(name=name, arguments=arguments)
+    assert next_action(errors, request, _catalog(), made=made) == action
+    assert next_action(errors, None, _catalog()) is None

@@ -1,0 +1,165 @@
+"""The correction the feedback gives for each kind of finding: the one sentence the
+model acts on, so each case is the exact text."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from autofeedback import Finding
+from autofeedback.core._findings import Repair
+from autofeedback.decide._feedback import hint, not_sent, observation, render_feedback
+
+CORRECTIONS = [
+    ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
+     "key2='value2')</API>, with every argument a literal value."),
+    ({"code": "E1", "suggestion": "<API>f()</API>"}, "Your request, rewritten in the expected "
+     "format, is <API>f()</API>; complete it if it was cut off and write it exactly like that."),
+    ({"code": "E2.1", "got": "get_usr", "suggestion": "getUser"},
+     "Use 'getUser' instead of 'get_usr' if it fits the instruction."),
+    ({"code": "E2.2", "suggestion": "getUser"}, "Use the documented API 'getUser'."),
+    ({"code": "E2.3"}, "Choose one of the documented APIs."),
+    ({"code": "E3", "expected": "query", "suggestion": "limit"}, "Send 'limit' in the query."),
+    ({"code": "E3.2", "suggestion": "limit"}, "Replace 'v' with the documented parameter 'limit'."),
+    ({"code": "E3.2", "expected": ["a", "b"]}, "Remove 'v'; documented parameters: a, b."),
+    ({"code": "E3.2"}, "Remove 'v'; this API takes no such parameter."),
+    ({"code": "E3.4", "suggestion": "id"}, "Add the required parameter 'id'."),
+    ({"code": "E4.1", "expected": ["integer", "null"]}, "Give a value of type integer or null."),
+    ({"code": "E4.1", "expected": "integer"}, "Give a value of type integer."),
+    ({"code": "E4.2"}, "Give a value that satisfies the documented constraint."),
+    ({"code": "E5.1", "suggestion": "getUser"}, "Call getUser first and use its result."),
+    ({"code": "E5.1"}, "Assign the result of an earlier call to the variable before using it."),
+    ({"code": "E5.2", "suggestion": "data.id"}, "Use the documented path 'data.id'."),
+    ({"code": "E5.2"}, "Use a field the earlier call's documented response has."),
+    ({"code": "E5.3", "suggestion": "call listUsers first: its response has `id`"},
+     "Call listUsers first: its response has `id`, and pass that value."),
+    ({"code": "E5.3"}, "Use the value the user gave, or one an earlier response returned."),
+    ({"code": "E5.4", "expected": ["integer", "string"]},
+     "Pass a single field of type integer or string, e.g. one item's field."),
+    ({"code": "E5.4", "expected": "integer"},
+     "Pass a single field of type integer, e.g. one item's field."),
+    ({"code": "E5.4"}, "Take the value from the earlier response that documents it."),
+    ({"code": "E5"}, "Take the value from the earlier response that documents it."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("finding", "correction"), CORRECTIONS)
+def test_each_finding_gets_its_correction(finding: dict[str, Any], correction: str) -> None:
+    fields: dict[str, Any] = {"location": ("arguments", "x"), "got": "v", "message": "m"}
+    text = render_feedback(Finding(**{**fields, **finding}))
+    cause = next(line for line in text.splitlines() if line.startswith("Likely cause: "))
+    assert cause.split(" Correction: ", 1)[1] == correction
+
+
+def test_the_trace_says_why_a_request_was_not_sent() -> None:
+    assert not_sent(True) == "request not sent: it still has E1-E3 findings"
+    assert not_sent(False) == "request not sent: no request could be parsed"
+
+
+@pytest.mark.parametrize(
+    ("message", "suggestion", "said"),
+    [
+        ("unknown parameter x", None, ""),
+        ("unknown parameter x", "limit", " (did you mean limit?)"),
+        ("unknown parameter 'x' — did you mean 'limit'?", "limit", ""),  # offered already
+        ("call listUsers first: its response has id", "listUsers", ""),  # named as itself
+        ("the field id is not in the response", "id", ""),
+        # inside a longer name or path, or only listed among others: offered here
+        ("use results[].id", "id", " (did you mean id?)"),
+        ("ids only", "id", " (did you mean id?)"),
+        ("x.id", "id", " (did you mean id?)"),
+        ("[id]", "id", " (did you mean id?)"),
+        ("documented APIs: getA, getB", "getA", " (did you mean getA?)"),
+        ("documented parameters: a, b", "a", " (did you mean a?)"),
+        ("", "a", " (did you mean a?)"),
+    ],
+)
+def test_a_suggestion_is_offered_once(message: str, suggestion: str | None, said: str) -> None:
+    finding = Finding("E3.2", ("argument", "x"), "x", message=message, suggestion=suggestion)
+    assert hint(finding) == said
+
+
+def test_an_observation_is_cut_only_past_its_limit() -> None:
+    assert observation(200, "x" * 50, 50) == "HTTP 200 " + "x" * 50
+    assert observation(404, "y" * 51, 50) == "HTTP 404 " + "y" * 50 + "... (1 more characters)"
+
+
+LIMT = Finding(
+    "E3.2",
+    ("argument", "Limt"),
+    "Limt",
+    expected="limit",
+    suggestion="limit",
+    message="unknown parameter 'Limt'; it is a spelling variant of 'limit'.",
+    doc="limit (argument, integer, optional): How many.",
+)
+DAYS = Finding(
+    "E4.1", ("argument", "days"), "x", expected="integer", message="days must be an integer"
+)
+DOUBT = Finding("E2.1", ("api",), "f", severity="warning", message="maybe another API")
+
+
+def test_the_whole_feedback_for_a_request_with_several_findings() -> None:
+    text = render_feedback(
+        [LIMT, DAYS, DOUBT],
+        corrected="<API>f(limit=5, days=<integer>)</API>",
+        repairs=[Repair("E3.2", ("argument", "City"), "City", "city")],
+    )
+    assert text == (
+        "There is an error in your API request.\n"
+        "Error E3.2 (literal variant of a parameter name) at argument.Limt: unknown parameter "
+        "'Limt'; it is a spelling variant of 'limit'.\n"
+        "Documentation: limit (argument, integer, optional): How many.\n"
+        "The request was parsed successfully and the API name is correct.\n"
+        "Likely cause: The parameter name is written in a different case or with different "
+        "separators than the documented name. Correction: Replace 'Limt' with the documented "
+        "parameter 'limit'.\n"
+        "Other problems in the same request:\n"
+        "- E4.1 argument.days: days must be an integer\n"
+        "- E2.1 api: maybe another API\n"
+        "Already repaired (keep these changes):\n"
+        "- E3.2 argument.City: 'City' -> 'city'\n"
+        "The request with these corrections: <API>f(limit=5, days=<integer>)</API>\n"
+        "Replace each <type> placeholder with the value from the user's request.\n"
+        "Please regenerate the API request."
+    )
+
+
+def test_the_feedback_for_a_tool_call_speaks_of_tool_calls() -> None:
+    assert render_feedback(DOUBT, tool_call=True) == (
+        "Your tool call may have a problem; check it before sending.\n"
+        "Possible error E2.1 (API not fitting the instruction) at api: maybe another API.\n"
+        "The tool call was parsed successfully.\n"
+        "Likely cause: The API exists, but it does not do what the instruction asks for. "
+        "Correction: Choose one of the documented APIs.\n"
+        "If it is wrong, call the tool again with the corrected arguments; if it is right, "
+        "keep it."
+    )
+    corrected = '{"name": "f", "arguments": {"q": "<string>"}}'
+    text = render_feedback(LIMT, shape="openai-chat", corrected=corrected).splitlines()
+    assert text[0] == "There is an error in your tool call."
+    assert text[3] == "The tool call was parsed successfully and the tool name is correct."
+    assert text[5:] == [
+        f"The tool call with these corrections: {corrected}",
+        "Replace each <type> placeholder with the value from the user's request.",
+        "Please call the tool again with the corrected arguments.",
+    ]
+    e1 = render_feedback(Finding("E1", (), "x", message="cut off"), shape="gemini").splitlines()
+    assert e1[1:3] == [
+        "Error E1 (no parsable request) at the output: cut off.",
+        "Likely cause: The tool call could not be read: it names no tool, or its arguments are "
+        "not a JSON object. Correction: Call the tool again as a functionCall part with an args "
+        "object: one documented tool name and its arguments as one JSON object.",
+    ]
+
+
+def test_the_feedback_lists_at_most_five_other_problems_and_six_repairs() -> None:
+    others = [dataclasses.replace(DAYS, location=("argument", f"d{i}")) for i in range(7)]
+    repairs = [Repair("E3.2", ("argument", f"R{i}"), f"R{i}", f"r{i}") for i in range(8)]
+    lines = render_feedback([LIMT, *others], repairs=repairs).splitlines()
+    listed = [line for line in lines if line.startswith("- ")]
+    assert listed == [f"- {f}" for f in others[:5]] + [f"- {r}" for r in repairs[:6]]
+    with pytest.raises(ValueError, match="at least one finding"):
+        render_feedback([])
