@@ -310,6 +310,9 @@ class Run:
         self._restated: set[str] = set()  # ReAct: (call, Action told instead), each once
         self._made: set[str] = set()  # ReAct: the calls sent
         self._nudged = False  # ReAct: an early Final Answer is questioned once
+        # what the docs said about the refusals so far (:meth:`docs_said`)
+        self._named: set[str] = set()
+        self._nothing_to_fix = False
 
     # -- bounds ------------------------------------------------------------------------
 
@@ -356,10 +359,52 @@ class Run:
 
     # -- the feedback loop ------------------------------------------------------------------
 
+    def docs_said(self, *, next_call: str | None, fixable: bool) -> None:
+        """What the docs said about the refusal just made: the operation they name as the
+        call to make first (``next_call``), and whether its cause names a part of the
+        request or a call (``fixable``). Used by :meth:`after_refusals` and
+        :meth:`loop_turn` in the rounds after it."""
+        if next_call is not None:
+            self._named.add(next_call)
+        self._nothing_to_fix = not fixable and next_call is None
+
+    def after_refusals(self, decision: Decision) -> Decision:
+        """``decision`` as the run's refusals so far leave it: a call to an operation the
+        docs named to resolve one ("Next call: getBooking(...)") is no wrong API for not
+        matching the user's words (asked to cancel, the model reads the booking first as
+        the docs say), so its E2.1 is a warning there, shown but not holding it. Every
+        other finding stands, and a call the docs did not name is judged as before."""
+        request = decision.request
+        if request is None or request.name not in self._named:
+            return decision
+        if not any(f.code == "E2.1" and f.severity == "error" for f in decision.remaining):
+            return decision
+
+        def eased(found: tuple[Finding, ...]) -> tuple[Finding, ...]:
+            return tuple(
+                dataclasses.replace(f, severity="warning") if f.code == "E2.1" else f for f in found
+            )
+
+        remaining = eased(decision.remaining)
+        if any(f.severity == "error" for f in remaining):
+            return dataclasses.replace(
+                decision, findings=eased(decision.findings), remaining=remaining
+            )
+        return dataclasses.replace(
+            decision,
+            action="forward",
+            reason="repaired" if decision.repairs else "clean",
+            findings=eased(decision.findings),
+            remaining=remaining,
+        )
+
     def loop_turn(self, decision: Decision, *, text: str) -> LoopTurn:
         """The feedback loop's turn: send the call, feed its errors back (the paper's
         five-part message, with the corrected call when the run shows it), restate what
-        was said about a call the model repeats, or stop."""
+        was said about a call the model repeats, or stop. After a refusal nothing in the
+        request could fix and no call could lift (a quota: :meth:`docs_said`), an answer
+        with no call is the model's answer to the user: the run ends ``answered``, where
+        an E1 would send the model back to the refused write."""
         from autofeedback.decide._feedback import (
             REPEATED_REQUEST,
             not_sent,
@@ -368,6 +413,9 @@ class Run:
         )
 
         key = call_key(decision.original, text)
+        if decision.request is None and self._nothing_to_fix:
+            self.text_answer()
+            return LoopTurn("stop", decision, key)
         judged = self.judge(decision, key=key)
         request = judged.request
         if judged.action == "feedback" and judged.reason == "repeated":

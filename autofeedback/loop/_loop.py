@@ -66,7 +66,7 @@ from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.core._redact import auth_names, credential_values, redact_finding
-from autofeedback.decide import Decider, Decision, Policy, RepairMode, check_repair
+from autofeedback.decide import Decider, Policy, RepairMode, check_repair
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._run import (
     HOST_NOT_ALLOWED,
@@ -149,23 +149,6 @@ class LoopResult:
     @property
     def tokens(self) -> int:
         return sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in self.attempts)
-
-
-@dataclass
-class _AfterRefusal:
-    """What the docs said about a run's refusals, for the rounds after them: the
-    operations named as the call to make first, and whether the last refusal's cause
-    concerns no part of the request and names no call (nothing the model can fix)."""
-
-    named: set[str] = field(default_factory=set)
-    nothing_to_fix: bool = False
-
-    def noted(self, explanation: Any) -> None:
-        if explanation.next_call is not None:
-            self.named.add(explanation.next_call.operation)
-        self.nothing_to_fix = bool(
-            explanation.cause and not explanation.concerns and explanation.next_call is None
-        )
 
 
 class FeedbackLoop:
@@ -306,11 +289,11 @@ class FeedbackLoop:
         status: int | None,
         body: str,
         request: ApiRequest,
-        after: _AfterRefusal | None = None,
+        run: Run | None = None,
     ) -> list[str] | None:
         """What the docs say about the refusal: its documented cause, the part of the
-        request it concerns, the call that would resolve it (as feedback lines), noted
-        in ``after`` for the rounds that follow."""
+        request it concerns, the call that would resolve it (as feedback lines), told to
+        ``run`` for the rounds that follow."""
         if not self.retrieve_docs or status is None:
             return None
         from autofeedback.loop._explain import explain_response
@@ -323,30 +306,13 @@ class FeedbackLoop:
             request=request,
             catalog=self.catalog,
         )
-        if after is not None:
-            after.noted(explanation)
+        if run is not None and explanation.cause:
+            named = explanation.next_call
+            run.docs_said(
+                next_call=named.operation if named is not None else None,
+                fixable=bool(explanation.concerns),
+            )
         return explanation.lines() or None
-
-    def _docs_named(
-        self, decision: Decision, named: set[str], intent: str, instruction: str
-    ) -> Decision:
-        """``decision`` without its E2.1 finding when its call is one the docs named to
-        resolve an earlier refusal ("Next call: getBooking(...)"): the user's words asked
-        to cancel, the docs asked to read the booking first, and the call that follows
-        the docs is no wrong API. Only E2.1 is dropped; every other check stands."""
-        request = decision.request
-        if request is None or request.name not in named or decision.original is None:
-            return decision
-        if not any(f.code == "E2.1" for f in decision.findings):
-            return decision
-        scanner = self.scanner
-
-        def check(r: ApiRequest) -> list[Finding]:
-            found = scanner.iter_findings(r, instruction=intent, context=instruction)
-            return [f for f in found if f.code != "E2.1"]
-
-        kept = [f for f in decision.findings if f.code != "E2.1"]
-        return self.decider.from_findings(decision.original, kept, check, scanner=scanner)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -391,7 +357,6 @@ class FeedbackLoop:
         )
         request: ApiRequest | None = None
         attempt: Attempt | None = None
-        after = _AfterRefusal()  # what the docs said about the run's last refusal
         while run.stop is None:
             started = time.perf_counter()
             text = self._complete(list(messages), doc_ops)
@@ -400,8 +365,7 @@ class FeedbackLoop:
             c_tok = getattr(usage, "completion_tokens", None)
             run.asked((p_tok or 0) + (c_tok or 0))
             decision = self.decider.decide(text, instruction=intent, context=instruction)[0]
-            if after.named:
-                decision = self._docs_named(decision, after.named, intent, instruction)
+            decision = run.after_refusals(decision)
             original = decision.original
             findings = list(decision.findings)
             remaining = list(decision.remaining)
@@ -422,31 +386,19 @@ class FeedbackLoop:
                 tuple(findings),
                 repairs=decision.repairs,
             )
-            if decision.request is None and after.nothing_to_fix:
-                # the server refused for what no part of the request and no call can
-                # change (a quota), and the model answers in words: that is the run's
-                # end, not an E1 to feed back (which sent it back to the refused write)
-                run.text_answer()
-                request, shown = None, text
-                attempt = _done(base, started)
+            turn = run.loop_turn(decision, text=text)
+            request = turn.request
+            # the model's turn as autofeedback holds it: its text with the repaired call
+            shown = text
+            if decision.repairs and original is not None and request is not None:
+                shown = rewrite_output(text, [(original, request)]) or text
+            if turn.action == "send":
+                assert request is not None
+                attempt = self._send(base, request, started, run, turn.key)
             else:
-                turn = run.loop_turn(decision, text=text)
-                request = turn.request
-                # the model's turn as autofeedback holds it: its text with the repaired call
-                shown = text
-                if decision.repairs and original is not None and request is not None:
-                    shown = rewrite_output(text, [(original, request)]) or text
-                if turn.action == "send":
-                    assert request is not None
-                    attempt = self._send(base, request, started, run, turn.key, after)
-                else:
-                    attempt = _done(
-                        base,
-                        started,
-                        feedback=turn.feedback,
-                        feedback_kind=turn.kind,
-                        error=turn.error,
-                    )
+                attempt = _done(
+                    base, started, feedback=turn.feedback, feedback_kind=turn.kind, error=turn.error
+                )
             run.check_budget()
             attempts.append(attempt)
             self._fire("attempt", attempt)
@@ -493,7 +445,6 @@ class FeedbackLoop:
         started: float,
         run: Run,
         key: Any,
-        after: _AfterRefusal | None = None,
     ) -> Attempt:
         """Send ``request`` and judge the response; a refusal goes to the run, which feeds
         it back (with what the docs say about it) or ends."""
@@ -530,7 +481,7 @@ class FeedbackLoop:
             f" {json.dumps(call.json)[:300]}" if call.json is not None else ""
         )
         feedback, explained = run.refused(
-            key, action, status, body, lambda: self._explain(op, status, body, request, after)
+            key, action, status, body, lambda: self._explain(op, status, body, request, run)
         )
         explanation = "\n".join(explained) if explained else None
         return _done(

@@ -259,3 +259,45 @@ def test_a_session_says_why_a_call_goes_out() -> None:
     patient.judge(BAD, key="k")
     repeated = patient.judge(dataclasses.replace(BAD, action="stop"), key="k")
     assert (repeated.action, repeated.reason) == ("feedback", "repeated")
+
+
+def _wrong_api(name: str) -> Decision:
+    """A call held only by E2.1 (another documented API fits the user's words better)."""
+    e21 = Finding("E2.1", ("api",), f"'{name}' does not fit the request; 'cancelBooking' fits")
+    call = ApiRequest(name=name, arguments={"bookingId": "BK-1"})
+    return Decision("feedback", "errors", call, call, (e21,), (e21,))
+
+
+def test_a_call_the_docs_named_after_a_refusal_is_not_held_by_e2_1() -> None:
+    run = Run(Policy(), "loop")
+    assert run.after_refusals(_wrong_api("getBooking")).action == "feedback"
+    run.docs_said(next_call="getBooking", fixable=True)
+    eased = run.after_refusals(_wrong_api("getBooking"))
+    assert (eased.action, eased.reason) == ("forward", "clean")
+    assert [(f.code, f.severity) for f in eased.findings] == [("E2.1", "warning")]
+    assert run.loop_turn(eased, text="getBooking").action == "send"
+    # a call the docs did not name is judged by the user's words as before
+    assert run.after_refusals(_wrong_api("listVenues")).action == "feedback"
+    # another error beside E2.1 still holds the named call
+    e32 = Finding("E3.2", ("argument", "bookingid"), "spelling variant")
+    both = dataclasses.replace(
+        _wrong_api("getBooking"),
+        findings=(*_wrong_api("getBooking").findings, e32),
+        remaining=(*_wrong_api("getBooking").remaining, e32),
+    )
+    assert run.after_refusals(both).action == "feedback"
+
+
+def test_after_a_refusal_nothing_can_fix_a_turn_with_no_call_ends_the_run() -> None:
+    e1 = Finding("E1", (), "no API request found")
+    words = Decision("feedback", "errors", None, None, (e1,), (e1,))
+    fixable = Run(Policy(), "loop")
+    fixable.asked(10)
+    fixable.docs_said(next_call=None, fixable=True)  # the cause names a field
+    assert fixable.loop_turn(words, text="I cannot.").action == "feedback"
+    quota = Run(Policy(), "loop")
+    quota.asked(10)
+    quota.asked(10)
+    quota.docs_said(next_call=None, fixable=False)  # a quota: nothing to change
+    turn = quota.loop_turn(words, text="The quota is reached.")
+    assert turn.action == "stop" and quota.stop == "answered"

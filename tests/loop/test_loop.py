@@ -353,12 +353,12 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
     (409, 30021), the docs' explanation names the read to make first (getBooking), and the
     model makes it. Checked against the user's words alone, that read is a wrong API
     (E2.1: cancelBooking fits better) and was held, so Static & Dynamic never sent it
-    (issue 38's state slice). The docs named it: it is sent, and the run ends on its 200.
-    A read the docs did not name is still held with E2.1."""
+    (issue 38's state slice). The docs named it: it is sent (its E2.1 shown as a
+    warning), and the run ends on its 200. A read the docs did not name is still held."""
     import requests
-    from doc_index import DocIndex
 
     from autofeedback import Scanner
+    from doc_index import DocIndex
 
     catalog = ApiCatalog.from_file(BOOKINGS)
     index = DocIndex.build(catalog)
@@ -390,7 +390,10 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
         refused, sent = result.attempts
         assert refused.status == 409 and refused.feedback_kind == "dynamic"
         assert f"Next call: getBooking(bookingId='{booking}')" in (refused.feedback or "")
-        assert [f.code for f in sent.findings if f.code == "E2.1"] == []
+        # shown, as a warning: the user's words and the docs disagree, the docs win
+        assert [(f.code, f.severity) for f in sent.findings if f.code == "E2.1"] == [
+            ("E2.1", "warning")
+        ]
         assert sent.status == 200 and result.success
 
         # the same read before any refusal named it: the user's words still judge it
@@ -409,9 +412,9 @@ def test_after_a_refusal_nothing_can_fix_an_answer_in_words_ends_the_run(
     sent it back to the refused create. After a duplicate name (409, 30010), whose cause
     names the field, an answer in words is still fed back."""
     import requests
-    from doc_index import DocIndex
 
     from autofeedback import Scanner
+    from doc_index import DocIndex
 
     catalog = ApiCatalog.from_file(BOOKINGS)
     index = DocIndex.build(catalog)
