@@ -348,7 +348,39 @@ def test_static_feedback_carries_errors_not_warnings(
 BOOKINGS = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookings.yaml"
 
 
-def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: Any) -> None:
+@pytest.fixture(scope="module")
+def bookings() -> tuple[ApiCatalog, Any]:
+    """bookings.yaml (its refusals document state errors) and its doc index."""
+    from doc_index import DocIndex
+
+    catalog = ApiCatalog.from_file(BOOKINGS)
+    return catalog, DocIndex.build(catalog)
+
+
+def _bookings_run(
+    bookings: tuple[ApiCatalog, Any], retriever: Any, url: str, instruction: str, *outputs: str
+) -> Any:
+    """One Static & Dynamic run over bookings.yaml's sandbox at ``url``, the model
+    scripted, the semantic checks on, no repairs."""
+    from autofeedback import Scanner
+
+    catalog, index = bookings
+    loop = FeedbackLoop(
+        CallableLLM(Script(*outputs)),
+        catalog,
+        base_url=url,
+        doc_index=index,
+        scanner=Scanner(catalog, retriever=retriever),
+        max_static=1,
+        max_dynamic=2,
+        repair="off",
+    )
+    return loop.run(instruction)
+
+
+def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(
+    bookings: tuple[ApiCatalog, Any], api_retriever: Any
+) -> None:
     """The user asks to cancel a booking that is already cancelled: the server refuses
     (409, 30021), the docs' explanation names the read to make first (getBooking), and the
     model makes it. Checked against the user's words alone, that read is a wrong API
@@ -357,13 +389,7 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
     warning), and the run ends on its 200. A read the docs did not name is still held."""
     import requests
 
-    from autofeedback import Scanner
-    from doc_index import DocIndex
-
-    catalog = ApiCatalog.from_file(BOOKINGS)
-    index = DocIndex.build(catalog)
-    instruction = "Cancel my reservation {booking}."
-    with Sandbox(catalog, terse=True) as sandbox:
+    with Sandbox(bookings[0], terse=True) as sandbox:
         made = requests.post(
             sandbox.url + "/bookings",
             json={"venue_id": 1, "day": "2999-05-01", "seats": 2},
@@ -373,16 +399,8 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
         requests.post(f"{sandbox.url}/bookings/{booking}/cancel", timeout=10).raise_for_status()
 
         def run(*outputs: str) -> Any:
-            loop = FeedbackLoop(
-                CallableLLM(Script(*outputs)),
-                catalog,
-                base_url=sandbox.url,
-                doc_index=index,
-                scanner=Scanner(catalog, retriever=api_retriever),
-                max_static=1,
-                repair="off",
-            )
-            return loop.run(instruction.format(booking=booking))
+            instruction = f"Cancel my reservation {booking}."
+            return _bookings_run(bookings, api_retriever, sandbox.url, instruction, *outputs)
 
         cancel = f"<API>cancelBooking(bookingId='{booking}')</API>"
         read = f"<API>getBooking(bookingId='{booking}')</API>"
@@ -404,7 +422,7 @@ def test_the_call_the_docs_name_after_a_refusal_is_no_wrong_api(api_retriever: A
 
 
 def test_after_a_refusal_nothing_can_fix_an_answer_in_words_ends_the_run(
-    api_retriever: Any,
+    bookings: tuple[ApiCatalog, Any], api_retriever: Any
 ) -> None:
     """The venue quota is reached (429, 30011: at most 3 venues): the docs' cause names no
     part of the request and no call to make first, so nothing the model sends can lift
@@ -413,43 +431,25 @@ def test_after_a_refusal_nothing_can_fix_an_answer_in_words_ends_the_run(
     names the field, an answer in words is still fed back."""
     import requests
 
-    from autofeedback import Scanner
-    from doc_index import DocIndex
-
-    catalog = ApiCatalog.from_file(BOOKINGS)
-    index = DocIndex.build(catalog)
     words = "I cannot create the venue: the booking service allows at most 3 venues."
-
-    def run(sandbox: Sandbox, instruction: str, *outputs: str) -> Any:
-        loop = FeedbackLoop(
-            CallableLLM(Script(*outputs)),
-            catalog,
-            base_url=sandbox.url,
-            doc_index=index,
-            scanner=Scanner(catalog, retriever=api_retriever),
-            max_static=1,
-            max_dynamic=2,
-            repair="off",
-        )
-        return loop.run(instruction)
-
+    ask = "Create a venue called 'Main Hall' in Lyon."
     create = "<API>createVenue(name='Main Hall', city='Lyon')</API>"
-    with Sandbox(catalog, terse=True) as sandbox:
+    with Sandbox(bookings[0], terse=True) as sandbox:
         for name in ("A", "B", "C"):
             requests.post(
                 sandbox.url + "/venues", json={"name": name, "city": "Gent"}, timeout=10
             ).raise_for_status()
-        result = run(sandbox, "Create a venue called 'Main Hall' in Lyon.", create, words)
+        result = _bookings_run(bookings, api_retriever, sandbox.url, ask, create, words)
     refused, answered = result.attempts
     assert refused.status == 429 and refused.feedback_kind == "dynamic"
     assert answered.request is None and answered.feedback is None
     assert result.stop_reason == "answered" and not result.success
 
-    with Sandbox(catalog, terse=True) as sandbox:
+    with Sandbox(bookings[0], terse=True) as sandbox:
         requests.post(
             sandbox.url + "/venues", json={"name": "Main Hall", "city": "Paris"}, timeout=10
         ).raise_for_status()
-        again = run(sandbox, "Create a venue called 'Main Hall' in Lyon.", create, words, create)
+        again = _bookings_run(bookings, api_retriever, sandbox.url, ask, create, words, create)
     refused, told = again.attempts[:2]
     assert refused.status == 409
     assert told.request is None and told.feedback_kind == "static"
