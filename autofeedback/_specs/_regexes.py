@@ -64,7 +64,7 @@ def _has_invalid(
     met again as deep or deeper is clean again (its walk would see no more of it)."""
     if depth > 64:
         return False
-    if type(schema) is list or isinstance(schema, list):
+    if isinstance(schema, list):
         return any(_has_invalid(s, depth + 1, seen) for s in schema)
     if not (type(schema) is dict or isinstance(schema, Mapping)):
         return False

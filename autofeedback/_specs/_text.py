@@ -62,9 +62,9 @@ def _yaml_error() -> type[Exception]:
 
 
 def _load_yaml(text: str, source: str) -> Any:
+    """``yaml.load`` of text whose depth :func:`_bound_yaml_depth` bounded already."""
     import yaml
 
-    _bound_yaml_depth(text, source)
     try:
         return yaml.load(text, Loader=_loader())  # a SafeLoader subclass: no arbitrary objects
     except RecursionError as exc:

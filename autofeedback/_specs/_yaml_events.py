@@ -59,6 +59,8 @@ def load(text: str, loader: Any, facts: dict[str, Any] | None = None) -> Any:
     )
     from yaml.nodes import ScalarNode
 
+    from autofeedback._specs._text import _yaml_key  # keys as _jsonify writes them
+
     resolvers: dict[Any, list[tuple[str, Any]]] = loader.yaml_implicit_resolvers
     wildcard = resolvers.get(None, [])
     constructor = loader("")
@@ -150,7 +152,7 @@ def load(text: str, loader: Any, facts: dict[str, Any] | None = None) -> Any:
         elif key is _NO_KEY:
             if container:
                 raise Unusual("a mapping or sequence as a key")
-            key = value if type(value) is str else _key(value)
+            key = value if type(value) is str else _yaml_key(value)
         else:
             top[key] = value
             key = _NO_KEY
@@ -166,10 +168,3 @@ def _anchor(anchors: dict[str, Any], name: str, value: Any) -> None:
     if name in anchors:
         raise Unusual("an anchor defined twice")
     anchors[name] = value
-
-
-def _key(key: Any) -> Any:
-    # as _text._yaml_key writes a key of the JSON data model
-    if isinstance(key, bool):
-        return str(key).lower()
-    return key if isinstance(key, str) else str(key)
