@@ -466,6 +466,9 @@ class Run:
 
         limit = self.policy.max_dynamic
         may = (limit is None or self.session.dynamic < limit) and not self.over_budget
+        # what the docs said of an earlier refusal does not hold for this one: explain()
+        # says it again through docs_said, or nothing is known
+        self._nothing_to_fix = False
         explained = explain() if may else None
         feedback = None
         if may:

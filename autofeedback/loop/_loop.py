@@ -439,12 +439,7 @@ class FeedbackLoop:
         return clone
 
     def _send(
-        self,
-        base: Attempt,
-        request: ApiRequest,
-        started: float,
-        run: Run,
-        key: Any,
+        self, base: Attempt, request: ApiRequest, started: float, run: Run, key: Any
     ) -> Attempt:
         """Send ``request`` and judge the response; a refusal goes to the run, which feeds
         it back (with what the docs say about it) or ends."""

@@ -301,3 +301,17 @@ def test_after_a_refusal_nothing_can_fix_a_turn_with_no_call_ends_the_run() -> N
     quota.docs_said(next_call=None, fixable=False)  # a quota: nothing to change
     turn = quota.loop_turn(words, text="The quota is reached.")
     assert turn.action == "stop" and quota.stop == "answered"
+
+
+def test_what_the_docs_said_of_one_refusal_does_not_carry_to_the_next() -> None:
+    """A quota refusal, then another refusal the docs say nothing about: an answer with no
+    call is fed back (E1), not taken as the end the quota allowed."""
+    e1 = Finding("E1", (), "no API request found")
+    words = Decision("feedback", "errors", None, None, (e1,), (e1,))
+    run = Run(Policy(), "loop")
+    run.asked(10)
+    run.docs_said(next_call=None, fixable=False)
+    run.asked(10)
+    run.refused("k", "POST /venues", 500, "", lambda: None)
+    assert run.stop is None
+    assert run.loop_turn(words, text="I cannot.").action == "feedback"
