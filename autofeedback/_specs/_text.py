@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from autofeedback._specs._yaml_events import yaml_key as _yaml_key
 from autofeedback.core._exceptions import SpecError
 
 __all__ = ["MAX_DEPTH", "MAX_NODES", "bound_depth", "parse_json_lines", "parse_text"]
@@ -259,14 +260,6 @@ def _jsonify(value: Any, memo: dict[int, Any]) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return value
-
-
-def _yaml_key(key: Any) -> str:
-    if isinstance(key, bool):
-        return str(key).lower()
-    if isinstance(key, (_dt.date, _dt.datetime)):
-        return key.isoformat()
-    return key if isinstance(key, str) else str(key)
 
 
 _ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]")

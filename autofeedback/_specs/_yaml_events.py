@@ -19,9 +19,10 @@ parser, so they are the ones ``yaml.load`` raises.
 
 from __future__ import annotations
 
+import datetime as _dt
 from typing import Any
 
-__all__ = ["Unusual", "load"]
+__all__ = ["Unusual", "load", "yaml_key"]
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -58,8 +59,6 @@ def load(text: str, loader: Any, facts: dict[str, Any] | None = None) -> Any:
         SequenceStartEvent,
     )
     from yaml.nodes import ScalarNode
-
-    from autofeedback._specs._text import _yaml_key  # keys as _jsonify writes them
 
     resolvers: dict[Any, list[tuple[str, Any]]] = loader.yaml_implicit_resolvers
     wildcard = resolvers.get(None, [])
@@ -152,7 +151,7 @@ def load(text: str, loader: Any, facts: dict[str, Any] | None = None) -> Any:
         elif key is _NO_KEY:
             if container:
                 raise Unusual("a mapping or sequence as a key")
-            key = value if type(value) is str else _yaml_key(value)
+            key = value if type(value) is str else yaml_key(value)
         else:
             top[key] = value
             key = _NO_KEY
@@ -168,3 +167,14 @@ def _anchor(anchors: dict[str, Any], name: str, value: Any) -> None:
     if name in anchors:
         raise Unusual("an anchor defined twice")
     anchors[name] = value
+
+
+def yaml_key(key: Any) -> str:
+    """A YAML mapping key as the JSON data model writes it (``200:`` is ``"200"``, ``true:``
+    is ``"true"``, a date its ISO text); :func:`autofeedback._specs._text._jsonify` and
+    :func:`load` both write keys with it."""
+    if isinstance(key, bool):
+        return str(key).lower()
+    if isinstance(key, (_dt.date, _dt.datetime)):
+        return key.isoformat()
+    return key if isinstance(key, str) else str(key)
