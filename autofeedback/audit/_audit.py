@@ -22,7 +22,6 @@ call (E1-E4) and the data flow between them (E5).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 from collections import Counter
@@ -33,6 +32,7 @@ from typing import Any
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._names import closest_literal
+from autofeedback.core._cache import content_key
 from autofeedback.core._exceptions import SpecError
 from autofeedback.core._findings import CODES, Finding, Repair
 from autofeedback.core._redact import redact, value_secrets
@@ -182,8 +182,7 @@ class _CatalogCache:
     def sequence_checker(self, scanner: Scanner, responses: Any, build: Any) -> Any:
         """The sequence checker for ``scanner`` and a record's ``responses`` (built once:
         the data-flow graph of a catalog is the costly part)."""
-        text = json.dumps(responses, sort_keys=True, default=str)
-        key = (id(scanner), hashlib.sha256(text.encode()).hexdigest())
+        key = (id(scanner), content_key(responses)[0])
         hit = self._checkers.get(key)
         if hit is None or hit[0] is not scanner:  # an id reused after the cache was cleared
             if len(self._checkers) > 256:
@@ -202,8 +201,7 @@ class _CatalogCache:
         if known is not None and known[0] is tools:
             key, size = known[1], known[2]
         else:
-            text = json.dumps(tools, sort_keys=True, default=str)
-            key, size = hashlib.sha256(text.encode()).hexdigest(), len(text)
+            key, size = content_key(tools)
             # bounded by count and by size, as the scanners are
             if len(self._keys) >= _MAX_KEYS or self._keyed + size > _MAX_KEPT_TOOLS:
                 self._keys.clear()
@@ -323,13 +321,21 @@ def _record_id(record: Any, line: int) -> Any:
     return line  # an id must be a scalar a report can show; the line number is one
 
 
+def _holds_sequence(record: Mapping[str, Any]) -> bool:
+    """:func:`~autofeedback.flow._sequence.is_sequence_record`, whose package (14 ms of
+    import) only records with ``steps`` or an ``output`` text can need."""
+    if "steps" not in record and not isinstance(record.get("output"), str):
+        return False
+    from autofeedback.flow._sequence import is_sequence_record
+
+    return is_sequence_record(record)
+
+
 def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if not isinstance(record, Mapping):
         return AuditResult(line, False, error="record is not a JSON object", line=line)
     rid = _record_id(record, line)
-    from autofeedback.flow._sequence import is_sequence_record
-
-    if is_sequence_record(record) or "messages" in record:
+    if "messages" in record or _holds_sequence(record):
         return _audit_sequence(record, rid, line, cache)
     kinds = [k for k in _KINDS if k in record]
     if _OPENAI_LINE & record.keys():

@@ -20,8 +20,6 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from rapidfuzz.distance import OSA
-
 from autofeedback.core._model import Operation
 
 __all__ = [
@@ -258,7 +256,11 @@ def slip(written: str, documented: str) -> bool:
     if not written.isascii() or not documented.isascii():
         return False
     a, b = _key(written), _key(documented)
-    if a == b or abs(len(a) - len(b)) > 1 or OSA.distance(a, b, score_cutoff=1) != 1:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    from rapidfuzz.distance import OSA  # 9 ms of import: only a name that missed needs it
+
+    if OSA.distance(a, b, score_cutoff=1) != 1:
         return False
     # the documented name's words as spans of its key
     spans: list[tuple[int, int]] = []
@@ -467,6 +469,8 @@ def _slipped_verb(written: str, documented: str) -> Effect | None:
     mine, theirs = words(written), words(documented)
     if not mine or not theirs or mine[1:] != theirs[1:] or is_word(mine[0]):
         return None
+    from rapidfuzz.distance import OSA
+
     if OSA.distance(mine[0], theirs[0], score_cutoff=1) != 1:
         return None
     effect = _verb_effect(theirs[:1])

@@ -481,22 +481,28 @@ def redact_repair(
     return dataclasses.replace(repair, before=before, after=after)
 
 
+#: the JSON scalars that hold no credential name nor URL: left at once, before the costlier
+#: checks for a mapping (a record's arguments are mostly these)
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> None:
-    if depth > _MAX_DEPTH or len(out) > 256:
+    if depth > _MAX_DEPTH or len(out) > 256 or type(value) in _PLAIN:
         return
     if isinstance(value, str):
         if "://" in value and ("?" in value or "@" in value) and len(value) <= 65536:
             out.extend(url_secrets(value, r.names))  # a URL's user info and query token
         return
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         for k, v in value.items():
             if r.name(k):
                 _leaves(v, out)
-            else:
+            elif type(v) not in _PLAIN:
                 _walk_secrets(v, r, out, depth + 1)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _walk_secrets(v, r, out, depth + 1)
+            if type(v) not in _PLAIN:
+                _walk_secrets(v, r, out, depth + 1)
 
 
 def credential_values(value: str) -> list[str]:

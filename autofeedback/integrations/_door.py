@@ -14,13 +14,13 @@ call key, the feedback of :mod:`autofeedback.decide._feedback`).
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from autofeedback.core._cache import content_key
 from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._install import install_hint
@@ -216,7 +216,7 @@ class Door:
             raise AutoFeedbackError("no tool list: pass the tools to check the calls against")
         retriever = self.retriever
         key = (
-            json.dumps(tools, sort_keys=True, default=str),
+            content_key(tools)[0],
             self.policy.repair,
             retriever if retriever is None or isinstance(retriever, str) else id(retriever),
         )

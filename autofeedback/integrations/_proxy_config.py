@@ -5,8 +5,6 @@ bounds, the scanner cache) and the lanes its CPU work runs in (:class:`_Lanes`);
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
@@ -20,6 +18,7 @@ import anyio.to_thread
 import httpx
 
 from autofeedback.catalog._catalog import ApiCatalog
+from autofeedback.core._cache import content_key
 from autofeedback.core._exceptions import ConfigurationError
 from autofeedback.core._redact import redact, url_secrets
 from autofeedback.decide import RepairMode, check_repair
@@ -138,8 +137,7 @@ class ProxyConfig:
 
         The cache holds at most :attr:`cache_bytes` characters of tools lists (and 32
         lists); a list larger than that is checked without being kept. Thread-safe."""
-        text = json.dumps(tools, sort_keys=True, default=str)
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        key, size = content_key(tools)
         with self._lock:
             cached = self._scanners.get(key)
             if cached is not None:
@@ -155,7 +153,6 @@ class ProxyConfig:
         if self.spec is not None:
             catalog = ApiCatalog.merge(self.spec, catalog)  # the documented API wins
         scanner = Scanner(catalog, retriever=self.retriever)
-        size = len(text)
         with self._lock:
             if key not in self._scanners and size <= self.cache_bytes:
                 self._scanners[key] = (scanner, size)
