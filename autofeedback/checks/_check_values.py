@@ -633,9 +633,12 @@ def _small(schema: Any) -> bool:
         budget -= 1
         if budget < 0:
             return False
-        if isinstance(value, Mapping):
+        kind = type(value)
+        if kind is str:
+            continue  # most values: no ABC check for them
+        if kind is dict or (kind is not list and isinstance(value, Mapping)):
             stack.extend(value.values())
-        elif isinstance(value, (list, tuple)):
+        elif kind is list or isinstance(value, (list, tuple)):
             stack.extend(value)
     return True
 

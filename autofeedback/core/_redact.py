@@ -487,19 +487,21 @@ _PLAIN = frozenset({int, float, bool, type(None)})
 
 
 def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> None:
-    if depth > _MAX_DEPTH or len(out) > 256 or type(value) in _PLAIN:
+    kind = type(value)
+    if depth > _MAX_DEPTH or len(out) > 256 or kind in _PLAIN:
         return
-    if isinstance(value, str):
+    if kind is str or isinstance(value, str):
         if "://" in value and ("?" in value or "@" in value) and len(value) <= 65536:
             out.extend(url_secrets(value, r.names))  # a URL's user info and query token
         return
-    if type(value) is dict or isinstance(value, Mapping):
+    # exact dicts and lists first: the Mapping ABC check is the slow one
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         for k, v in value.items():
             if r.name(k):
                 _leaves(v, out)
             elif type(v) not in _PLAIN:
                 _walk_secrets(v, r, out, depth + 1)
-    elif isinstance(value, (list, tuple)):
+    elif kind is list or isinstance(value, (list, tuple)):
         for v in value:
             if type(v) not in _PLAIN:
                 _walk_secrets(v, r, out, depth + 1)
