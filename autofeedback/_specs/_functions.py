@@ -89,12 +89,16 @@ def _load_function(
             source=source,
             where=join(where, key),
         )
-    # the draft its $schema names (2020-12 by default), in the 2020-12 terms checks speak
-    params_schema = upgrade(params_schema, draft_of(params_schema))
-    # Pydantic-made tools carry $defs and local refs: resolve them against the schema.
-    resolver = Resolver(params_schema, source, None)
-    resolved = resolver.schema(params_schema, join(where, key), fold_nullable=False)
-    resolved = _bfcl_schema(resolved)
+    resolver: Resolver | None = None
+    if plain(params_schema):
+        resolved = _bfcl_schema(params_schema)  # what the three steps below give it
+    else:
+        # the draft its $schema names (2020-12 by default), in the 2020-12 terms checks speak
+        params_schema = upgrade(params_schema, draft_of(params_schema))
+        # Pydantic-made tools carry $defs and local refs: resolve them against the schema.
+        resolver = Resolver(params_schema, source, None)
+        resolved = resolver.schema(params_schema, join(where, key), fold_nullable=False)
+        resolved = _bfcl_schema(resolved)
     properties = resolved.get("properties") or {}
     if not isinstance(properties, dict):
         raise SpecError(
@@ -139,6 +143,44 @@ def _load_function(
     )
 
 
+#: What makes :func:`upgrade` or a :class:`Resolver` do more than copy a schema.
+_NOT_PLAIN = frozenset({"$ref", "$dynamicRef", "$id", "$schema", "additionalItems", "dependencies"})
+
+
+def plain(schema: Any) -> bool:
+    """Whether ``schema`` holds nothing :func:`upgrade` rewrites and nothing a
+    :class:`Resolver` resolves (no ``$ref``, ``$id`` or ``$schema``, no tuple ``items``,
+    ``additionalItems``, ``dependencies`` nor boolean bound, anywhere): both would only
+    copy it, so :func:`_bfcl_schema`, which copies it too, gives the loaded schema alone.
+    Most tool schemas are plain, and the two copies were a third of loading one (a log
+    whose every record brings its own tool list loads one per record). Looked for in
+    every mapping of the value, property names and enum values included: a false "not
+    plain" only costs the two copies.
+
+    >>> plain({"type": "object", "properties": {"q": {"type": "string"}}})
+    True
+    >>> plain({"properties": {"a": {"$ref": "#/$defs/A"}}}), plain({"items": [{}]})
+    (False, False)
+    """
+    stack = [schema]
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            if not _NOT_PLAIN.isdisjoint(value):
+                return False
+            if type(value.get("items")) is list:
+                return False
+            for bound in ("exclusiveMinimum", "exclusiveMaximum"):
+                if type(value.get(bound)) is bool:
+                    return False
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+        elif isinstance(value, (dict, list)):
+            return False  # a subclass: read the long way
+    return True
+
+
 def _hint(hints: Mapping[str, Any], key: str) -> bool | None:
     """An MCP tool annotation (``readOnlyHint``, ``destructiveHint``) where it is a boolean."""
     value = hints.get(key)
@@ -152,6 +194,8 @@ def _output(
     its local ``$ref``s (Pydantic's ``$defs``) resolved, and the resolver that read it."""
     for key in OUTPUT_KEYS:
         schema = fn.get(key)
+        if isinstance(schema, dict) and plain(schema):
+            return (Response("200", schema=_bfcl_schema(schema)),), None
         if isinstance(schema, dict):
             resolver = Resolver(schema, source, None)
             resolved = resolver.schema(schema, join(where, key), fold_nullable=False)
