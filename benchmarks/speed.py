@@ -415,6 +415,11 @@ def main(argv: list[str] | None = None) -> int:
         help="start-up, clean calls and faulty calls next to their peers (issue 42)",
     )
     parser.add_argument("--startup-repeat", type=int, default=5, help="repeats of each process")
+    parser.add_argument(
+        "--only-instructions",
+        action="store_true",
+        help="clean calls next to their peers, counted in instructions under valgrind (issue 42)",
+    )
     parser.add_argument("--goal-limit", type=int, help="first records only (a quick try, no write)")
     parser.add_argument(
         "--only-first-answer", action="store_true", help="first answers, 5,000 operations"
@@ -441,6 +446,18 @@ def main(argv: list[str] | None = None) -> int:
             if args.startup_repeat != 5:
                 command += f" --startup-repeat {args.startup_repeat}"
             write_section("Speed: start-up, clean and faulty calls (issue 42)", command, body)
+        return 0
+    if args.only_instructions:
+        from benchmarks._instructions import table as instructions_table
+
+        body = instructions_table()
+        print(body)
+        if not args.no_write:
+            write_section(
+                "Speed: clean calls counted in instructions (issue 42)",
+                "python benchmarks/speed.py --only-instructions",
+                body,
+            )
         return 0
     if args.only_goals:
         from benchmarks._record_cost import table as goals_table
