@@ -301,21 +301,27 @@ class Scanner:
                 warn_margin=self.warn_margin,
                 context=context,
             )
-        twins = self.catalog.twins(op)
+        judged, twins = op, self.catalog.twins(op)
         if len(twins) > 1:
             # one endpoint documented as several operations: judge the request against
-            # the one it fits best (fewest errors; the router's choice on a tie)
-            judged = [
-                list(self.check_operation(t, request, named.path_params, instruction=instruction))
+            # the one it fits best (fewest errors; the router's choice on a tie). An
+            # unknown name is one error whether or not the closest names are searched
+            # with the model, so the twins are compared without that search (it loaded
+            # the embedding model for twins never chosen), and the one chosen is then
+            # checked as any operation is.
+            errors = [
+                sum(
+                    f.severity == "error"
+                    for f in self.check_operation(
+                        t, request, named.path_params, instruction=instruction, semantic=False
+                    )
+                )
                 for t in twins
             ]
-            checked: Iterable[Finding] = min(
-                judged, key=lambda fs: sum(f.severity == "error" for f in fs)
-            )
-        else:
-            checked = list(
-                self.check_operation(op, request, named.path_params, instruction=instruction)
-            )
+            judged = twins[errors.index(min(errors))]
+        checked: Iterable[Finding] = list(
+            self.check_operation(judged, request, named.path_params, instruction=instruction)
+        )
         if selection is not None and not (self.leads_to(op, selection) and not _malformed(checked)):
             # a step towards the better API is no wrong API when it is a call of its own
             # API (GetUserToken(username, password)), not one with the arguments of the
@@ -376,14 +382,19 @@ class Scanner:
         path_params: Mapping[str, str] | None = None,
         *,
         instruction: str | None = None,
+        semantic: bool = True,
     ) -> Iterator[Finding]:
-        """E3 and E4 for a request already known to target ``op``."""
+        """E3 and E4 for a request already known to target ``op``. ``semantic=False``:
+        an unknown name's closest documented names are looked for by spelling only (the
+        same findings, and errors, with other suggestions and codes)."""
         # the call's time for patterns RE2 cannot run, one budget for all of its values
         budget = PatternBudget.current() or PatternBudget()
         if not request.is_http and accepts(op, request.arguments, budget):
             return  # the whole call fits the documented parameters: nothing to report
         args = request_args(request, path_params)
-        needs_matcher = any(op.parameter(a.name) is None for a in args if a.location != "header")
+        needs_matcher = semantic and any(
+            op.parameter(a.name) is None for a in args if a.location != "header"
+        )
         matcher = self._matcher if needs_matcher else None
         params = check_parameters(
             op,
