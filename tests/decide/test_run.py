@@ -28,7 +28,12 @@ def test_a_call_made_again_is_told_once_then_stops_the_run() -> None:
     assert (told.decision.action, told.decision.reason, told.key) == ("feedback", "repeated", "k")
     assert (run.session.rounds, run.session.rejections("k"), run.stop) == (2, 1, None)
     stopped = run.made_again("k")
-    assert (stopped.action, stopped.feedback, stopped.error) == ("stop", None, REPEATED_CALL)
+    assert (stopped.action, stopped.feedback, stopped.error, stopped.key) == (
+        "stop",
+        None,
+        REPEATED_CALL,
+        "k",
+    )
     assert (stopped.decision.action, stopped.decision.reason) == ("feedback", "repeated")
     assert run.stop == REPEATED
     assert run.session.rounds == 2  # the stop uses no round
@@ -647,12 +652,13 @@ def test_a_refusal_once_the_tokens_are_spent_ends_the_run() -> None:
 
 
 def test_an_early_final_answer_is_questioned_once_with_a_round_of_its_own() -> None:
-    run = Run(Policy(), "react")
+    run = Run(Policy(max_rounds=5), "react")
     run.session.rounds = 2
     assert run.answer(lambda: "Action: <API>getBook(bookId=...)</API>") == (
         "Action: <API>getBook(bookId=...)</API>"
     )
     assert (run.session.rounds, run.stop) == (3, None)
+    # rounds are left, but the answer was questioned already
     assert run.answer(lambda: "Action: <API>getBook(bookId=...)</API>") is None
     assert (run.session.rounds, run.stop) == (3, "answered")
 

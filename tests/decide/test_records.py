@@ -1,0 +1,203 @@
+"""``audit --fix`` on each kind of record (:mod:`autofeedback.decide._records`): the
+record written again in its own shape with the certain repairs, each repair located
+where the audit's findings are (``step[i]`` in a sequence, ``request[i]`` in an output
+of several requests), and every credential the record carries masked in what is shown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog
+from autofeedback.audit._audit import audit_lines
+
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+KEY = "sk-live-0123456789abcdef"
+
+
+def _tool_call(id_: str, name: str, arguments: Any) -> dict[str, Any]:
+    function = {"name": name, "arguments": arguments}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": id_, "type": "function", "function": function}],
+    }
+
+
+SEARCHED = [
+    {"role": "user", "content": "Tell me about Dune"},
+    _tool_call("c1", "searchBooks", '{"query": "Dune"}'),
+    {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
+]
+
+
+def _repair(code: str, location: list[str], before: str, after: str) -> dict[str, Any]:
+    return {"code": code, "location": location, "before": before, "after": after}
+
+
+CASES = [
+    pytest.param(
+        {
+            "steps": [
+                {"request": {"method": "GET", "url": "/books?query=Dune&Limit=5"}},
+                {"call": {"name": "search_books", "arguments": '{"query": "Emma"}'}},
+                {"output": "<API>list_reviews(bookId=7)</API>"},
+            ]
+        },
+        [
+            {"request": {"method": "GET", "url": "/books?query=Dune&limit=5"}},
+            {"call": {"name": "searchBooks", "arguments": '{"query": "Emma"}'}},
+            {"output": "<API>listReviews(bookId=7)</API>"},
+        ],
+        [
+            _repair("E3.2", ["step[0]", "query", "Limit"], "Limit", "limit"),
+            _repair("E2.2", ["step[1]", "api"], "search_books", "searchBooks"),
+            _repair("E2.2", ["step[2]", "api"], "list_reviews", "listReviews"),
+        ],
+        id="trace-steps",
+    ),
+    pytest.param(
+        {
+            "messages": [
+                {"role": "user", "content": "Tell me about Dune"},
+                _tool_call("c1", "search_books", '{"query": "Dune"}'),
+                {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
+                _tool_call("c2", "get_book", {"bookId": 7}),
+            ]
+        },
+        [
+            {"role": "user", "content": "Tell me about Dune"},
+            _tool_call("c1", "searchBooks", '{"query": "Dune"}'),
+            {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
+            _tool_call("c2", "getBook", {"bookId": 7}),
+        ],
+        [
+            _repair("E2.2", ["step[0]", "api"], "search_books", "searchBooks"),
+            _repair("E2.2", ["step[1]", "api"], "get_book", "getBook"),
+        ],
+        id="chat-messages",
+    ),
+    pytest.param(
+        {
+            "steps": [
+                {
+                    "request": {
+                        "method": "GET",
+                        "url": f"/Books?query={KEY}",
+                        "headers": {"X-Api-Key": KEY},
+                    }
+                }
+            ]
+        },
+        [
+            {
+                "request": {
+                    "method": "GET",
+                    "url": "/books?query=[REDACTED]",
+                    "headers": {"X-Api-Key": "[REDACTED]"},
+                }
+            }
+        ],
+        [_repair("E2.2", ["step[0]", "api"], "/Books", "/books")],
+        id="trace-credential-repeated",
+    ),
+    pytest.param(
+        {
+            "request": {
+                "method": "POST",
+                "url": "/orders",
+                "json": {"Book_Id": 7, "quantity": 2, "gift_message": "Grüße"},
+            }
+        },
+        {
+            "method": "POST",
+            "url": "/orders",
+            "json": {"book_id": 7, "quantity": 2, "gift_message": "Grüße"},
+        },
+        [_repair("E3.2", ["body", "Book_Id"], "Book_Id", "book_id")],
+        id="request-json-object",
+    ),
+    pytest.param(
+        {
+            "request": {
+                "method": "POST",
+                "url": "/orders",
+                "data": '{"Book_Id": 7, "quantity": 2, "gift_message": "Grüße"}',
+            }
+        },
+        {
+            "method": "POST",
+            "url": "/orders",
+            "data": '{"book_id": 7, "quantity": 2, "gift_message": "Grüße"}',
+        },
+        [_repair("E3.2", ["body", "Book_Id"], "Book_Id", "book_id")],
+        id="request-data-text",
+    ),
+    pytest.param(
+        {"request": {"method": "POST", "url": "/orders", "body": {"Book_Id": 7, "quantity": 2}}},
+        {"method": "POST", "url": "/orders", "body": {"book_id": 7, "quantity": 2}},
+        [_repair("E3.2", ["body", "Book_Id"], "Book_Id", "book_id")],
+        id="request-body",
+    ),
+    pytest.param(
+        {"request": {"method": "GET", "url": "/books", "params": {"Query": "Dune"}}},
+        {"method": "GET", "url": "/books", "params": {"query": "Dune"}},
+        [_repair("E3.2", ["query", "Query"], "Query", "query")],
+        id="request-params",
+    ),
+    pytest.param(
+        {"call": {"name": "search_books", "arguments": {"query": KEY, "api_key": KEY}}},
+        {"name": "searchBooks", "arguments": {"query": "[REDACTED]", "api_key": "[REDACTED]"}},
+        [_repair("E2.2", ["api"], "search_books", "searchBooks")],
+        id="call-credential-repeated",
+    ),
+    pytest.param(
+        {"output": "<API>search_books(query='Dune')</API> then <API>getBook(bookID=7)</API>"},
+        "<API>searchBooks(query='Dune')</API> then <API>getBook(bookId=7)</API>",
+        [
+            _repair("E2.2", ["request[0]", "api"], "search_books", "searchBooks"),
+            _repair("E3.2", ["request[1]", "argument", "bookID"], "bookID", "bookId"),
+        ],
+        id="output-of-two-requests",
+    ),
+    pytest.param(
+        {"history": SEARCHED, "call": {"name": "getBook", "arguments": {"bookID": 7}}},
+        {"name": "getBook", "arguments": {"bookId": 7}},
+        [_repair("E3.2", ["argument", "bookID"], "bookID", "bookId")],
+        id="call-after-history",
+    ),
+    pytest.param(
+        {"history": SEARCHED, "output": "<API>getBook(bookID=7)</API>"},
+        "<API>getBook(bookId=7)</API>",
+        [_repair("E3.2", ["argument", "bookID"], "bookID", "bookId")],
+        id="output-after-history",
+    ),
+    pytest.param(
+        {
+            "instruction": "Show me Dune",
+            "output": 'b = searchBooks(query="Dune")\ngetBook(bookId=b.book[0].id)',
+        },
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
+        [_repair("E5.2", ["step[1]", "path", "bookId"], "b.book[0].id", "b.books[0].id")],
+        id="program",
+    ),
+]
+
+
+@pytest.mark.parametrize(("record", "repaired", "repairs"), CASES)
+def test_audit_fix_writes_the_record_again_in_its_own_shape(
+    record: dict[str, Any], repaired: Any, repairs: list[dict[str, Any]]
+) -> None:
+    [result] = audit_lines(
+        [json.dumps(record)], ApiCatalog.from_file(SPEC), retriever=None, fix=True
+    )
+    got = result.as_dict()
+    assert (got["ok"], got.get("error"), got["repaired"], got["repairs"]) == (
+        False,
+        None,
+        repaired,
+        repairs,
+    )
