@@ -5,7 +5,9 @@ trace."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,20 @@ from autofeedback import ApiCatalog, ApiRequest, ConfigurationError, Finding, Sc
 from autofeedback.core._findings import Repair
 from autofeedback.decide import Decider, Decision, Policy, Session
 from autofeedback.decide._feedback import MADE_AGAIN, REPEATED_CALL, react_feedback, restated_note
-from autofeedback.decide._run import REPEATED, SEND_GATE, Kind, Run, call_key
+from autofeedback.decide._run import (
+    REPEATED,
+    SEND_GATE,
+    Kind,
+    Run,
+    call_key,
+    judge_message,
+    key_digest,
+    logged_action,
+    message_key,
+    repeat_limit_policy,
+    restore,
+    upstream_stop,
+)
 
 BAD = Decision("feedback", "errors", None, remaining=(Finding("E3.2", ("argument", "x"), "x"),))
 
@@ -844,3 +859,273 @@ def test_answers_with_no_program_are_the_same_only_when_their_text_is() -> None:
         None,
         "repeated",
     )
+
+
+# -- a model message of tool calls: the proxy and the agent-framework doors -------------------
+
+LIMA = ("get_weather", {"city": "Lima"})
+TOO_MANY_DAYS = ("get_weather", {"City": "Paris", "days": 2.5})
+CITY_CASE = ("get_weather", {"City": "Paris"})
+#: the feedback on TOO_MANY_DAYS as a tool call, with the call every named fix gives
+TOOL_FEEDBACK = (
+    "There is an error in your tool call.\n"
+    "Error E4.1 (value type mismatch) at argument.days: days must be an integer, got number "
+    "2.5.\n"
+    "The tool call was parsed successfully, the tool name is correct and the parameter names "
+    "are correct.\n"
+    "Likely cause: The value does not have the type the documentation gives for this "
+    "parameter. Correction: Give a value of type integer.\n"
+    "Already repaired (keep these changes):\n"
+    "- E3.2 argument.City: 'City' -> 'city'\n"
+    "The tool call with these corrections: {CORRECTED}\n"
+    "Replace each <type> placeholder with the value from the user's request.\n"
+    "Please call the tool again with the corrected arguments."
+)
+CORRECTED = '{"name": "get_weather", "arguments": {"city": "Paris", "days": "<integer>"}}'
+NOT_RUN_WITH = (
+    "Not run: another tool call in the same message was rejected. Call this tool again, "
+    "together with the corrected call."
+)
+
+
+def _message(*calls: tuple[str, dict[str, Any]]) -> tuple[Any, list[tuple[str, str]]]:
+    """A chat message of ``calls`` (arguments as JSON text), and the calls as written."""
+    raw = [(name, json.dumps(arguments)) for name, arguments in calls]
+    tool_calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": text}}
+        for i, (name, text) in enumerate(raw)
+    ]
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}, raw
+
+
+def _decided_calls(scanner: Scanner, *calls: tuple[str, dict[str, Any]]) -> tuple[Any, Any]:
+    from autofeedback.decide._calls import decide_calls
+
+    message, raw = _message(*calls)
+    return decide_calls(message, Decider(scanner)), raw
+
+
+@pytest.mark.parametrize(
+    ("policy", "whole", "action", "runs", "feedback"),
+    [
+        # a door: the good call runs while the bad one is fed back
+        pytest.param(Policy(), False, "feedback", (True, False), (None, "corrected"), id="door"),
+        # the proxy: the message goes back whole, the good call told why it did not run
+        pytest.param(
+            Policy(), True, "feedback", (False, False), (NOT_RUN_WITH, "corrected"), id="proxy"
+        ),
+        # no rounds left: a door still answers the bad call; nothing runs
+        pytest.param(
+            Policy(max_rounds=0), False, "stop", (False, False), (None, "corrected"), id="door-stop"
+        ),
+        # the proxy's stop ends the run: nothing goes back to the model
+        pytest.param(
+            Policy(max_rounds=0), True, "stop", (False, False), (None, None), id="proxy-stop"
+        ),
+    ],
+)
+def test_a_message_with_one_bad_call_is_answered_call_by_call(
+    weather: Scanner,
+    policy: Policy,
+    whole: bool,
+    action: str,
+    runs: tuple[bool, ...],
+    feedback: tuple[str | None, ...],
+) -> None:
+    decided, raw = _decided_calls(weather, LIMA, TOO_MANY_DAYS)
+    turn = judge_message(Session(policy), decided, raw, scanner=weather, whole=whole)
+    expected = tuple(
+        TOOL_FEEDBACK.replace("{CORRECTED}", CORRECTED) if f == "corrected" else f for f in feedback
+    )
+    assert (turn.action, turn.reason, turn.runs, turn.feedback) == (
+        action,
+        "errors" if action == "feedback" else "rounds",
+        runs,
+        expected,
+    )
+
+
+def test_a_message_judged_without_docs_shows_the_bad_call_without_a_corrected_call(
+    weather: Scanner,
+) -> None:
+    decided, raw = _decided_calls(weather, TOO_MANY_DAYS)
+    turn = judge_message(Session(), decided, raw)
+    assert turn.feedback == (
+        TOOL_FEEDBACK.replace("The tool call with these corrections: {CORRECTED}\n", "").replace(
+            "Replace each <type> placeholder with the value from the user's request.\n", ""
+        ),
+    )
+
+
+def test_a_message_of_good_calls_runs_every_call(weather: Scanner) -> None:
+    decided, raw = _decided_calls(weather, LIMA, CITY_CASE)
+    turn = judge_message(Session(), decided, raw, scanner=weather, whole=True)
+    assert (turn.action, turn.reason, turn.runs, turn.feedback) == (
+        "forward",
+        "repaired",
+        (True, True),
+        (None, None),
+    )
+
+
+def test_the_same_calls_again_are_the_same_message_whatever_their_ids(weather: Scanner) -> None:
+    decided, raw = _decided_calls(weather, LIMA, TOO_MANY_DAYS)
+    session = Session()
+    first = judge_message(session, decided, raw, scanner=weather)
+    assert first.key == json.dumps(
+        [
+            '{"arguments": {"city": "Lima"}, "body": null, "method": null, "name": '
+            '"get_weather", "params": {}, "url": null}',
+            '{"arguments": {"City": "Paris", "days": 2.5}, "body": null, "method": null, '
+            '"name": "get_weather", "params": {}, "url": null}',
+        ]
+    )
+    message, _ = _message(LIMA, TOO_MANY_DAYS)
+    for i, call in enumerate(message["tool_calls"]):
+        call["id"] = f"other{i}"
+    from autofeedback.decide._calls import decide_calls
+
+    again = judge_message(session, decide_calls(message, Decider(weather)), raw, scanner=weather)
+    assert (again.key, again.action, again.reason) == (first.key, "stop", "repeated")
+
+
+def test_a_call_that_could_not_be_read_is_keyed_by_what_was_written() -> None:
+    unread = Decision("feedback", "errors", None, remaining=(NO_CALL_E1,))
+    read = Decision("forward", "clean", ApiRequest(name="f"), ApiRequest(name="f"))
+    key = message_key([read, unread], [("f", "{}"), ("g", '{"a": ')])
+    assert key == json.dumps(
+        [
+            '{"arguments": {}, "body": null, "method": null, "name": "f", "params": {}, '
+            '"url": null}',
+            'text:["g", "{\\"a\\": "]',
+        ]
+    )
+    assert message_key([unread, read], [("g", '{"a": '), ("f", "{}")]) != key  # the order counts
+
+
+@pytest.mark.parametrize(
+    ("calls", "answers", "stop"),
+    [
+        pytest.param((LIMA,), 1, "clean", id="first-answer-clean"),
+        pytest.param((LIMA,), 2, "corrected", id="clean-after-feedback"),
+        pytest.param((LIMA, CITY_CASE), 1, "repaired", id="repaired"),
+        pytest.param((TOO_MANY_DAYS,), 1, None, id="fed-back"),
+    ],
+)
+def test_the_proxy_run_ends_with_how_its_calls_went_out(
+    weather: Scanner, calls: tuple[tuple[str, dict[str, Any]], ...], answers: int, stop: str | None
+) -> None:
+    run = Run(Policy(), "proxy", scanner=weather)
+    for _ in range(answers):
+        run.asked(0)
+    decided, raw = _decided_calls(weather, *calls)
+    turn = run.message_turn(decided, raw)
+    assert (turn.action, run.stop) == ("feedback" if stop is None else "forward", stop)
+
+
+def test_the_proxy_run_stops_in_its_own_words(weather: Scanner) -> None:
+    run = Run(Policy(max_rounds=0), "proxy", scanner=weather)
+    run.asked(0)
+    decided, raw = _decided_calls(weather, TOO_MANY_DAYS)
+    turn = run.message_turn(decided, raw)
+    assert (turn.action, turn.reason, turn.feedback, run.stop) == (
+        "stop",
+        "rounds",
+        (None,),
+        "max-rounds",
+    )
+
+
+def test_a_session_restored_from_a_doors_records_counts_rounds_and_rejections() -> None:
+    records: list[dict[str, Any]] = [
+        {"action": "feedback", "reason": "errors", "key": "a"},
+        {"action": "feedback", "reason": "repeated", "key": "a"},
+        {"action": "feedback", "reason": "errors", "key": "b"},
+        {"action": "forward", "reason": "clean", "key": "c"},
+        {"action": "feedback", "reason": "errors", "key": 7},  # no key of the run's
+        {"action": "stop", "reason": "rounds", "key": "d"},
+    ]
+    session = restore(Session(), records)
+    assert (session.rounds, [session.rejections(k) for k in "abcd"]) == (2, [2, 1, 0, 0])
+    assert session.rejections(7) == 0
+
+
+# -- the MCP gate ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("limit", "answers"),
+    [
+        # told, then told to stop (the firm stop) at the limit-th identical rejected call
+        pytest.param(3, [("feedback", 1, False), ("feedback", 2, False), ("stop", 3, True)]),
+        pytest.param(2, [("feedback", 1, False), ("stop", 2, True), ("stop", 2, True)]),
+        # every rejection is the firm stop
+        pytest.param(1, [("feedback", 1, True), ("stop", 2, True), ("stop", 2, True)]),
+        # never stopped
+        pytest.param(0, [("feedback", 1, False), ("feedback", 2, False), ("feedback", 3, False)]),
+    ],
+)
+def test_the_gate_stops_the_limit_th_identical_rejected_call(
+    limit: int, answers: list[tuple[str, int, bool]]
+) -> None:
+    run = Run.gate(limit)
+    got = []
+    for _ in answers:
+        judged, repeats, firm = run.call_turn(BAD, ("conversation", "k"))
+        got.append((judged.action, repeats, firm))
+    assert got == answers
+    assert run.call_turn(BAD, ("another conversation", "k"))[1:] == (1, limit == 1)
+
+
+def test_the_gate_takes_its_repair_setting_and_bounds_no_rounds() -> None:
+    run = Run.gate(3, repair="off")
+    assert (run.kind, run.policy.repair, run.policy.max_rounds, run.policy.repeats) == (
+        "mcp",
+        "off",
+        None,
+        1,
+    )
+    assert [repeat_limit_policy(n).repeats for n in (1, 2, 3, 5)] == [0, 0, 1, 3]
+    assert repeat_limit_policy(0).repeats == sys.maxsize
+    assert (repeat_limit_policy(4, repair="off").repair, repeat_limit_policy(4).repair) == (
+        "off",
+        "sure",
+    )
+    assert repeat_limit_policy(4).max_rounds is None
+
+
+# -- small words of the run ------------------------------------------------------------------
+
+
+def test_the_proxies_name_each_action_and_each_upstream_failure() -> None:
+    assert [logged_action(a) for a in ("forward", "feedback", "stop", "other")] == [
+        "forward",
+        "feed_back",
+        "stop",
+        "stop",
+    ]
+    assert (upstream_stop(503), upstream_stop(0), upstream_stop(None)) == (
+        "upstream-503",
+        "upstream-0",
+        "upstream-invalid",
+    )
+
+
+def test_a_key_digest_is_the_sha256_of_the_key_even_with_a_lone_surrogate() -> None:
+    assert key_digest("text:") == hashlib.sha256(b"text:").hexdigest()
+    assert key_digest("\ud800") == hashlib.sha256(b"\xed\xa0\x80").hexdigest()
+
+
+@pytest.mark.parametrize(("steps", "fits"), [(0, True), (1, True), (2, False), (3, False)])
+def test_a_call_is_inserted_first_only_when_the_models_call_still_fits_after_it(
+    steps: int, fits: bool
+) -> None:
+    run = Run(Policy(max_steps=3), "react")
+    run.session.steps = steps
+    assert run.may_send_first() is fits
+
+
+def test_a_run_with_no_step_bound_may_always_insert_a_call_first() -> None:
+    run = Run(Policy(), "react")
+    run.session.steps = 1000
+    assert run.may_send_first() is True
