@@ -18,6 +18,14 @@ SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.ya
 KEY = "sk-live-0123456789abcdef"
 
 
+def _tool_calls(*calls: tuple[str, str, Any]) -> dict[str, Any]:
+    tool_calls = [
+        {"id": id_, "type": "function", "function": {"name": name, "arguments": arguments}}
+        for id_, name, arguments in calls
+    ]
+    return {"role": "assistant", "content": None, "tool_calls": tool_calls}
+
+
 def _tool_call(id_: str, name: str, arguments: Any) -> dict[str, Any]:
     function = {"name": name, "arguments": arguments}
     return {
@@ -34,7 +42,7 @@ SEARCHED = [
 ]
 
 
-def _repair(code: str, location: list[str], before: str, after: str) -> dict[str, Any]:
+def _repair(code: str, location: list[str], before: Any, after: Any) -> dict[str, Any]:
     return {"code": code, "location": location, "before": before, "after": after}
 
 
@@ -45,12 +53,14 @@ CASES = [
                 {"request": {"method": "GET", "url": "/books?query=Dune&Limit=5"}},
                 {"call": {"name": "search_books", "arguments": '{"query": "Emma"}'}},
                 {"output": "<API>list_reviews(bookId=7)</API>"},
+                {"call": {"name": "listGenres", "arguments": "{}"}},
             ]
         },
         [
             {"request": {"method": "GET", "url": "/books?query=Dune&limit=5"}},
             {"call": {"name": "searchBooks", "arguments": '{"query": "Emma"}'}},
             {"output": "<API>listReviews(bookId=7)</API>"},
+            {"call": {"name": "listGenres", "arguments": "{}"}},
         ],
         [
             _repair("E3.2", ["step[0]", "query", "Limit"], "Limit", "limit"),
@@ -63,20 +73,25 @@ CASES = [
         {
             "messages": [
                 {"role": "user", "content": "Tell me about Dune"},
-                _tool_call("c1", "search_books", '{"query": "Dune"}'),
+                {"role": "assistant", "content": "Let me look."},
+                _tool_calls(
+                    ("c1", "search_books", '{"query": "Düne"}'),
+                    ("c3", "listGenres", "{}"),
+                ),
                 {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
                 _tool_call("c2", "get_book", {"bookId": 7}),
             ]
         },
         [
             {"role": "user", "content": "Tell me about Dune"},
-            _tool_call("c1", "searchBooks", '{"query": "Dune"}'),
+            {"role": "assistant", "content": "Let me look."},
+            _tool_calls(("c1", "searchBooks", '{"query": "Düne"}'), ("c3", "listGenres", "{}")),
             {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
             _tool_call("c2", "getBook", {"bookId": 7}),
         ],
         [
             _repair("E2.2", ["step[0]", "api"], "search_books", "searchBooks"),
-            _repair("E2.2", ["step[1]", "api"], "get_book", "getBook"),
+            _repair("E2.2", ["step[2]", "api"], "get_book", "getBook"),
         ],
         id="chat-messages",
     ),
@@ -184,6 +199,44 @@ CASES = [
         [_repair("E5.2", ["step[1]", "path", "bookId"], "b.book[0].id", "b.books[0].id")],
         id="program",
     ),
+    pytest.param(
+        {"output": 'b = searchBooks(query="Dune")\ngetBook(bookId=7)'},
+        'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
+        [_repair("E5.3", ["step[1]", "path", "bookId"], 7, "b.books[0].id")],
+        id="program-made-up-id",
+    ),
+    pytest.param(
+        {
+            "history": SEARCHED,
+            "output": "<API>getBook(bookID=7)</API> <API>listReviews(bookID=7)</API>",
+        },
+        "<API>getBook(bookId=7)</API> <API>listReviews(bookId=7)</API>",
+        [
+            _repair("E3.2", ["request[0]", "argument", "bookID"], "bookID", "bookId"),
+            _repair("E3.2", ["request[1]", "argument", "bookID"], "bookID", "bookId"),
+        ],
+        id="two-requests-after-history",
+    ),
+]
+
+#: records with errors the docs leave more than one answer to: nothing is repaired
+LEFT = [
+    pytest.param(
+        {
+            "instruction": "Show me the book with id 7",
+            "output": 'b = searchBooks(query="Dune", sort="best")\ngetBook(bookId=7)',
+        },
+        ["E4.2"],
+        id="program-id-the-user-gave",
+    ),
+    pytest.param(
+        {
+            "output": 'a = searchBooks(query="Dune")\nb = searchBooks(query="Emma")\n'
+            'getBook(bookId="<book_id>")'
+        },
+        ["E5.3"],
+        id="program-two-searches",
+    ),
 ]
 
 
@@ -200,4 +253,19 @@ def test_audit_fix_writes_the_record_again_in_its_own_shape(
         None,
         repaired,
         repairs,
+    )
+
+
+@pytest.mark.parametrize(("record", "codes"), LEFT)
+def test_audit_fix_writes_nothing_when_nothing_is_certain(
+    record: dict[str, Any], codes: list[str]
+) -> None:
+    [result] = audit_lines(
+        [json.dumps(record)], ApiCatalog.from_file(SPEC), retriever=None, fix=True
+    )
+    got = result.as_dict()
+    assert (got["ok"], [f["code"] for f in got["findings"]], got.get("repaired")) == (
+        False,
+        codes,
+        None,
     )
