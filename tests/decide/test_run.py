@@ -5,6 +5,7 @@ trace."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import json
 import sys
@@ -933,7 +934,10 @@ def test_a_message_with_one_bad_call_is_answered_call_by_call(
     feedback: tuple[str | None, ...],
 ) -> None:
     decided, raw = _decided_calls(weather, LIMA, TOO_MANY_DAYS)
-    turn = judge_message(Session(policy), decided, raw, scanner=weather, whole=whole)
+    if whole:
+        turn = judge_message(Session(policy), decided, raw, scanner=weather, whole=True)
+    else:  # a door's call: the good calls run
+        turn = judge_message(Session(policy), decided, raw, scanner=weather)
     expected = tuple(
         TOOL_FEEDBACK.replace("{CORRECTED}", CORRECTED) if f == "corrected" else f for f in feedback
     )
@@ -1001,6 +1005,14 @@ def test_a_call_that_could_not_be_read_is_keyed_by_what_was_written() -> None:
         ]
     )
     assert message_key([unread, read], [("g", '{"a": '), ("f", "{}")]) != key  # the order counts
+    # a call with no name to read: its arguments as given, in any key order
+    swapped = message_key([unread], [(None, {"b": 1, "a": 2})])
+    assert swapped == message_key([unread], [(None, {"a": 2, "b": 1})])
+    # values a framework passes that are no JSON are written as text
+    day = datetime.date(2026, 1, 2)
+    assert message_key([unread], [(None, {"day": day})]) == json.dumps(
+        ['text:[null, {"day": "2026-01-02"}]']
+    )
 
 
 @pytest.mark.parametrize(
@@ -1023,6 +1035,15 @@ def test_the_proxy_run_ends_with_how_its_calls_went_out(
     assert (turn.action, run.stop) == ("feedback" if stop is None else "forward", stop)
 
 
+def test_the_proxy_answers_a_bad_call_with_the_call_every_fix_gives(weather: Scanner) -> None:
+    run = Run(Policy(), "proxy", scanner=weather)
+    run.asked(0)
+    decided, raw = _decided_calls(weather, TOO_MANY_DAYS)
+    assert run.message_turn(decided, raw).feedback == (
+        TOOL_FEEDBACK.replace("{CORRECTED}", CORRECTED),
+    )
+
+
 def test_the_proxy_run_stops_in_its_own_words(weather: Scanner) -> None:
     run = Run(Policy(max_rounds=0), "proxy", scanner=weather)
     run.asked(0)
@@ -1034,6 +1055,11 @@ def test_the_proxy_run_stops_in_its_own_words(weather: Scanner) -> None:
         (None,),
         "max-rounds",
     )
+    again = Run(Policy(), "proxy", scanner=weather)
+    again.asked(0)
+    again.message_turn(decided, raw)
+    again.asked(0)
+    assert (again.message_turn(decided, raw).reason, again.stop) == ("repeated", "repeated")
 
 
 def test_a_session_restored_from_a_doors_records_counts_rounds_and_rejections() -> None:
@@ -1044,9 +1070,10 @@ def test_a_session_restored_from_a_doors_records_counts_rounds_and_rejections() 
         {"action": "forward", "reason": "clean", "key": "c"},
         {"action": "feedback", "reason": "errors", "key": 7},  # no key of the run's
         {"action": "stop", "reason": "rounds", "key": "d"},
+        {"action": "feedback", "reason": "errors", "key": "e"},
     ]
     session = restore(Session(), records)
-    assert (session.rounds, [session.rejections(k) for k in "abcd"]) == (2, [2, 1, 0, 0])
+    assert (session.rounds, [session.rejections(k) for k in "abcde"]) == (3, [2, 1, 0, 0, 1])
     assert session.rejections(7) == 0
 
 
