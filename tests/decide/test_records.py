@@ -269,3 +269,52 @@ def test_audit_fix_writes_nothing_when_nothing_is_certain(
         codes,
         None,
     )
+
+
+def _api_key_search(text: bool) -> Any:
+    arguments = {"query": KEY, "api_key": KEY}
+    return json.dumps(arguments) if text else arguments
+
+
+#: a call to search_books (repaired to searchBooks) whose credential, named api_key, is
+#: repeated in another argument, written where no JSON key names it
+IN_TEXT = f"<API>search_books(query='{KEY}', api_key='{KEY}')</API>"
+SHOWN = "<API>searchBooks(query='[REDACTED]', api_key='[REDACTED]')</API>"
+ARGUMENTS_SHOWN = '{"query": "[REDACTED]", "api_key": "[REDACTED]"}'
+
+
+@pytest.mark.parametrize(
+    ("record", "repaired"),
+    [
+        pytest.param({"output": IN_TEXT}, SHOWN, id="output"),
+        pytest.param({"history": SEARCHED, "output": IN_TEXT}, SHOWN, id="output-after-history"),
+        pytest.param(
+            {"call": {"name": "search_books", "arguments": _api_key_search(True)}},
+            {"name": "searchBooks", "arguments": ARGUMENTS_SHOWN},
+            id="call-arguments-text",
+        ),
+        pytest.param(
+            {"output": f'b = search_books(query="{KEY}", api_key="{KEY}")\ngetBook(bookId=7)'},
+            'b = searchBooks(query="[REDACTED]", api_key="[REDACTED]")\n'
+            "getBook(bookId=b.books[0].id)",
+            id="program",
+        ),
+        pytest.param({"steps": [{"output": IN_TEXT}]}, [{"output": SHOWN}], id="trace-output"),
+        pytest.param(
+            {"messages": [_tool_call("c1", "search_books", _api_key_search(True))]},
+            [_tool_call("c1", "searchBooks", ARGUMENTS_SHOWN)],
+            id="chat-arguments-text",
+        ),
+    ],
+)
+def test_a_credential_written_in_text_is_masked_wherever_the_repair_repeats_it(
+    record: dict[str, Any], repaired: Any
+) -> None:
+    """The credential's name is in the text, not a JSON key: the requests read from the
+    record say which value it is, and every copy of it is masked."""
+    [result] = audit_lines(
+        [json.dumps(record)], ApiCatalog.from_file(SPEC), retriever=None, fix=True
+    )
+    got = result.as_dict()
+    assert got["repaired"] == repaired
+    assert KEY not in json.dumps(got)
