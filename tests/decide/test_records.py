@@ -16,6 +16,7 @@ from autofeedback.audit._audit import audit_lines
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
 KEY = "sk-live-0123456789abcdef"
+TOKEN = "tok-0123456789abcdef"
 
 
 def _tool_calls(*calls: tuple[str, str, Any]) -> dict[str, Any]:
@@ -34,6 +35,33 @@ def _tool_call(id_: str, name: str, arguments: Any) -> dict[str, Any]:
         "tool_calls": [{"id": id_, "type": "function", "function": function}],
     }
 
+
+#: tools whose responses only the record documents (``responses``: tool name -> schema)
+THINGS = [
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "required": [arg], "properties": {arg: {"type": t}}},
+        },
+    }
+    for name, description, arg, t in [
+        ("findThings", "Find things by words.", "q", "string"),
+        ("getThing", "One thing.", "thing_id", "integer"),
+    ]
+]
+THINGS_RESPONSES = {
+    "findThings": {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"thing_id": {"type": "integer"}}},
+            }
+        },
+    }
+}
 
 SEARCHED = [
     {"role": "user", "content": "Tell me about Dune"},
@@ -75,8 +103,8 @@ CASES = [
                 {"role": "user", "content": "Tell me about Dune"},
                 {"role": "assistant", "content": "Let me look."},
                 _tool_calls(
-                    ("c1", "search_books", '{"query": "Düne"}'),
                     ("c3", "listGenres", "{}"),
+                    ("c1", "search_books", '{"query": "Düne"}'),
                 ),
                 {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
                 _tool_call("c2", "get_book", {"bookId": 7}),
@@ -85,12 +113,12 @@ CASES = [
         [
             {"role": "user", "content": "Tell me about Dune"},
             {"role": "assistant", "content": "Let me look."},
-            _tool_calls(("c1", "searchBooks", '{"query": "Düne"}'), ("c3", "listGenres", "{}")),
+            _tool_calls(("c3", "listGenres", "{}"), ("c1", "searchBooks", '{"query": "Düne"}')),
             {"role": "tool", "tool_call_id": "c1", "content": '{"books": [{"id": 7}]}'},
             _tool_call("c2", "getBook", {"bookId": 7}),
         ],
         [
-            _repair("E2.2", ["step[0]", "api"], "search_books", "searchBooks"),
+            _repair("E2.2", ["step[1]", "api"], "search_books", "searchBooks"),
             _repair("E2.2", ["step[2]", "api"], "get_book", "getBook"),
         ],
         id="chat-messages",
@@ -170,6 +198,32 @@ CASES = [
         id="call-credential-repeated",
     ),
     pytest.param(
+        {"call": {"name": "search_books", "arguments": {"query": "Dune", "api_key": 12345678}}},
+        {"name": "searchBooks", "arguments": {"query": "Dune", "api_key": "[REDACTED]"}},
+        [_repair("E2.2", ["api"], "search_books", "searchBooks")],
+        id="call-credential-a-number",
+    ),
+    pytest.param(
+        {
+            "steps": [
+                {
+                    "request": {"method": "GET", "url": "/books?query=Dune"},
+                    "response": {"status": 200, "body": {"access_token": TOKEN}},
+                },
+                {"request": {"method": "GET", "url": f"/Books?query={TOKEN}"}},
+            ]
+        },
+        [
+            {
+                "request": {"method": "GET", "url": "/books?query=Dune"},
+                "response": {"status": 200, "body": {"access_token": "[REDACTED]"}},
+            },
+            {"request": {"method": "GET", "url": "/books?query=[REDACTED]"}},
+        ],
+        [_repair("E2.2", ["step[1]", "api"], "/Books", "/books")],
+        id="trace-token-a-response-gave",
+    ),
+    pytest.param(
         {"output": "<API>search_books(query='Dune')</API> then <API>getBook(bookID=7)</API>"},
         "<API>searchBooks(query='Dune')</API> then <API>getBook(bookId=7)</API>",
         [
@@ -204,6 +258,23 @@ CASES = [
         'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
         [_repair("E5.3", ["step[1]", "path", "bookId"], 7, "b.books[0].id")],
         id="program-made-up-id",
+    ),
+    pytest.param(
+        {
+            "tools": THINGS,
+            "responses": THINGS_RESPONSES,
+            "output": 'r = findThings(q="lamp")\ngetThing(thing_id=r.item[0].thing_id)',
+        },
+        'r = findThings(q="lamp")\ngetThing(thing_id=r.items[0].thing_id)',
+        [
+            _repair(
+                "E5.2",
+                ["step[1]", "argument", "thing_id"],
+                "r.item[0].thing_id",
+                "r.items[0].thing_id",
+            )
+        ],
+        id="program-path-the-record-responses-give",
     ),
     pytest.param(
         {
