@@ -389,3 +389,38 @@ def test_a_credential_written_in_text_is_masked_wherever_the_repair_repeats_it(
     got = result.as_dict()
     assert got["repaired"] == repaired
     assert KEY not in json.dumps(got)
+
+
+SHOP = {
+    "openapi": "3.0.3",
+    "info": {"title": "shop", "version": "1"},
+    "components": {
+        "securitySchemes": {"pass": {"type": "apiKey", "in": "header", "name": "X-Shop-Pass"}}
+    },
+    "security": [{"pass": []}],
+    "paths": {
+        "/items": {
+            "get": {
+                "operationId": "listItems",
+                "parameters": [{"name": "q", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def test_a_credential_under_a_name_only_the_spec_declares_is_masked_where_it_is_repeated() -> None:
+    """``X-Shop-Pass`` is no credential name by itself: the spec's securitySchemes make it one."""
+    pass_ = "pw-0123456789abcdef"
+    record = {
+        "request": {"method": "GET", "url": f"/Items?q={pass_}", "headers": {"X-Shop-Pass": pass_}}
+    }
+    [result] = audit_lines(
+        [json.dumps(record)], ApiCatalog.from_obj(SHOP), retriever=None, fix=True
+    )
+    assert result.as_dict()["repaired"] == {
+        "method": "GET",
+        "url": "/items?q=[REDACTED]",
+        "headers": {"X-Shop-Pass": "[REDACTED]"},
+    }
