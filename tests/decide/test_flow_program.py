@@ -12,7 +12,7 @@ from autofeedback import ApiCatalog, ApiRequest, Scanner
 from autofeedback.core._findings import Repair
 from autofeedback.decide import Decider
 from autofeedback.decide._flow_program import _fresh_name
-from autofeedback.sequences import sequence_from_record
+from autofeedback.sequences import sequence_from_program, sequence_from_record
 
 
 @pytest.mark.parametrize(
@@ -50,6 +50,11 @@ def _gives(path: str, *fields: str) -> dict[str, Any]:
     return {"type": "object", "properties": {path: {"type": "array", "items": item}}}
 
 
+def _list_of(name: str, types: Any) -> dict[str, Any]:
+    schema = {"type": types, "items": {"type": "string"}}
+    return {"type": "object", "properties": {name: schema}, "required": [name]}
+
+
 READS = {"readOnlyHint": True}
 PLAYER = ApiCatalog.from_tools(
     [
@@ -60,6 +65,9 @@ PLAYER = ApiCatalog.from_tools(
             "annotations": READS,
         },
         {"name": "play", "parameters": _takes("device_id")},
+        {"name": "play_in", "parameters": _takes("room_id", "device_id")},
+        {"name": "play_all", "parameters": _list_of("device_ids", "array")},
+        {"name": "play_any", "parameters": _list_of("device_ids", ["array", "null"])},
         {
             "name": "search",
             "parameters": _takes("q"),
@@ -104,6 +112,12 @@ def _call(name: str, **arguments: str) -> dict[str, Any]:
         pytest.param(
             [{"output": "<API>play(device_id='<device_id>')</API>"}], "api-tag", id="api-text"
         ),
+        # a value written beside it stays the model's; the stand-in gets the producer
+        pytest.param(
+            [_call("play_in", room_id="hall-3", device_id="<device_id>")],
+            "json",
+            id="beside-written",
+        ),
     ],
 )
 def test_a_trace_step_that_made_up_an_id_gets_its_producer_sent_first(
@@ -113,6 +127,20 @@ def test_a_trace_step_that_made_up_an_id_gets_its_producer_sent_first(
         ApiRequest(name="devices", arguments={}, format=fmt),
         Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
     )
+
+
+def test_a_step_after_one_that_could_not_be_read_gets_its_producer_too() -> None:
+    steps = [{"output": "nothing to read here"}, _call("play", device_id="<device_id>")]
+    assert _first(steps) == (
+        ApiRequest(name="devices", arguments={}, format="json"),
+        Repair("E5.3", ("step[1]", "inserted before"), None, "devices()"),
+    )
+
+
+def test_a_program_gets_its_producer_written_in_not_sent_first() -> None:
+    seq = sequence_from_program('play(device_id="<device_id>")', instruction="play music")
+    decider = Decider(Scanner(PLAYER, retriever=None))
+    assert decider.decide_steps(seq, 0)[0].first is None
 
 
 @pytest.mark.parametrize(
@@ -134,6 +162,17 @@ def test_a_trace_step_that_made_up_an_id_gets_its_producer_sent_first(
         ),
         # the producer may change something
         pytest.param([_call("light", room_id="<room_id>")], "light a room", id="may-write"),
+        # a list parameter: which items is not certain
+        pytest.param(
+            [{"call": {"name": "play_all", "arguments": {"device_ids": ["<device_id>"]}}}],
+            "play music",
+            id="list-parameter",
+        ),
+        pytest.param(
+            [{"call": {"name": "play_any", "arguments": {"device_ids": ["<device_id>"]}}}],
+            "play music",
+            id="list-or-null-parameter",
+        ),
         # the user asked for another item than the first
         pytest.param(
             [_call("play", device_id="<device_id>")],
