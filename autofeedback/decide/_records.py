@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from autofeedback.core._findings import Finding, Repair
@@ -45,15 +45,35 @@ class RecordRepair:
     fixes: tuple[Repair, ...]
 
 
-def _masked(repaired: Any, repairs: Sequence[Repair], scanner: Any, source: Any) -> RecordRepair:
+def _masked(
+    repaired: Any,
+    repairs: Sequence[Repair],
+    scanner: Any,
+    source: Any,
+    read: Iterable[ApiRequest | None] = (),
+) -> RecordRepair:
     """The repair as every report shows it: credentials masked (the names a credential
     goes by, the spec's ``securitySchemes`` included, and every credential value
-    ``source``, the record, carries, wherever it is repeated)."""
+    ``source``, the record, carries, wherever it is repeated). ``read``: the requests
+    read from the record, whose credentials a text holds where no JSON key names them
+    (``<API>f(api_key='...')</API>``, a program, arguments as JSON text)."""
     names = scanner._auth_names
-    shown = redact(repaired, names=names, secrets=value_secrets(source, names))
+    calls = [_request_data(r) for r in read if r is not None]
+    shown = redact(repaired, names=names, secrets=value_secrets([source, *calls], names))
     return RecordRepair(
         shown, tuple(redact_repair(r, names=names) for r in repairs), tuple(repairs)
     )
+
+
+def _request_data(request: ApiRequest) -> dict[str, Any]:
+    """A request's parts as plain data, for :func:`value_secrets`."""
+    return {
+        "arguments": dict(request.arguments),
+        "params": dict(request.params),
+        "headers": dict(request.headers),
+        "body": request.body,
+        "url": request.url,
+    }
 
 
 def next_steps(
@@ -118,14 +138,15 @@ def repair_record(
             written = rewrite_output(value, pairs)
         if written is None:
             return None
-        return _masked(written, _located(decisions, repairs), scanner, value)
+        read = [d.original for d in decisions]
+        return _masked(written, _located(decisions, repairs), scanner, value, read)
     decision = decisions[0]
     if decision.original is None or decision.request is None:
         return None
     written_call = write_call(value, kind, decision.original, decision.request)
     if written_call is None:
         return None
-    return _masked(written_call, decision.repairs, scanner, value)
+    return _masked(written_call, decision.repairs, scanner, value, [decision.original])
 
 
 def _alone(value: Any, kind: str, findings: Sequence[Finding] | None) -> ApiRequest | None:
@@ -200,7 +221,8 @@ def repair_sequence(
         )
         if not decision.repairs or decision.text is None:
             return None
-        return _masked(decision.text, decision.repairs, checker.scanner, source)
+        read = [s.request for s in seq.steps]
+        return _masked(decision.text, decision.repairs, checker.scanner, source, read)
     decisions = decider.decide_steps(seq, 0, checker=checker, findings=findings)
     changed = {i: d for i, d in enumerate(decisions) if d.repairs and d.original and d.request}
     if not changed:
@@ -216,7 +238,8 @@ def repair_sequence(
         for i, d in sorted(changed.items())
         for r in d.repairs
     ]
-    return _masked(written, repairs, checker.scanner, source)
+    read = [s.request for s in seq.steps]
+    return _masked(written, repairs, checker.scanner, source, read)
 
 
 def write_steps(steps: Any, changed: Mapping[int, Decision]) -> list[Any] | None:

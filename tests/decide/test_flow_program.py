@@ -1,12 +1,18 @@
 """The variable a program gets for the result of a call inserted before the model's
 (issue 27's producer): a Python name made from the function's, that the program does not
-use already."""
+use already; and the producer a trace's step is sent after, only where it is certain."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from autofeedback import ApiCatalog, ApiRequest, Scanner
+from autofeedback.core._findings import Repair
+from autofeedback.decide import Decider
 from autofeedback.decide._flow_program import _fresh_name
+from autofeedback.sequences import sequence_from_program, sequence_from_record
 
 
 @pytest.mark.parametrize(
@@ -26,3 +32,156 @@ def test_the_producer_result_gets_a_name_the_program_does_not_use(
     program: str, function: str, name: str
 ) -> None:
     assert _fresh_name(program, function) == name
+
+
+# -- a trace's step: the producer to send first ----------------------------------------------
+
+
+def _takes(*required: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string"} for name in required},
+        "required": list(required),
+    }
+
+
+def _gives(path: str, *fields: str) -> dict[str, Any]:
+    item = {"type": "object", "properties": {f: {"type": "string"} for f in fields}}
+    return {"type": "object", "properties": {path: {"type": "array", "items": item}}}
+
+
+def _list_of(name: str, types: Any) -> dict[str, Any]:
+    schema = {"type": types, "items": {"type": "string"}}
+    return {"type": "object", "properties": {name: schema}, "required": [name]}
+
+
+READS = {"readOnlyHint": True}
+PLAYER = ApiCatalog.from_tools(
+    [
+        {
+            "name": "devices",
+            "parameters": _takes(),
+            "outputSchema": _gives("devices", "id"),
+            "annotations": READS,
+        },
+        {"name": "play", "parameters": _takes("device_id")},
+        {"name": "play_in", "parameters": _takes("room_id", "device_id")},
+        {"name": "play_all", "parameters": _list_of("device_ids", "array")},
+        {"name": "play_any", "parameters": _list_of("device_ids", ["array", "null"])},
+        {
+            "name": "search",
+            "parameters": _takes("q"),
+            "outputSchema": _gives("tracks", "id"),
+            "annotations": READS,
+        },
+        {"name": "queue", "parameters": _takes("track_id")},
+        {
+            "name": "members",
+            "parameters": _takes(),
+            "outputSchema": _gives("members", "user_id"),
+            "annotations": READS,
+        },
+        {
+            "name": "top_tracks",
+            "parameters": _takes(),
+            "outputSchema": _gives("items", "user_id"),
+            "annotations": READS,
+        },
+        {"name": "create_playlist", "parameters": _takes("user_id")},
+        # says nothing of its effects: never called unasked
+        {"name": "rooms", "parameters": _takes(), "outputSchema": _gives("rooms", "room_id")},
+        {"name": "light", "parameters": _takes("room_id")},
+    ]
+)
+
+
+def _first(steps: list[dict[str, Any]], instruction: str = "play music") -> Any:
+    seq = sequence_from_record({"instruction": instruction, "steps": steps})
+    decider = Decider(Scanner(PLAYER, retriever=None))
+    return decider.decide_steps(seq, len(steps) - 1)[-1].first
+
+
+def _call(name: str, **arguments: str) -> dict[str, Any]:
+    return {"call": {"name": name, "arguments": arguments}}
+
+
+@pytest.mark.parametrize(
+    ("steps", "fmt"),
+    [
+        pytest.param([_call("play", device_id="<device_id>")], "json", id="call"),
+        pytest.param(
+            [{"output": "<API>play(device_id='<device_id>')</API>"}], "api-tag", id="api-text"
+        ),
+        # a value written beside it stays the model's; the stand-in gets the producer
+        pytest.param(
+            [_call("play_in", room_id="hall-3", device_id="<device_id>")],
+            "json",
+            id="beside-written",
+        ),
+    ],
+)
+def test_a_trace_step_that_made_up_an_id_gets_its_producer_sent_first(
+    steps: list[dict[str, Any]], fmt: Any
+) -> None:
+    assert _first(steps) == (
+        ApiRequest(name="devices", arguments={}, format=fmt),
+        Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+    )
+
+
+def test_a_step_after_one_that_could_not_be_read_gets_its_producer_too() -> None:
+    steps = [{"output": "nothing to read here"}, _call("play", device_id="<device_id>")]
+    assert _first(steps) == (
+        ApiRequest(name="devices", arguments={}, format="json"),
+        Repair("E5.3", ("step[1]", "inserted before"), None, "devices()"),
+    )
+
+
+def test_a_program_gets_its_producer_written_in_not_sent_first() -> None:
+    seq = sequence_from_program('play(device_id="<device_id>")', instruction="play music")
+    decider = Decider(Scanner(PLAYER, retriever=None))
+    assert decider.decide_steps(seq, 0)[0].first is None
+
+
+@pytest.mark.parametrize(
+    ("steps", "instruction"),
+    [
+        # a value the model wrote, made up but written, is never replaced
+        pytest.param([_call("play", device_id="kitchen-7")], "play music", id="written-value"),
+        # an earlier step called the producer: the value is read from its response
+        pytest.param(
+            [_call("devices"), _call("play", device_id="<device_id>")],
+            "play music",
+            id="producer-called-before",
+        ),
+        # the producer needs an argument: which one is the model's to say
+        pytest.param([_call("queue", track_id="<track_id>")], "queue a song", id="needs-arguments"),
+        # two operations give the value, neither clearly
+        pytest.param(
+            [_call("create_playlist", user_id="<user_id>")], "make a playlist", id="two-producers"
+        ),
+        # the producer may change something
+        pytest.param([_call("light", room_id="<room_id>")], "light a room", id="may-write"),
+        # a list parameter: which items is not certain
+        pytest.param(
+            [{"call": {"name": "play_all", "arguments": {"device_ids": ["<device_id>"]}}}],
+            "play music",
+            id="list-parameter",
+        ),
+        pytest.param(
+            [{"call": {"name": "play_any", "arguments": {"device_ids": ["<device_id>"]}}}],
+            "play music",
+            id="list-or-null-parameter",
+        ),
+        # the user asked for another item than the first
+        pytest.param(
+            [_call("play", device_id="<device_id>")],
+            "play music on the second device",
+            id="not-the-first-item",
+        ),
+    ],
+)
+def test_no_producer_is_sent_first_where_that_is_not_certain(
+    steps: list[dict[str, Any]], instruction: str
+) -> None:
+    assert _first(steps, instruction) is None
