@@ -450,15 +450,16 @@ def _more_unknown(op: Operation, arg: Arg, count: int, known: _Known) -> Finding
     """One E3 finding for the ``count`` unknown names past :data:`MAX_REPORTED`, located at
     the first of them (``arg``)."""
     place = "" if arg.location == "argument" else f"{arg.location} "
+    rest = count - 1
+    more = f" and {rest} more unknown name{'s' if rest > 1 else ''} after it" if rest else ""
     return Finding(
         "E3",
         (arg.location, arg.name),
         arg.name,
         expected=known.listed,
         operation=op.name,
-        message=f"unknown {place}parameter {arg.name!r} and {count - 1} more unknown names "
-        f"after it (the first {MAX_REPORTED} are reported one by one); "
-        f"{op.name} takes: {known.shown}",
+        message=f"unknown {place}parameter {arg.name!r}{more} (the first {MAX_REPORTED} "
+        f"are reported one by one); {op.name} takes: {known.shown}",
     )
 
 

@@ -116,8 +116,17 @@ def test_unknown_arguments_past_the_first_hundred_are_one_finding(tools: Scanner
     findings = list(tools.iter_findings({"name": "f", "arguments": arguments}))
     assert len(findings) == 101
     assert findings[-1].message == (
-        "unknown parameter 'u100' and 1 more unknown names after it (the first 100 are "
+        "unknown parameter 'u100' and 1 more unknown name after it (the first 100 are "
         "reported one by one); f takes: limit, q"
+    )
+
+
+def test_one_unknown_name_past_the_first_hundred_is_named_alone(tools: Scanner) -> None:
+    arguments = {"q": "a", **{f"u{i}": 1 for i in range(101)}}
+    findings = list(tools.iter_findings({"name": "f", "arguments": arguments}))
+    assert len(findings) == 101
+    assert findings[-1].message == (
+        "unknown parameter 'u100' (the first 100 are reported one by one); f takes: limit, q"
     )
 
 
