@@ -491,8 +491,13 @@ def _walk_secrets(value: Any, r: _Redactor, out: list[str], depth: int = 0) -> N
     if depth > _MAX_DEPTH or len(out) > 256 or kind in _PLAIN:
         return
     if kind is str or isinstance(value, str):
-        if "://" in value and ("?" in value or "@" in value) and len(value) <= 65536:
-            out.extend(url_secrets(value, r.names))  # a URL's user info and query token
+        # a URL's user info and query token; a relative one's query too (/items?key=...)
+        if (
+            ("?" in value or "@" in value)
+            and ("://" in value or value[:1] == "/")
+            and len(value) <= 65536
+        ):
+            out.extend(url_secrets(value, r.names))
         return
     # exact dicts and lists first: the Mapping ABC check is the slow one
     if kind is dict or (kind is not list and isinstance(value, Mapping)):

@@ -432,3 +432,16 @@ def test_the_issue_password_in_a_url_is_in_no_report(tmp_path: Path, fmt: str) -
     assert "PASSWORD" not in out + err and "E4.1" in out
     # the host check compares the host, not the user info in front of it
     assert "user:" not in out
+
+
+def test_a_relative_urls_query_credential_is_found_as_an_absolute_ones() -> None:
+    from autofeedback.core._redact import value_secrets
+
+    relative = {"url": "/items?q=dune&shoppass=s3cretV4lue"}
+    absolute = {"url": "https://shop.test/items?q=dune&shoppass=s3cretV4lue"}
+    assert value_secrets(relative, ["shoppass"]) == ["s3cretV4lue"]
+    assert value_secrets(absolute, ["shoppass"]) == ["s3cretV4lue"]
+    # where the value is repeated, it is masked too
+    shown = redact(["s3cretV4lue", relative], secrets=value_secrets(relative, ["shoppass"]))
+    assert "s3cretV4lue" not in json.dumps(shown)
+    assert value_secrets({"path": "/users/@me"}) == []
