@@ -305,7 +305,7 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
     ('anthropic', {'temp': 12}, 'weather in Paris')
     """
     from autofeedback._parse._output import to_requests
-    from autofeedback._parse._providers import find_tool_calls
+    from autofeedback._parse._providers import RawToolCall, find_tool_calls
 
     users: list[str] = []
     # system and developer messages: what the model was told besides the user's turns
@@ -356,10 +356,11 @@ def sequence_from_chat(messages: Iterable[Any], *, tools: Any = None) -> Sequenc
             hit = next((i for i, (n, _) in enumerate(by_name) if n == name), None)
             if hit is not None:
                 response = StepResponse(None, by_name.pop(hit)[1])
-        if isinstance(call, Mapping):
-            requests, problem = to_requests({"tool_calls": [call]})
-        else:
+        if isinstance(call, RawToolCall):
             requests, problem = _raw_request(call)
+        else:  # an entry of ``tool_calls``: an object, or what the E1 says it is not
+            read, problem = to_requests({"tool_calls": [call]})
+            requests = list(read)
         if problem is not None or not requests:
             steps.append(Step(index, response=response, problem=problem))
         else:

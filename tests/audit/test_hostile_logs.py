@@ -174,3 +174,22 @@ def test_distinct_big_tool_lists_are_not_all_kept() -> None:
         cache.scanner(tools)
         assert cache._kept <= _MAX_KEPT_TOOLS
     assert 0 < len(cache._scanners) < 16
+
+
+@pytest.mark.parametrize(("junk", "what"), [("junk", "a string"), (3, "a number"), (None, "null")])
+def test_a_tool_call_that_is_no_object_is_that_steps_e1(junk: object, what: str) -> None:
+    # it was "the record could not be checked: AttributeError: 'str' object has no
+    # attribute 'name'", an internal error's words
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    record = {
+        "id": "r1",
+        "tools": [tool],
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "tool_calls": [junk]},
+        ],
+    }
+    (result,) = audit_lines([json.dumps(record)], None, retriever=None)
+    assert result.error is None
+    assert [(f.code, f.location) for f in result.findings] == [("E1", ("step[0]",))]
+    assert result.findings[0].message.endswith(f"a call must be a JSON object, got {what}")
