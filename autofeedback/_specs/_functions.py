@@ -262,6 +262,8 @@ def _map_type(value: Any) -> Any:
         return list(dict.fromkeys(mapped))
     if isinstance(value, str):
         key = value.strip().lower()
-        if key in _TYPE_NAMES:
-            return _TYPE_NAMES[key]
-    return None  # an unknown type name cannot be checked; JSON Schema would reject it
+        # a name no table knows (`integr`) stays as written: the catalog then warns that
+        # values there are not type-checked, as it does for a spec's (it was dropped
+        # without a word, the parameter unconstrained)
+        return _TYPE_NAMES.get(key, value)
+    return None  # not a type name at all: no constraint

@@ -55,3 +55,33 @@ def test_a_clean_spec_loads_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ApiCatalog.from_file(ROOT / "specs" / "examples" / "bookshop.yaml")
+
+
+def test_a_tools_unknown_type_is_said_as_a_specs_is() -> None:
+    # a tool's type names are mapped from Python's and BFCL's (`float`, `dict`, `any`);
+    # a name no table knows was dropped without a word, its values unconstrained
+    from autofeedback import Scanner
+
+    tools = [
+        {
+            "name": "set_limit",
+            "parameters": {
+                "type": "dict",
+                "properties": {"limit": {"type": "integr"}, "ratio": {"type": "Float"}},
+            },
+        }
+    ]
+    with pytest.warns(
+        SpecWarning,
+        match=r"unknown schema type 'integr' at set_limit argument.limit; values there are "
+        r"not type-checked",
+    ):
+        catalog = ApiCatalog.from_tools(tools)
+    op = catalog.get("set_limit")
+    assert op is not None
+    assert [p.schema for p in op.parameters] == [{"type": "integr"}, {"type": "number"}]
+    scanner = Scanner(catalog, retriever=None)
+    call = {"name": "set_limit", "arguments": {"limit": "ten", "ratio": "half"}}
+    assert [(f.code, f.location) for f in scanner.iter_findings(call)] == [
+        ("E4.1", ("argument", "ratio"))
+    ]
