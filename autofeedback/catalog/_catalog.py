@@ -457,6 +457,7 @@ _SCHEMA_TYPES = frozenset(
 )
 _SUBSCHEMAS = ("items", "additionalProperties", "not", "contains", "propertyNames")
 _SCHEMA_LISTS = ("allOf", "oneOf", "anyOf", "prefixItems")
+_NESTING = frozenset({"properties", *_SUBSCHEMAS, *_SCHEMA_LISTS})
 
 
 def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
@@ -483,6 +484,8 @@ def unknown_types(catalog: ApiCatalog) -> list[tuple[str, str]]:
         if kind is not None:
             kinds = kind if isinstance(kind, list) else [kind]
             found.extend((str(k), where) for k in kinds if k not in _SCHEMA_TYPES)
+        if _NESTING.isdisjoint(schema):
+            return  # a leaf (most schemas): nothing below it to look up
         props = schema.get("properties")
         if props and (type(props) is dict or isinstance(props, Mapping)):
             for name, sub in props.items():

@@ -85,3 +85,29 @@ def test_a_tools_unknown_type_is_said_as_a_specs_is() -> None:
     assert [(f.code, f.location) for f in scanner.iter_findings(call)] == [
         ("E4.1", ("argument", "ratio"))
     ]
+
+
+def test_every_unknown_type_is_found_in_document_order() -> None:
+    from autofeedback.catalog._catalog import unknown_types
+    from autofeedback.core._model import Operation, Parameter
+
+    schema = {
+        "type": "object",
+        "description": "a leaf's siblings are no schemas",
+        "properties": {
+            "a": {"type": "strng"},
+            "b": {"type": "array", "items": {"type": ["integer", "nul"]}},
+            "c": {"anyOf": [{"type": "string"}, {"type": "bool"}], "not": {"type": "nmber"}},
+            "d": {"additionalProperties": {"properties": {"e": {"type": "dict"}}}},
+        },
+        "prefixItems": [{"type": "tuple"}],
+    }
+    op = Operation("putA", parameters=(Parameter("body", "body", schema),))
+    assert unknown_types(ApiCatalog([op])) == [
+        ("strng", "putA body.body.a"),
+        ("nul", "putA body.body.b[]"),
+        ("nmber", "putA body.body.c"),
+        ("bool", "putA body.body.c"),
+        ("dict", "putA body.body.d.e"),
+        ("tuple", "putA body.body"),
+    ]
