@@ -1,0 +1,152 @@
+"""E4 case by case: how a URL or header value is read as its documented type, and which
+branch of a ``oneOf`` a value that fits none is judged against (the one its
+``discriminator`` names, else the one it misses least). The cases a mutation pass over
+_check_values.py (issue 39, benchmarks/RESULTS.md) found no test deciding."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Parameter, Scanner
+from autofeedback.checks._check_values import deserialize
+
+INTEGERS = {"type": "array", "items": {"type": "integer"}}
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer"}
+    for _ in range(levels):
+        schema = {"oneOf": [schema]}
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("text", "schema", "value"),
+    [
+        ("10", {"type": "integer"}, 10),
+        # a repeated query parameter arrives as a list
+        (["1", "2"], INTEGERS, [1, 2]),
+        (["1", "2"], {"type": "string"}, ["1", "2"]),
+        (["1"], {"type": "array"}, ["1"]),  # no items schema: any item
+        (["1"], {"type": "array", "items": [{"type": "integer"}]}, ["1"]),  # not a schema
+        (7, {"type": "integer"}, 7),  # not text: as it is
+        # numbers: an integer's text stays an integer, anything else a float
+        ("10", {"type": "number"}, 10),
+        ("1.5", {"type": "number"}, 1.5),
+        ("1e400", {"type": "number"}, "1e400"),  # no finite number: left as text
+        ("true", {"type": ["number", "boolean"]}, True),  # the next type is tried
+        ("true", {"type": "boolean"}, True),
+        ("false", {"type": "boolean"}, False),
+        ("TRUE", {"type": "boolean"}, "TRUE"),
+        ("", {"type": "null"}, None),
+        ("null", {"type": "null"}, None),
+        ("null", {"type": "string"}, "null"),
+        ("1,2", INTEGERS, [1, 2]),  # a form-style array: comma-separated
+        ("10", _nested(8), 10),  # a type given eight compositions deep
+        ("10", _nested(9), "10"),  # ...and no deeper
+    ],
+)
+def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any) -> None:
+    read = deserialize(text, schema)
+    assert (read, type(read)) == (value, type(value))
+
+
+@pytest.mark.parametrize(("explode", "value"), [(True, ["1,2"]), (False, [1, 2])])
+def test_an_exploded_array_is_one_value_per_parameter(explode: bool, value: list[Any]) -> None:
+    param = Parameter("ids", "query", schema=INTEGERS, explode=explode)
+    assert deserialize("1,2", INTEGERS, param) == value
+
+
+CAT = {
+    "title": "Cat",
+    "type": "object",
+    "properties": {"petType": {"const": "cat"}, "lives": {"type": "integer"}},
+    "required": ["petType"],
+}
+DOG = {
+    "title": "Dog",
+    "type": "object",
+    "properties": {"petType": {"const": "dog"}, "size": {"enum": ["small", "big"]}},
+    "required": ["petType", "bark"],
+}
+#: the same two shapes, the tag told only by the discriminator's mapping and the titles
+UNTAGGED_CAT = {**CAT, "properties": {"petType": {"type": "string"}, "lives": {"type": "integer"}}}
+UNTAGGED_DOG = {
+    **DOG,
+    "properties": {"petType": {"type": "string"}, "size": {"enum": ["small", "big"]}},
+}
+#: Dog with its tag in an allOf part, as a spec's inheritance writes it
+ALL_OF_DOG = {
+    "title": "Dog",
+    "allOf": [
+        {"type": "object", "properties": {"petType": {"enum": ["dog", "puppy"]}}},
+        {"properties": {"size": {"enum": ["small", "big"]}}, "required": ["petType", "bark"]},
+    ],
+}
+BY_TAG = {"propertyName": "petType"}
+BY_MAPPING = {"propertyName": "petType", "mapping": {"dog": "#/components/schemas/Dog"}}
+SIZE = "pet.size (as Dog) must be one of 'small', 'big'; got 'huge'"
+
+
+def _messages(pet: dict[str, Any], value: dict[str, Any]) -> list[str]:
+    schema = {"type": "object", "properties": {"pet": pet}, "required": ["pet"]}
+    catalog = ApiCatalog.from_tools([{"name": "adopt", "parameters": schema}])
+    call = {"name": "adopt", "arguments": {"pet": value}}
+    return [f.message for f in Scanner(catalog, retriever=None).iter_findings(call)]
+
+
+@pytest.mark.parametrize(
+    ("pet", "value", "messages"),
+    [
+        # without a discriminator: the branch missed least (Cat: one error)
+        (
+            {"oneOf": [CAT, DOG]},
+            {"petType": "dog", "size": "huge"},
+            ["pet.petType (as Cat): 'dog' breaks the documented const 'cat'"],
+        ),
+        # with one: the branch its tag names, although it misses more
+        (
+            {"oneOf": [CAT, DOG], "discriminator": BY_TAG},
+            {"petType": "dog", "size": "huge"},
+            [
+                "pet (as Dog): {'petType': 'dog', 'size': 'huge'} breaks the documented "
+                "required ['petType', 'bark']",
+                SIZE,
+            ],
+        ),
+        (
+            {"oneOf": [CAT, ALL_OF_DOG], "discriminator": BY_TAG},
+            {"petType": "puppy", "size": "huge"},
+            [
+                "pet (as Dog): {'petType': 'puppy', 'size': 'huge'} breaks the documented "
+                "required ['petType', 'bark']",
+                SIZE,
+            ],
+        ),
+        (
+            {"oneOf": [UNTAGGED_CAT, UNTAGGED_DOG]},
+            {"petType": "dog", "lives": "x"},
+            ["pet.lives (as Cat) must be an integer, got string 'x'"],
+        ),
+        (
+            {"oneOf": [UNTAGGED_CAT, UNTAGGED_DOG], "discriminator": BY_MAPPING},
+            {"petType": "dog", "lives": "x"},
+            [
+                "pet (as Dog): {'petType': 'dog', 'lives': 'x'} breaks the documented "
+                "required ['petType', 'bark']"
+            ],
+        ),
+        # a tag no branch names: the branch missed least
+        (
+            {"oneOf": [UNTAGGED_CAT, UNTAGGED_DOG], "discriminator": BY_MAPPING},
+            {"petType": "bird", "lives": "x"},
+            ["pet.lives (as Cat) must be an integer, got string 'x'"],
+        ),
+    ],
+)
+def test_the_branch_a_value_was_meant_for(
+    pet: dict[str, Any], value: dict[str, Any], messages: list[str]
+) -> None:
+    assert _messages(pet, value) == messages
