@@ -6,6 +6,7 @@ benchmarks/RESULTS.md) found no test deciding."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter
 from autofeedback.checks._check_name import (
     _path_words,
     check_name,
+    check_selection,
     destructive,
     name_with_values,
     taking,
@@ -314,3 +316,41 @@ def test_a_name_with_values(name: str, expected: Any) -> None:
 )
 def test_a_delete_by_its_method(operation: Operation, is_destructive: bool) -> None:
     assert destructive(operation) is is_destructive
+
+
+# -- E2.1: a real API that does not fit the instruction --------------------------------
+
+TODO = ApiCatalog.from_file(Path(__file__).resolve().parents[1] / "data" / "specs" / "todo.yaml")
+DELETE_DOC = "Delete a todo Remove a todo from the list for good."
+
+
+@pytest.mark.parametrize(
+    ("chosen", "severity", "score"),
+    [
+        ("createTodo", "error", "0.36"),  # beaten by 0.25 or more: an error
+        ("getTodo", "warning", "0.49"),  # second of five, beaten by less: a warning
+    ],
+)
+def test_a_real_api_that_does_not_fit(
+    api_retriever: Any, chosen: str, severity: str, score: str
+) -> None:
+    op = TODO.get(chosen)
+    assert op is not None
+    assert check_selection(op, "Delete todo 3", TODO, api_retriever) == Finding(
+        "E2.1",
+        ("api",),
+        chosen,
+        expected=["deleteTodo"],
+        suggestion="deleteTodo",
+        severity=severity,  # type: ignore[arg-type]
+        message=f"API {chosen!r} exists but does not fit the instruction; 'deleteTodo' fits "
+        f"better (similarity 0.69 vs {score})",
+        operation=chosen,
+        doc=DELETE_DOC,
+    )
+
+
+def test_no_instruction_says_nothing_about_fit(api_retriever: Any) -> None:
+    op = TODO.get("createTodo")
+    assert op is not None
+    assert check_selection(op, "   ", TODO, api_retriever) is None
