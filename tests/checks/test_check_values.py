@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, ApiRequest, Parameter, Scanner
+from autofeedback import ApiCatalog, ApiRequest, Finding, Parameter, Scanner
 from autofeedback.checks._check_values import deserialize
 
 INTEGERS = {"type": "array", "items": {"type": "integer"}}
@@ -288,3 +288,105 @@ def test_a_composed_body_read_as_its_media_type_sends_it(
 def test_a_body_that_fits_no_branch_is_never_clean() -> None:
     other = {**OTHER, "required": ["kind"]}
     assert _body_findings("application/json", {"name": 5, "age": -1}, other) != []
+
+
+# -- an E4 finding in full ---------------------------------------------------------------
+
+FIELDS = {
+    "note": {"type": ["string", "null"], "description": " A note. "},
+    "count": {"type": "integer"},
+    "color": {"enum": [f"c{i}" for i in range(13)]},
+    "day": {"type": "string", "format": "date", "description": "The day."},
+    "code": {"type": "string", "maxLength": 3},
+    "meta": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 1}}},
+}
+PUT = ApiCatalog.from_tools(
+    [{"name": "put", "parameters": {"type": "object", "properties": FIELDS}}]
+)
+COLORS = [f"c{i}" for i in range(13)]
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "finding"),
+    [
+        (
+            "note",
+            5,
+            Finding(
+                "E4.1",
+                ("argument", "note"),
+                5,
+                expected=["string", "null"],
+                message="note must be a string or null (A note.), got integer 5",
+                operation="put",
+                doc="A note.",
+            ),
+        ),
+        (
+            "count",
+            "x",
+            Finding(
+                "E4.1",
+                ("argument", "count"),
+                "x",
+                expected="integer",
+                message="count must be an integer, got string 'x'",
+                operation="put",
+            ),
+        ),
+        (
+            "color",  # the first twelve allowed values are listed
+            "red",
+            Finding(
+                "E4.2",
+                ("argument", "color"),
+                "red",
+                expected={"enum": COLORS},
+                message="color must be one of "
+                + ", ".join(repr(c) for c in COLORS[:12])
+                + "; got 'red'",
+                operation="put",
+            ),
+        ),
+        (
+            "day",
+            "2020-13-45",
+            Finding(
+                "E4.2",
+                ("argument", "day"),
+                "2020-13-45",
+                expected={"format": "date"},
+                message="day must be a valid date (The day.); got '2020-13-45'",
+                operation="put",
+                doc="The day.",
+            ),
+        ),
+        (
+            "code",
+            "abcd",
+            Finding(
+                "E4.2",
+                ("argument", "code"),
+                "abcd",
+                expected={"maxLength": 3},
+                message="code: 'abcd' breaks the documented maxLength 3",
+                operation="put",
+            ),
+        ),
+        (
+            "meta",
+            {"size": 0},
+            Finding(
+                "E4.2",
+                ("argument", "meta", "size"),
+                0,
+                expected={"minimum": 1},
+                message="meta.size: 0 breaks the documented minimum 1",
+                operation="put",
+            ),
+        ),
+    ],
+)
+def test_an_e4_finding_field_by_field(name: str, value: Any, finding: Finding) -> None:
+    call = {"name": "put", "arguments": {name: value}}
+    assert list(Scanner(PUT, retriever=None).iter_findings(call)) == [finding]
