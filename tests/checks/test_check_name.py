@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter
+from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter, SpecWarning
 from autofeedback.checks._check_name import (
     _path_words,
     check_name,
@@ -354,3 +354,144 @@ def test_no_instruction_says_nothing_about_fit(api_retriever: Any) -> None:
     op = TODO.get("createTodo")
     assert op is not None
     assert check_selection(op, "   ", TODO, api_retriever) is None
+
+
+# -- calls by name: each E2 finding in full ---------------------------------------------
+
+
+def _described(name: str, description: str, *params: str) -> dict[str, Any]:
+    return {**_tool(name, *params), "description": description}
+
+
+DESCRIBED = ApiCatalog.from_tools(
+    [
+        _described("get_event", "One   event.", "event_id"),
+        _described("list_calendar", "Calendars.", "calendar_id"),
+        _described("get_event_calendar", "Events of a calendar.", "calendar_id"),
+    ]
+)
+
+
+def _name_finding(
+    request: ApiRequest, catalog: ApiCatalog, matcher: Any = None
+) -> tuple[Finding, str | None]:
+    result = check_name(request, catalog, matcher=matcher)
+    assert result.operation is None
+    (finding,) = result.findings
+    return finding, (result.likely.name if result.likely is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("tools", "name", "why"),
+    [
+        (
+            [_tool("list_events", "q"), _tool("list_events", "z")],
+            "list_events",
+            "is listed 2 times, as different tools, and which of those tools would run "
+            "cannot be told",
+        ),
+        (
+            [_tool("get_user", "id"), _tool("get_us\u0435r", "id")],
+            "get_us\u0435r",
+            "mixes Latin and Cyrillic letters ('get_us\\u0435r'), so it can pass for another name",
+        ),
+    ],
+)
+def test_a_name_set_aside_is_never_called(tools: list[Any], name: str, why: str) -> None:
+    with pytest.warns(SpecWarning, match="tool names set aside"):
+        catalog = ApiCatalog.from_tools(tools)
+    assert _name_finding(ApiRequest(name=name), catalog) == (
+        Finding(
+            "E2",
+            ("api",),
+            name,
+            message=f"API {name!a} is not called: its name {why}; tell the user instead "
+            "of calling it",
+        ),
+        None,
+    )
+
+
+def test_a_spelling_variant_of_a_name() -> None:
+    assert _name_finding(ApiRequest(name="GetEvent"), DESCRIBED) == (
+        Finding(
+            "E2.2",
+            ("api",),
+            "GetEvent",
+            expected="get_event",
+            suggestion="get_event",
+            message="API 'GetEvent' does not exist; it is a spelling variant of 'get_event'",
+            doc="One event.",
+        ),
+        "get_event",
+    )
+
+
+def test_a_name_with_its_values_written_in() -> None:
+    credits = Operation(
+        "GET_movie-movie_id-season-season_number",
+        method="GET",
+        path="/movie/{movie_id}/season/{season_number}",
+        parameters=(MOVIE, SEASON),
+        description="A   season.",
+    )
+    name = "GET_movie-550-season-2"
+    assert _name_finding(ApiRequest(name=name), ApiCatalog([credits])) == (
+        Finding(
+            "E2.2",
+            ("api",),
+            name,
+            expected=credits.name,
+            suggestion=credits.name,
+            message=f"API {name!r} does not exist; it is {credits.name!r} with movie_id and "
+            f"season_number written into the name: call {credits.name}(movie_id='550', "
+            "season_number='2')",
+            doc="A season.",
+        ),
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "taken", "score", "likely"),
+    [
+        (
+            "fetch_calendar_entries",
+            {"calendar_id": "c"},
+            " that takes these arguments",
+            "0.75",
+            None,
+        ),
+        ("fetch_calendar_entries", {}, "", "0.75", None),
+        # a slip of the closest name: the arguments are judged against it too
+        (
+            "get_event_calendr",
+            {"calendar_id": "c"},
+            " that takes these arguments",
+            "0.89",
+            "get_event_calendar",
+        ),
+    ],
+)
+def test_a_name_by_meaning(
+    api_retriever: Any,
+    name: str,
+    arguments: dict[str, Any],
+    taken: str,
+    score: str,
+    likely: str | None,
+) -> None:
+    request = ApiRequest(name=name, arguments=arguments)
+    assert _name_finding(request, DESCRIBED, api_retriever) == (
+        Finding(
+            "E2.3",
+            ("api",),
+            name,
+            expected="get_event_calendar",
+            suggestion="get_event_calendar",
+            message=f"API {name!r} does not exist; the closest real API{taken} is "
+            f"'get_event_calendar' (similarity {score})",
+            doc="Events of a calendar.",
+        ),
+        likely,
+    )
