@@ -44,6 +44,9 @@ def _nested(levels: int) -> dict[str, Any]:
         ("null", {"type": "null"}, None),
         ("null", {"type": "string"}, "null"),
         ("1,2", INTEGERS, [1, 2]),  # a form-style array: comma-separated
+        ("1,2", {"type": "array", "items": [{"type": "integer"}]}, ["1", "2"]),
+        ("10", {"type": ["object", "integer"]}, 10),  # a type it cannot be: the next
+        ("10", {"type": "string", "oneOf": [{"type": "integer"}]}, "10"),  # its type first
         ("10", _nested(8), 10),  # a type given eight compositions deep
         ("10", _nested(9), "10"),  # ...and no deeper
     ],
@@ -57,6 +60,10 @@ def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any)
 def test_an_exploded_array_is_one_value_per_parameter(explode: bool, value: list[Any]) -> None:
     param = Parameter("ids", "query", schema=INTEGERS, explode=explode)
     assert deserialize("1,2", INTEGERS, param) == value
+    composed = {"oneOf": [INTEGERS]}  # ...also where its type is given by a composition
+    assert (
+        deserialize("1,2", composed, Parameter("ids", "query", composed, explode=explode)) == value
+    )
 
 
 CAT = {
@@ -65,7 +72,7 @@ CAT = {
     "properties": {"petType": {"const": "cat"}, "lives": {"type": "integer"}},
     "required": ["petType"],
 }
-DOG = {
+DOG: dict[str, Any] = {
     "title": "Dog",
     "type": "object",
     "properties": {"petType": {"const": "dog"}, "size": {"enum": ["small", "big"]}},
@@ -85,12 +92,14 @@ ALL_OF_DOG = {
         {"properties": {"size": {"enum": ["small", "big"]}}, "required": ["petType", "bark"]},
     ],
 }
+#: Dog with one more field, so that it misses more than Cat on a value tagged dog
+AGED_DOG = {**DOG, "properties": {**DOG["properties"], "age": {"type": "integer"}}}
 BY_TAG = {"propertyName": "petType"}
 BY_MAPPING = {"propertyName": "petType", "mapping": {"dog": "#/components/schemas/Dog"}}
 SIZE = "pet.size (as Dog) must be one of 'small', 'big'; got 'huge'"
 
 
-def _messages(pet: dict[str, Any], value: dict[str, Any]) -> list[str]:
+def _messages(pet: dict[str, Any], value: Any) -> list[str]:
     schema = {"type": "object", "properties": {"pet": pet}, "required": ["pet"]}
     catalog = ApiCatalog.from_tools([{"name": "adopt", "parameters": schema}])
     call = {"name": "adopt", "arguments": {"pet": value}}
@@ -138,6 +147,44 @@ def _messages(pet: dict[str, Any], value: dict[str, Any]) -> list[str]:
                 "required ['petType', 'bark']"
             ],
         ),
+        # a mapping to a bare schema name
+        (
+            {
+                "oneOf": [UNTAGGED_CAT, UNTAGGED_DOG],
+                "discriminator": {"propertyName": "petType", "mapping": {"dog": "Dog"}},
+            },
+            {"petType": "dog", "lives": "x"},
+            [
+                "pet (as Dog): {'petType': 'dog', 'lives': 'x'} breaks the documented "
+                "required ['petType', 'bark']"
+            ],
+        ),
+        # a branch that is no schema object (false) beside the tagged one
+        (
+            {"oneOf": [False, DOG], "discriminator": BY_TAG},
+            {"petType": "dog", "size": "huge"},
+            [
+                "pet (as Dog): {'petType': 'dog', 'size': 'huge'} breaks the documented "
+                "required ['petType', 'bark']",
+                SIZE,
+            ],
+        ),
+        # least missed: a wrong tag counts before the number of errors...
+        (
+            {"oneOf": [CAT, AGED_DOG]},
+            {"petType": "dog", "age": "x"},
+            [
+                "pet.age (as Dog) must be an integer, got string 'x'",
+                "pet (as Dog): {'petType': 'dog', 'age': 'x'} breaks the documented "
+                "required ['petType', 'bark']",
+            ],
+        ),
+        # ...and a value of another type than the branch's before both
+        (
+            {"oneOf": [{"title": "Card", "type": "object"}, {"title": "Token", "minLength": 5}]},
+            "abc",
+            ["pet (as Token): 'abc' breaks the documented minLength 5"],
+        ),
         # a tag no branch names: the branch missed least
         (
             {"oneOf": [UNTAGGED_CAT, UNTAGGED_DOG], "discriminator": BY_MAPPING},
@@ -147,7 +194,7 @@ def _messages(pet: dict[str, Any], value: dict[str, Any]) -> list[str]:
     ],
 )
 def test_the_branch_a_value_was_meant_for(
-    pet: dict[str, Any], value: dict[str, Any], messages: list[str]
+    pet: dict[str, Any], value: Any, messages: list[str]
 ) -> None:
     assert _messages(pet, value) == messages
 
@@ -166,7 +213,10 @@ PET = {
             "maxItems": 2,
             "description": "Tags, comma-separated.",
         },
-        "owner": {"type": "object", "properties": {"email": {"type": "string"}}},
+        "owner": {
+            "type": "object",
+            "properties": {"email": {"type": "string", "maxLength": 20}},
+        },
     },
 }
 #: a branch that misses more than Pet on every body below (eleven required fields)
@@ -231,6 +281,38 @@ def test_a_composed_body_type_errors_first_three_per_field() -> None:
             "tags.1 (as Pet): 'long2' breaks the documented maxLength 3",
             TAGS,
         ),
+    ]
+
+
+def test_a_field_past_three_errors_does_not_hide_the_next_field() -> None:
+    body = {"tags": ["long1", "long2", "long3"], "owner": {"email": "x" * 21}}
+    assert [where for _, where, *_ in _body_findings("application/json", body)] == [
+        "body.tags",
+        "body.tags.0",
+        "body.tags.1",
+        "body.owner.email",
+    ]
+
+
+def test_a_composed_body_called_by_name_is_checked_in_detail() -> None:
+    content = {"application/json": {"schema": {"oneOf": [PET, OTHER]}}}
+    post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "p", "version": "1"}}
+    catalog = ApiCatalog.from_obj({**spec, "paths": {"/pets": {"post": post}}})
+    call = {"name": "addPet", "arguments": {"name": 5}}
+    assert [f.message for f in Scanner(catalog, retriever=None).iter_findings(call)] == [
+        "name (as Pet) must be a string (The pet's name.), got integer 5"
+    ]
+
+
+def test_a_schema_fault_in_one_parameter_hides_no_other() -> None:
+    properties = {"bad": {"type": "object", "properties": []}, "n": {"type": "integer"}}
+    catalog = ApiCatalog.from_tools(
+        [{"name": "tag", "parameters": {"type": "object", "properties": properties}}]
+    )
+    call = {"name": "tag", "arguments": {"bad": {}, "n": "x"}}
+    assert [str(f) for f in Scanner(catalog, retriever=None).iter_findings(call)] == [
+        "E4.1 argument.n: n must be an integer, got string 'x'"
     ]
 
 
