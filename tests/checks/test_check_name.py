@@ -22,6 +22,7 @@ from autofeedback.checks._check_name import (
 )
 
 URL = "https://api.example.com/v3"
+BACKUP = "https://backup.example.com/v3"
 CREDITS = "Credits   of a movie:\n the cast and the crew. " * 10
 #: the description above as a finding shows it: one line, cut at 200 characters
 CREDITS_DOC = ("Credits of a movie: the cast and the crew. " * 5)[:197] + "..."
@@ -43,7 +44,7 @@ PATHS: dict[str, Any] = {
     "/movie/{movie_id}/credits": {
         "get": _get("getMovieCredits", description=CREDITS, parameters=[MOVIE_ID])
     },
-    "/movie/popular": {"get": _get("getPopularMovies")},
+    "/movie/popular": {"get": _get("getPopularMovies", description="The   popular movies.")},
     "/movie/{movie_id}/rating": {
         "post": _get("rateMovie", parameters=[MOVIE_ID]),
         "delete": _get("deleteRating", parameters=[MOVIE_ID]),
@@ -63,7 +64,7 @@ def _movies() -> ApiCatalog:
     # a catalog per test: its indexes and memo are built under the code being tested
     # (mutmut forks each mutant's run from a process where module-level ones were built)
     spec = {"openapi": "3.0.3", "info": {"title": "movies", "version": "1"}, "paths": PATHS}
-    return ApiCatalog.from_obj({**spec, "servers": [{"url": URL}]})
+    return ApiCatalog.from_obj({**spec, "servers": [{"url": URL}, {"url": BACKUP}]})
 
 
 #: what an unknown endpoint lists: the first 20 documented endpoints
@@ -94,8 +95,8 @@ def test_another_host_is_no_server_of_the_api() -> None:
         "E2",
         ("url",),
         "evil.example.org",
-        expected=[URL],
-        message=f"host 'evil.example.org' is not a server of this API; servers: {URL}",
+        expected=[URL, BACKUP],
+        message=f"host 'evil.example.org' is not a server of this API; servers: {URL}, {BACKUP}",
     )
 
 
@@ -169,6 +170,7 @@ def test_an_endpoint_by_meaning(api_retriever: Any) -> None:
         suggestion="GET /movie/popular",
         message="GET /v3/films/popular is not documented; the closest documented endpoint "
         "is GET /movie/popular (similarity 0.88)",
+        doc="The popular movies.",
     )
 
 
@@ -246,7 +248,7 @@ def test_up_to_64_names_are_looked_up(count: int, fitting: list[str]) -> None:
         # of the APIs taking the arguments, the one sharing most words, plurals as one
         ("fetch_calendar_events", {"calendar_id": "c1"}, "get_event_calendar"),
         ("fetch_calendar", {"calendar_id": "c1"}, "list_calendar"),  # a tie: the first
-        ("fetch_logs", {"query": "x"}, "get_log"),
+        ("show_logs", {"query": "x"}, "get_log"),
         ("show_ads", {"campaign": "x"}, "list_ads"),  # `ads` is too short to be a plural
     ],
 )
@@ -256,6 +258,11 @@ def test_an_unknown_name_is_guessed_from_its_words(
     result = check_name(ApiRequest(name=name, arguments=arguments), _calendar())
     (finding,) = result.findings
     assert (finding.code, finding.suggestion) == ("E2", guess)
+
+
+def test_a_call_without_a_name() -> None:
+    (finding,) = check_name(ApiRequest(arguments={"query": "x"}), _calendar()).findings
+    assert (finding.code, finding.got) == ("E2", "")
 
 
 def test_a_name_sharing_no_word_is_guessed_by_spelling() -> None:
