@@ -474,3 +474,109 @@ def test_an_e4_finding_field_by_field(name: str, value: Any, finding: Finding) -
     )
     call = {"name": "put", "arguments": {name: value}}
     assert list(Scanner(catalog, retriever=None).iter_findings(call)) == [finding]
+
+
+# -- values of an HTTP request: read as the server reads them ---------------------------
+
+
+def _items() -> ApiCatalog:
+    def param(name: str, where: str, schema: dict[str, Any], **more: Any) -> dict[str, Any]:
+        return {"name": name, "in": where, "schema": schema, **more}
+
+    array = {"type": "array", "items": {"type": "integer"}, "maxItems": 1}
+    get = {
+        "operationId": "getItem",
+        "parameters": [
+            param("id", "path", {"type": "integer"}, required=True),
+            param("limit", "query", {"type": "integer", "maximum": 50}),
+            param("X-Count", "header", {"type": "integer", "maximum": 5}),
+            param("ids", "query", array, explode=False),
+            param("tags", "query", array, explode=True),
+        ],
+        "responses": {"200": {"description": "ok"}},
+    }
+    form = {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0}}}
+    post = {
+        "operationId": "sendForm",
+        "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": form}}},
+        "responses": {"200": {"description": "ok"}},
+    }
+    spec = {"openapi": "3.0.3", "info": {"title": "items", "version": "1"}}
+    paths = {"/items/{id}": {"get": get}, "/forms": {"post": post}}
+    servers = [{"url": "https://s.example.com"}]
+    return ApiCatalog.from_obj({**spec, "servers": servers, "paths": paths})
+
+
+@pytest.mark.parametrize(
+    ("request_", "found"),
+    [
+        (
+            ApiRequest(method="GET", url="https://s.example.com/items/5?limit=60"),
+            ["E4.2 query.limit: limit: 60 breaks the documented maximum 50"],
+        ),
+        (
+            ApiRequest(method="GET", url="https://s.example.com/items/5", headers={"X-Count": "6"}),
+            ["E4.2 header.X-Count: X-Count: 6 breaks the documented maximum 5"],
+        ),
+        (
+            ApiRequest(method="GET", url="https://s.example.com/items/5?ids=1,2"),
+            ["E4.2 query.ids: ids: [1, 2] breaks the documented maxItems 1"],
+        ),
+        (  # exploded: one value per parameter, so "1,2" is one item
+            ApiRequest(method="GET", url="https://s.example.com/items/5?tags=1,2"),
+            ["E4.1 query.tags.0: tags.0 must be an integer, got string '1,2'"],
+        ),
+        (
+            ApiRequest(method="POST", url="https://s.example.com/forms", body={"age": "-1"}),
+            ["E4.2 body.age: age: -1 breaks the documented minimum 0"],
+        ),
+    ],
+)
+def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> None:
+    assert [str(f) for f in Scanner(_items(), retriever=None).iter_findings(request_)] == found
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "messages"),
+    [
+        ("color", "red", ["color must be one of 'xxxxxxxxxxxxxxxxxxxxxxxxxx..., 'y'; got 'red'"]),
+        (
+            "word",
+            "q",
+            ["word: 'q' breaks the documented const 'zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz..."],
+        ),
+        (
+            "code",
+            "abc",
+            [
+                "code: 'abc' breaks the documented pattern '^(?=.*[A-Z]).{8,}$' (pattern checked "
+                "with a bounded matcher)"
+            ],
+        ),
+        ("slug", "A", ["slug: 'A' breaks the documented pattern '^[a-z]+$'"]),
+        (  # type errors first, whatever the order of the properties
+            "meta",
+            {"b": "long", "a": "x"},
+            [
+                "meta.a must be an integer, got string 'x'",
+                "meta.b: 'long' breaks the documented maxLength 2",
+            ],
+        ),
+    ],
+)
+def test_what_an_e4_message_shows(name: str, value: Any, messages: list[str]) -> None:
+    properties = {
+        "color": {"enum": ["x" * 40, "y"]},  # each allowed value cut at 30 characters
+        "word": {"const": "z" * 50},  # the documented value cut at 40
+        "code": {"type": "string", "pattern": "^(?=.*[A-Z]).{8,}$"},  # RE2 cannot run it
+        "slug": {"type": "string", "pattern": "^[a-z]+$"},
+        "meta": {
+            "type": "object",
+            "properties": {"b": {"type": "string", "maxLength": 2}, "a": {"type": "integer"}},
+        },
+    }
+    catalog = ApiCatalog.from_tools(
+        [{"name": "put", "parameters": {"type": "object", "properties": properties}}]
+    )
+    call = {"name": "put", "arguments": {name: value}}
+    assert [f.message for f in Scanner(catalog, retriever=None).iter_findings(call)] == messages
