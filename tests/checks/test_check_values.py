@@ -492,6 +492,8 @@ def _items() -> ApiCatalog:
             param("X-Count", "header", {"type": "integer", "maximum": 5}),
             param("ids", "query", array, explode=False),
             param("tags", "query", array, explode=True),
+            param("q", "query", {"type": "string", "maxLength": 5}),
+            param("X-Trace", "header", {"type": "string"}),
         ],
         "responses": {"200": {"description": "ok"}},
     }
@@ -534,6 +536,28 @@ def _items() -> ApiCatalog:
 )
 def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> None:
     assert [str(f) for f in Scanner(_items(), retriever=None).iter_findings(request_)] == found
+
+
+@pytest.mark.parametrize(
+    ("arguments", "found"),
+    [
+        # a number for a text parameter of the URL: the server reads the text "500"
+        ({"id": 5, "q": 500, "X-Trace": 7}, []),
+        ({"id": 5, "q": True}, []),  # ...and "true"
+        (
+            {"id": 5, "q": 123456},
+            ["E4.2 argument.q: q: '123456' breaks the documented maxLength 5"],
+        ),
+        # a list is no text: judged as the list it is
+        (
+            {"id": 5, "ids": [1, 2]},
+            ["E4.2 argument.ids: ids: [1, 2] breaks the documented maxItems 1"],
+        ),
+    ],
+)
+def test_an_http_operation_called_by_name(arguments: dict[str, Any], found: list[str]) -> None:
+    call = {"name": "getItem", "arguments": arguments}
+    assert [str(f) for f in Scanner(_items(), retriever=None).iter_findings(call)] == found
 
 
 @pytest.mark.parametrize(
