@@ -445,3 +445,110 @@ def test_what_is_no_message_is_a_clear_error(message: Any, error: str) -> None:
     with pytest.raises(ConfigurationError) as info:
         decide_tool_calls(message, TOOLS, retriever=None)
     assert str(info.value) == error
+
+
+def test_a_rejected_call_is_answered_under_its_id_as_an_error_with_its_feedback() -> None:
+    message = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t2", "name": "get_weather", "input": {"days": 2}}],
+    }
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    assert call.reply == {
+        "type": "tool_result",
+        "tool_use_id": "t2",
+        "content": "There is an error in your tool call.\n"
+        "Error E3.4 (missing required parameter) at argument.city: required parameter 'city' "
+        "is missing.\n"
+        "Documentation: city (argument, string, required)\n"
+        "The tool call was parsed successfully and the tool name is correct.\n"
+        "Likely cause: A parameter the documentation marks as required was left out. "
+        "Correction: Add the required parameter 'city'.\n"
+        "Please call the tool again with the corrected arguments.",
+        "is_error": True,
+    }
+
+
+def test_a_message_with_nothing_repaired_goes_on_as_the_model_wrote_it() -> None:
+    """Not rewritten, not even re-serialised: the caller's own object, byte for byte."""
+    arguments = '{"city":"Lima"}'  # compact: json.dumps would add a space
+    function = {"name": "get_weather", "arguments": arguments}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.ok
+    assert decided.message is message
+
+
+def test_a_responses_call_without_arguments_is_written_back_with_them_as_text() -> None:
+    """A Responses ``function_call`` item carries its arguments as a JSON string; one
+    that had none gets ``"{}"``, not an object."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+    message = {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather"}]}
+    decided = decide_tool_calls(message, tools, retriever=None)
+    assert decided.message == {
+        "output": [
+            {"type": "function_call", "call_id": "r1", "name": "get_weather", "arguments": "{}"}
+        ]
+    }
+
+
+SEARCHER = {
+    "name": "ToolSearcher",
+    "description": "Searches for relevant tools in library based on the keywords.",
+    "parameters": {"type": "object", "properties": {"keywords": {"type": "string"}}},
+}
+CANCEL = {
+    "name": "CancelOrder",
+    "description": "Cancel an order given its id.",
+    "parameters": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}},
+        "required": ["order_id"],
+    },
+}
+
+
+def _cancel(order_id: str) -> dict[str, Any]:
+    arguments = json.dumps({"order_id": order_id})
+    function = {"name": "CancelOrder", "arguments": arguments}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": "c2", "type": "function", "function": function}],
+    }
+
+
+def test_a_tool_a_search_in_the_chat_found_is_callable() -> None:
+    history = [
+        {"role": "user", "content": "Please cancel my order ORD-42."},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "ToolSearcher", "arguments": '{"keywords": "cancel order"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(CANCEL)},
+    ]  # fmt: skip
+    tools = [{"type": "function", "function": SEARCHER}]
+    [call] = decide_tool_calls(_cancel("ORD-42"), tools, retriever=None, history=history).calls
+    assert (call.decision.action, call.decision.findings) == ("forward", ())
+
+
+def test_a_tool_a_search_in_the_context_found_is_callable() -> None:
+    context = (
+        "Question: Please cancel my order ORD-42.\nThought: I need a tool.\n"
+        'Action: ToolSearcher\nAction Input: {"keywords": "cancel order"}\n'
+        f"Observation: {json.dumps(CANCEL)}\nThought: I found it.\n"
+    )
+    tools = [{"type": "function", "function": SEARCHER}]
+    [call] = decide_tool_calls(_cancel("ORD-42"), tools, retriever=None, context=context).calls
+    assert (call.decision.action, call.decision.findings) == ("forward", ())
+
+
+def test_what_the_user_asked_shows_a_placeholder_for_what_it_is() -> None:
+    tools = [{"type": "function", "function": CANCEL}]
+    message = _cancel("<order_id>")
+    [call] = decide_tool_calls(
+        message, tools, retriever=None, instruction="Please cancel my order."
+    ).calls
+    assert [(f.code, f.location) for f in call.decision.findings] == [
+        ("E5.3", ("argument", "order_id"))
+    ]
