@@ -403,8 +403,10 @@ def test_a_tool_call_that_cannot_be_read_says_why(
     name: Any, arguments: Any, finding: Finding
 ) -> None:
     [call] = decide_tool_calls(_one_call(name, arguments), TOOLS, retriever=None).calls
-    assert (call.decision.action, call.decision.remaining, call.reply is not None) == (
+    decision = call.decision
+    assert (decision.action, decision.reason, decision.remaining, call.reply is not None) == (
         "feedback",
+        "errors",
         (finding,),
         True,
     )
@@ -552,3 +554,25 @@ def test_what_the_user_asked_shows_a_placeholder_for_what_it_is() -> None:
     assert [(f.code, f.location) for f in call.decision.findings] == [
         ("E5.3", ("argument", "order_id"))
     ]
+
+
+def test_a_message_holding_deeply_nested_data_is_rewritten() -> None:
+    """The copy of the message stops where no call can be (the data below is shared), so
+    3,000 nested lists beside the repaired call are no recursion error."""
+    deep: list[Any] = []
+    for _ in range(3000):
+        deep = [deep]
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": {"city": "Lima"}},
+            {"type": "text", "text": "x", "annotations": deep},
+        ],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.message["content"][0] == {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "get_weather",
+        "input": {"city": "Lima"},
+    }
