@@ -576,3 +576,59 @@ def test_a_message_holding_deeply_nested_data_is_rewritten() -> None:
         "name": "get_weather",
         "input": {"city": "Lima"},
     }
+
+
+@pytest.mark.parametrize(
+    ("message", "answer"),
+    [
+        pytest.param(
+            {"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"name": "get_weather", "args": {"city": "Lima"}, "id": "g1"}}
+            ]}}]},
+            {"functionResponse": {"name": "get_weather", "response": {"output": "ok"}, "id": "g1"}},
+            id="gemini",
+        ),
+        pytest.param(
+            {"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "b1", "name": "get_weather", "input": {"city": "Lima"}}}
+            ]}}},
+            {"toolResult": {"toolUseId": "b1", "content": [{"text": "ok"}], "status": "success"}},
+            id="bedrock",
+        ),
+    ],
+)  # fmt: skip
+def test_a_clean_call_is_answered_ok_in_its_shape(
+    message: dict[str, Any], answer: dict[str, Any]
+) -> None:
+    assert tool_messages(message, TOOLS, retriever=None, include_ok=True) == [answer]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param({"role": "assistant", "content": None}, id="a-role-and-no-content"),
+        pytest.param({"content": [{"type": "text", "text": "Hi"}]}, id="content-and-no-role"),
+    ],
+)
+def test_a_message_that_made_no_call_has_nothing_to_decide(message: dict[str, Any]) -> None:
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert (decided.calls, decided.message is message) == ((), True)
+
+
+def test_a_chat_call_without_an_id_has_none() -> None:
+    function = {"name": "get_weather", "arguments": '{"city": "Lima"}'}
+    message = {"role": "assistant", "tool_calls": [{"type": "function", "function": function}]}
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    assert (call.call_id, call.decision.request.call_id) == (None, None)
+
+
+def test_the_decided_request_keeps_the_calls_shape_and_id() -> None:
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Lima"}}
+        ],
+    }
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    request = call.decision.request
+    assert (request.shape, request.call_id, request.format) == ("anthropic", "t1", "native")
