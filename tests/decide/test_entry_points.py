@@ -632,3 +632,24 @@ def test_the_decided_request_keeps_the_calls_shape_and_id() -> None:
     [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
     request = call.decision.request
     assert (request.shape, request.call_id, request.format) == ("anthropic", "t1", "native")
+
+
+def test_with_the_chat_a_made_up_token_names_the_call_that_gives_it() -> None:
+    """The data-flow graph of the tools knows that GetUserToken's response has it."""
+    from _support.account_tools import OPENAI_ACCOUNT_TOOLS
+
+    history = [{"role": "user", "content": "Delete my account; I am ann, password s3cret"}]
+    arguments = json.dumps({"token": "your_token_here"})
+    function = {"name": "DeleteAccount", "arguments": arguments}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c2", "type": "function", "function": function}],
+    }
+    [call] = decide_tool_calls(message, OPENAI_ACCOUNT_TOOLS, retriever=None, history=history).calls
+    assert [(f.code, f.message) for f in call.decision.findings] == [
+        (
+            "E5.3",
+            "'token' = '[REDACTED]' is a placeholder; call GetUserToken first: its response "
+            "has `token`",
+        )
+    ]
