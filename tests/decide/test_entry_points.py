@@ -387,6 +387,12 @@ def _one_call(name: Any, arguments: Any) -> dict[str, Any]:
                     "line 1 column 10 (char 9))"),
         ),
         (
+            "get_weather", [1],  # not text: shown as the model's value, written out
+            Finding("E1", ("function", "arguments"), "[1]", expected="a JSON object",
+                    message="the arguments are not valid JSON (TypeError: the JSON object "
+                    "must be str, bytes or bytearray, not list)"),
+        ),
+        (
             "get_weather", "[1]",
             Finding("E1", ("function", "arguments"), [1], expected="a JSON object",
                     message="the arguments must be a JSON object, not list"),
