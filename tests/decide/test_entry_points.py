@@ -564,10 +564,10 @@ def test_what_the_user_asked_shows_a_placeholder_for_what_it_is() -> None:
 
 def test_a_message_holding_deeply_nested_data_is_rewritten() -> None:
     """The copy of the message stops where no call can be (the data below is shared), so
-    3,000 nested lists beside the repaired call are no recursion error."""
-    deep: list[Any] = []
-    for _ in range(3000):
-        deep = [deep]
+    3,000 nested objects and lists beside the repaired call are no recursion error."""
+    deep: Any = []
+    for _ in range(1500):
+        deep = {"a": [deep]}
     message = {
         "role": "assistant",
         "content": [
