@@ -400,7 +400,10 @@ _DEVICES = {
     [
         pytest.param(
             _chat_call("play", device_id="<device_id>"), [_ASKED],
-            ("devices", Repair("E5.3", ("step[0]", "inserted before"), None, "devices()")),
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+            ),
             id="a-stand-in-whose-one-producer-takes-nothing",
         ),
         pytest.param(
@@ -423,15 +426,16 @@ _DEVICES = {
     ],
 )  # fmt: skip
 def test_with_the_chat_a_producer_left_out_is_the_call_to_make_first(
-    message: dict[str, Any], history: list[dict[str, Any]], first: tuple[str, Repair] | None
+    message: dict[str, Any],
+    history: list[dict[str, Any]],
+    first: tuple[ApiRequest, Repair] | None,
 ) -> None:
     """A trace's step (a tool call with the chat before it) that made up a value gets the
     producer's call to send first, where one call that takes nothing gives it."""
     from autofeedback.decide._calls import decide_calls
 
     [call] = decide_calls(message, _player(), history=history).calls
-    made = call.decision.first
-    assert (None if made is None else (made[0].name, made[1])) == first
+    assert call.decision.first == first
 
 
 def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
