@@ -416,6 +416,12 @@ _DEVICES = {
             id="its-producer-called-already",
         ),
         pytest.param(
+            _chat_call("play", device_id="<device_id>"),
+            [_ASKED, _chat_call("devices", "c0"), {**_DEVICES, "content": '{"devices": []}'}],
+            None,
+            id="its-producer-called-already-answered-none",
+        ),
+        pytest.param(
             _chat_call("queue", track_id="<track_id>"), [_ASKED], None,
             id="the-producer-takes-an-argument",
         ),
