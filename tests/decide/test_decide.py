@@ -407,6 +407,16 @@ _DEVICES = {
             id="a-stand-in-whose-one-producer-takes-nothing",
         ),
         pytest.param(
+            _chat_call("play", device_id="<device_id>"),
+            [_ASKED, {"role": "assistant", "tool_calls": [{"id": "c0", "type": "function",
+                      "function": {"name": "devices", "arguments": "{"}}]}],
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[1]", "inserted before"), None, "devices()"),
+            ),
+            id="after-a-call-that-could-not-be-read",
+        ),
+        pytest.param(
             _chat_call("play", device_id="dev-7"), [_ASKED], None,
             id="a-value-the-model-wrote-is-never-replaced",
         ),
