@@ -62,6 +62,7 @@ def _catalog() -> ApiCatalog:
             Operation("getCompany", parameters=(required("company_id"),)),
             Operation("listAuthors"),
             Operation("findAuthor", parameters=(required("name"), Parameter("limit", "argument"))),
+            Operation("listShelves", parameters=(required("floor"), required("room"))),
         ]
     )
 
@@ -141,6 +142,99 @@ E34_BOOK = Finding("E3.4", ("argument", "bookId"), None, suggestion="bookId")
             id="no-suggestion",
         ),
         pytest.param([], "getBook", {"bookId": 1}, (), None, id="no-errors"),
+        pytest.param(
+            [Finding("E3.1", ("argument", "q"), "q")],
+            "getBook", {"bookId": 1, "q": "Dune"}, (), "<API>getBook(bookId=1)</API>",
+            id="a-parameter-of-another-api-dropped",
+        ),
+        pytest.param(
+            [Finding("E3", ("argument", "language"), "language", suggestion="lang")],
+            "getBook", {"bookId": 7, "language": "en"}, (), "<API>getBook(bookId=7)</API>",
+            id="an-unknown-one-close-to-an-optional-one-is-dropped-not-renamed",
+        ),
+        pytest.param(
+            [
+                Finding("E3", ("argument", "person_id"), "person_id", suggestion="company_id"),
+                Finding("E3.4", ("argument", "company_id"), None, suggestion="company_id"),
+            ],
+            "getCompany", {"person_id": 34}, (), "<API>getCompany(company_id=...)</API>",
+            id="another-entitys-id-is-dropped-never-the-missing-one",
+        ),
+        pytest.param(
+            [
+                Finding("E3.3", ("argument", "person_id"), "person_id", suggestion="company_id"),
+                Finding("E3.4", ("argument", "company_id"), None, suggestion="company_id"),
+            ],
+            "getCompany", {"person_id": 34}, (), None,
+            id="another-entitys-id-as-a-variant-is-a-guess",
+        ),
+        pytest.param(
+            [E34_BOOK, Finding("E3.3", ("argument", "book"), "book", suggestion="bookId")],
+            "getBook", {"book": 7, "lang": "en"}, (), "<API>getBook(bookId=7, lang='en')</API>",
+            id="renamed-before-added-the-value-written-is-kept",
+        ),
+        pytest.param(
+            [Finding("E3.2", ("argument", "Lang"), "Lang", suggestion="lang")],
+            "getBook", {"bookId": 7, "Lang": "en"}, (), "<API>getBook(bookId=7, lang='en')</API>",
+            id="only-the-misspelt-parameter-renamed",
+        ),
+        pytest.param(
+            [Finding("E3.2", ("argument", "Q"), "Q", suggestion="")],
+            "searchBooks", {"Q": "Dune"}, (), None,
+            id="an-empty-suggestion-is-none",
+        ),
+        pytest.param(
+            [Finding("E4.2", ("argument", "lang"), "English", suggestion="en")],
+            "getBook", {"bookId": 7, "lang": "English"}, (), None,
+            id="a-suggested-value-is-a-guess",
+        ),
+        pytest.param(
+            [Finding("E5.2", ("argument", "bookId"), "r.items[].id",
+                     suggestion="albums.items[].id")],
+            "getBook", {"bookId": "r.items[].id"}, (), None,
+            id="a-response-path-is-the-models-to-write",
+        ),
+        pytest.param(
+            [Finding("E2.3", ("name",), "serchBooks", suggestion="searchBooks")],
+            "serchBooks", {"q": "Dune"}, (), "<API>searchBooks(q='Dune')</API>",
+            id="an-api-name-one-letter-off",
+        ),
+        pytest.param(
+            [Finding("E3.2", ("argument", "Q"), "Q", suggestion="q"),
+             Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("listAuthors"),
+                     operation="getBook")],
+            "getBook", {"Q": "Dune", "bookId": "123"}, (), "<API>listAuthors()</API>",
+            id="the-producer-of-a-made-up-value-after-another-finding",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("listAuthors"),
+                     operation="getBook"),
+             Finding("E5.3", ("argument", "lang"), "xx", suggestion=_first("listShelves"),
+                     operation="getBook")],
+            "getBook", {"bookId": "123", "lang": "xx"}, ("listAuthors",),
+            "<API>listShelves(floor=..., room=...)</API>",
+            id="the-producer-not-called-yet-of-a-second-made-up-value",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "123", suggestion=_first("listAuthors"),
+                     operation="getBook"),
+             Finding("E3", ("argument", "book"), "book", suggestion="bookId")],
+            "getBook", {"bookId": "123", "book": 7}, ("listAuthors",),
+            "<API>getBook(bookId=...)</API>",
+            id="an-unknown-one-close-to-one-written-is-dropped",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "<book_id>", operation="getBook")],
+            "getBook", {"bookId": "<book_id>"}, (), None,
+            id="a-made-up-value-nothing-produces-is-the-models-to-fill",
+        ),
+        pytest.param(
+            [Finding("E5.3", ("argument", "bookId"), "<book_id>", suggestion=_first("listAuthors"),
+                     operation="getBook"),
+             Finding("E4.1", ("argument", "bookId"), "<book_id>")],
+            "getBook", {"bookId": "<book_id>"}, ("listAuthors",), None,
+            id="a-value-of-the-wrong-type-is-the-models-to-fix",
+        ),
     ],
 )  # fmt: skip
 def test_the_action_to_write_instead_of_a_rejected_call(
@@ -153,3 +247,83 @@ def test_the_action_to_write_instead_of_a_rejected_call(
     request = ApiRequest(name=name, arguments=arguments)
     assert next_action(errors, request, _catalog(), made=made) == action
     assert next_action(errors, None, _catalog()) is None
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+INT = {"type": "integer"}
+#: SearchPerson lists people (their ids, and the ids of what each is known for);
+#: GetPerson takes a person's id, which SearchPerson produces; GetMovie takes a movie's
+#: id, which no response here surely holds (only weak guesses: some other entity's id)
+PEOPLE = ApiCatalog.from_tools(
+    [
+        {
+            "name": "SearchPerson",
+            "parameters": {**_obj(query={"type": "string"}), "required": ["query"]},
+            "outputSchema": _obj(
+                results={
+                    "type": "array",
+                    "items": _obj(id=INT, known_for={"type": "array", "items": _obj(id=INT)}),
+                }
+            ),
+        },
+        {"name": "GetPerson", "parameters": {**_obj(person_id=INT), "required": ["person_id"]}},
+        {"name": "GetMovie", "parameters": {**_obj(movie_id=INT), "required": ["movie_id"]}},
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "param", "made", "action"),
+    [
+        pytest.param(
+            "GetPerson", "person_id", (), "<API>SearchPerson(query=...)</API>",
+            id="the-producer-of-a-missing-id",
+        ),
+        pytest.param(
+            "GetPerson", "person_id", ("SearchPerson",), "<API>GetPerson(person_id=...)</API>",
+            id="its-producer-called-the-id-to-fill-from-it",
+        ),
+        pytest.param(
+            "GetMovie", "movie_id", (), "<API>GetMovie(movie_id=...)</API>",
+            id="a-weak-guess-is-no-producer",
+        ),
+    ],
+)  # fmt: skip
+def test_a_missing_required_id_is_taken_from_its_producer(
+    name: str, param: str, made: tuple[str, ...], action: str
+) -> None:
+    from autofeedback.sequences import FlowGraph
+
+    missing = Finding("E3.4", ("argument", param), None, suggestion=param, operation=name)
+    request = ApiRequest(name=name, arguments={})
+    producers = FlowGraph.from_catalog(PEOPLE).producers
+    assert next_action([missing], request, PEOPLE, producers, made) == action
+
+
+def test_an_http_request_gets_no_action() -> None:
+    """The Action is a call by name; an HTTP request has none to write."""
+    request = ApiRequest(method="GET", url="/books")
+    missing = Finding("E3.4", ("query", "q"), None, suggestion="q", operation="searchBooks")
+    assert next_action([missing], request, _catalog()) is None
+
+
+def test_a_value_written_into_the_api_name_moves_to_its_parameter_as_written() -> None:
+    """``tt0137523`` is an IMDb id, not a number: it stays the text the model wrote."""
+    from autofeedback.checks._check_name import check_name
+
+    movie = Parameter("movie_id", "path", required=True, schema={"type": "string"})
+    credits = Operation(
+        "GET_movie-movie_id-credits",
+        method="GET",
+        path="/movie/{movie_id}/credits",
+        parameters=(movie,),
+    )
+    catalog = ApiCatalog([credits])
+    request = ApiRequest(name="GET_movie-tt0137523-credits")
+    findings = check_name(request, catalog).findings
+    assert next_action(findings, request, catalog) == (
+        "<API>GET_movie-movie_id-credits(movie_id='tt0137523')</API>"
+    )

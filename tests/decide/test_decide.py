@@ -379,6 +379,81 @@ def _player() -> Decider:
     return Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
 
 
+def _chat_call(function: str, call_id: str = "c1", **arguments: Any) -> dict[str, Any]:
+    call = {"name": function, "arguments": json.dumps(arguments)}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": call_id, "type": "function", "function": call}],
+    }
+
+
+_ASKED = {"role": "user", "content": "play music"}
+_DEVICES = {
+    "role": "tool",
+    "tool_call_id": "c0",
+    "content": json.dumps({"devices": [{"id": "d1"}]}),
+}
+
+
+@pytest.mark.parametrize(
+    ("message", "history", "first"),
+    [
+        pytest.param(
+            _chat_call("play", device_id="<device_id>"), [_ASKED],
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+            ),
+            id="a-stand-in-whose-one-producer-takes-nothing",
+        ),
+        pytest.param(
+            _chat_call("play", device_id="<device_id>"),
+            [_ASKED, {"role": "assistant", "tool_calls": [{"id": "c0", "type": "function",
+                      "function": {"name": "devices", "arguments": "{"}}]}],
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[1]", "inserted before"), None, "devices()"),
+            ),
+            id="after-a-call-that-could-not-be-read",
+        ),
+        pytest.param(
+            _chat_call("play", device_id="dev-7"), [_ASKED], None,
+            id="a-value-the-model-wrote-is-never-replaced",
+        ),
+        pytest.param(
+            _chat_call("play", device_id="<device_id>"),
+            [_ASKED, _chat_call("devices", "c0"), _DEVICES], None,
+            id="its-producer-called-already",
+        ),
+        pytest.param(
+            _chat_call("play", device_id="<device_id>"),
+            [_ASKED, _chat_call("devices", "c0"), {**_DEVICES, "content": '{"devices": []}'}],
+            None,
+            id="its-producer-called-already-answered-none",
+        ),
+        pytest.param(
+            _chat_call("queue", track_id="<track_id>"), [_ASKED], None,
+            id="the-producer-takes-an-argument",
+        ),
+        pytest.param(
+            _chat_call("create_playlist", user_id="<user_id>", name="x"), [_ASKED], None,
+            id="two-producers-take-nothing",
+        ),
+    ],
+)  # fmt: skip
+def test_with_the_chat_a_producer_left_out_is_the_call_to_make_first(
+    message: dict[str, Any],
+    history: list[dict[str, Any]],
+    first: tuple[ApiRequest, Repair] | None,
+) -> None:
+    """A trace's step (a tool call with the chat before it) that made up a value gets the
+    producer's call to send first, where one call that takes nothing gives it."""
+    from autofeedback.decide._calls import decide_calls
+
+    [call] = decide_calls(message, _player(), history=history).calls
+    assert call.decision.first == first
+
+
 def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     decider = _player()
     decision = decider.decide_program('play(device_id="<device_id>")', instruction="play music")

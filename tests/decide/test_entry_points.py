@@ -387,6 +387,12 @@ def _one_call(name: Any, arguments: Any) -> dict[str, Any]:
                     "line 1 column 10 (char 9))"),
         ),
         (
+            "get_weather", [1],  # not text: shown as the model's value, written out
+            Finding("E1", ("function", "arguments"), "[1]", expected="a JSON object",
+                    message="the arguments are not valid JSON (TypeError: the JSON object "
+                    "must be str, bytes or bytearray, not list)"),
+        ),
+        (
             "get_weather", "[1]",
             Finding("E1", ("function", "arguments"), [1], expected="a JSON object",
                     message="the arguments must be a JSON object, not list"),
@@ -403,8 +409,10 @@ def test_a_tool_call_that_cannot_be_read_says_why(
     name: Any, arguments: Any, finding: Finding
 ) -> None:
     [call] = decide_tool_calls(_one_call(name, arguments), TOOLS, retriever=None).calls
-    assert (call.decision.action, call.decision.remaining, call.reply is not None) == (
+    decision = call.decision
+    assert (decision.action, decision.reason, decision.remaining, call.reply is not None) == (
         "feedback",
+        "errors",
         (finding,),
         True,
     )
@@ -445,3 +453,209 @@ def test_what_is_no_message_is_a_clear_error(message: Any, error: str) -> None:
     with pytest.raises(ConfigurationError) as info:
         decide_tool_calls(message, TOOLS, retriever=None)
     assert str(info.value) == error
+
+
+def test_a_rejected_call_is_answered_under_its_id_as_an_error_with_its_feedback() -> None:
+    message = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t2", "name": "get_weather", "input": {"days": 2}}],
+    }
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    assert call.reply == {
+        "type": "tool_result",
+        "tool_use_id": "t2",
+        "content": "There is an error in your tool call.\n"
+        "Error E3.4 (missing required parameter) at argument.city: required parameter 'city' "
+        "is missing.\n"
+        "Documentation: city (argument, string, required)\n"
+        "The tool call was parsed successfully and the tool name is correct.\n"
+        "Likely cause: A parameter the documentation marks as required was left out. "
+        "Correction: Add the required parameter 'city'.\n"
+        "Please call the tool again with the corrected arguments.",
+        "is_error": True,
+    }
+
+
+def test_a_message_with_nothing_repaired_goes_on_as_the_model_wrote_it() -> None:
+    """Not rewritten, not even re-serialised: the caller's own object, byte for byte."""
+    arguments = '{"city":"Lima"}'  # compact: json.dumps would add a space
+    function = {"name": "get_weather", "arguments": arguments}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.ok
+    assert decided.message is message
+
+
+def test_a_responses_call_without_arguments_is_written_back_with_them_as_text() -> None:
+    """A Responses ``function_call`` item carries its arguments as a JSON string; one
+    that had none gets ``"{}"``, not an object."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+    message = {"output": [{"type": "function_call", "call_id": "r1", "name": "Get_Weather"}]}
+    decided = decide_tool_calls(message, tools, retriever=None)
+    assert decided.message == {
+        "output": [
+            {"type": "function_call", "call_id": "r1", "name": "get_weather", "arguments": "{}"}
+        ]
+    }
+
+
+SEARCHER = {
+    "name": "ToolSearcher",
+    "description": "Searches for relevant tools in library based on the keywords.",
+    "parameters": {"type": "object", "properties": {"keywords": {"type": "string"}}},
+}
+CANCEL = {
+    "name": "CancelOrder",
+    "description": "Cancel an order given its id.",
+    "parameters": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}},
+        "required": ["order_id"],
+    },
+}
+
+
+def _cancel(order_id: str) -> dict[str, Any]:
+    arguments = json.dumps({"order_id": order_id})
+    function = {"name": "CancelOrder", "arguments": arguments}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": "c2", "type": "function", "function": function}],
+    }
+
+
+def test_a_tool_a_search_in_the_chat_found_is_callable() -> None:
+    history = [
+        {"role": "user", "content": "Please cancel my order ORD-42."},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "ToolSearcher", "arguments": '{"keywords": "cancel order"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps(CANCEL)},
+    ]  # fmt: skip
+    tools = [{"type": "function", "function": SEARCHER}]
+    [call] = decide_tool_calls(_cancel("ORD-42"), tools, retriever=None, history=history).calls
+    assert (call.decision.action, call.decision.findings) == ("forward", ())
+
+
+def test_a_tool_a_search_in_the_context_found_is_callable() -> None:
+    context = (
+        "Question: Please cancel my order ORD-42.\nThought: I need a tool.\n"
+        'Action: ToolSearcher\nAction Input: {"keywords": "cancel order"}\n'
+        f"Observation: {json.dumps(CANCEL)}\nThought: I found it.\n"
+    )
+    tools = [{"type": "function", "function": SEARCHER}]
+    [call] = decide_tool_calls(_cancel("ORD-42"), tools, retriever=None, context=context).calls
+    assert (call.decision.action, call.decision.findings) == ("forward", ())
+
+
+def test_what_the_user_asked_shows_a_placeholder_for_what_it_is() -> None:
+    tools = [{"type": "function", "function": CANCEL}]
+    message = _cancel("<order_id>")
+    [call] = decide_tool_calls(
+        message, tools, retriever=None, instruction="Please cancel my order."
+    ).calls
+    assert [(f.code, f.location) for f in call.decision.findings] == [
+        ("E5.3", ("argument", "order_id"))
+    ]
+
+
+def test_a_message_holding_deeply_nested_data_is_rewritten() -> None:
+    """The copy of the message stops where no call can be (the data below is shared), so
+    3,000 nested objects and lists beside the repaired call are no recursion error."""
+    deep: Any = []
+    for _ in range(1500):
+        deep = {"a": [deep]}
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "Get_Weather", "input": {"city": "Lima"}},
+            {"type": "text", "text": "x", "annotations": deep},
+        ],
+    }
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert decided.message["content"][0] == {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "get_weather",
+        "input": {"city": "Lima"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("message", "answer"),
+    [
+        pytest.param(
+            {"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"name": "get_weather", "args": {"city": "Lima"}, "id": "g1"}}
+            ]}}]},
+            {"functionResponse": {"name": "get_weather", "response": {"output": "ok"}, "id": "g1"}},
+            id="gemini",
+        ),
+        pytest.param(
+            {"output": {"message": {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "b1", "name": "get_weather", "input": {"city": "Lima"}}}
+            ]}}},
+            {"toolResult": {"toolUseId": "b1", "content": [{"text": "ok"}], "status": "success"}},
+            id="bedrock",
+        ),
+    ],
+)  # fmt: skip
+def test_a_clean_call_is_answered_ok_in_its_shape(
+    message: dict[str, Any], answer: dict[str, Any]
+) -> None:
+    assert tool_messages(message, TOOLS, retriever=None, include_ok=True) == [answer]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        pytest.param({"role": "assistant", "content": None}, id="a-role-and-no-content"),
+        pytest.param({"content": [{"type": "text", "text": "Hi"}]}, id="content-and-no-role"),
+    ],
+)
+def test_a_message_that_made_no_call_has_nothing_to_decide(message: dict[str, Any]) -> None:
+    decided = decide_tool_calls(message, TOOLS, retriever=None)
+    assert (decided.calls, decided.message is message) == ((), True)
+
+
+def test_a_chat_call_without_an_id_has_none() -> None:
+    function = {"name": "get_weather", "arguments": '{"city": "Lima"}'}
+    message = {"role": "assistant", "tool_calls": [{"type": "function", "function": function}]}
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    assert (call.call_id, call.decision.request.call_id) == (None, None)
+
+
+def test_the_decided_request_keeps_the_calls_shape_and_id() -> None:
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": "t1", "name": "get_weather", "input": {"city": "Lima"}}
+        ],
+    }
+    [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
+    request = call.decision.request
+    assert (request.shape, request.call_id, request.format) == ("anthropic", "t1", "native")
+
+
+def test_with_the_chat_a_made_up_token_names_the_call_that_gives_it() -> None:
+    """The data-flow graph of the tools knows that GetUserToken's response has it."""
+    from _support.account_tools import OPENAI_ACCOUNT_TOOLS
+
+    history = [{"role": "user", "content": "Delete my account; I am ann, password s3cret"}]
+    arguments = json.dumps({"token": "your_token_here"})
+    function = {"name": "DeleteAccount", "arguments": arguments}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c2", "type": "function", "function": function}],
+    }
+    [call] = decide_tool_calls(message, OPENAI_ACCOUNT_TOOLS, retriever=None, history=history).calls
+    assert [(f.code, f.message) for f in call.decision.findings] == [
+        (
+            "E5.3",
+            "'token' = '[REDACTED]' is a placeholder; call GetUserToken first: its response "
+            "has `token`",
+        )
+    ]

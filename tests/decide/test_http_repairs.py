@@ -130,3 +130,12 @@ def test_a_json_body_is_sent_with_its_repairs_in_the_shape_it_was_written(
     assert (decision.action, [str(r) for r in decision.repairs]) == ("forward", [repair])
     assert decision.request is not None and decision.request.body == sent
     assert call.body == body  # the model's request keeps what it wrote
+
+
+def test_with_the_embedding_model_a_slip_is_still_repaired_to_its_path(api_retriever: Any) -> None:
+    """The real model finds ``/venues/{id}/evnts`` closest to ``/evnts/5`` (E2.3, a
+    guess); the slip says ``/events/{id}``, one letter away, and that is the repair."""
+    decider = Decider(Scanner(ApiCatalog.from_obj(SPEC), retriever=api_retriever))
+    [decision] = decider.decide(f"GET {BASE}/evnts/5")
+    assert [f.code for f in decision.findings] == ["E2.3"]
+    assert [(r.before, r.after) for r in decision.repairs] == [("/v1/evnts/5", "/v1/events/5")]
