@@ -388,7 +388,12 @@ def decide_calls(
 ) -> ToolCallsDecision:
     """The decision on every tool call of ``message`` with a decider of the caller's (the
     proxies keep one per tool list): :func:`~autofeedback.decide_tool_calls`."""
-    calls = tool_calls_of(message)
+    # an SDK object (OpenAI's ChatCompletionMessage, Response...) is read and rewritten
+    # as one plain copy: its tool calls are no mappings to write a repair into, and a
+    # second dump's blocks are not the ones the calls were read from (the repairs were
+    # made, and the message came back without them)
+    plain = _json_data(message)
+    calls = tool_calls_of(plain)
     if history is not None and graph is None:
         graph = flow_graph(decider)
     decisions = decide_each(calls, decider, history, instruction, context, graph)
@@ -404,8 +409,20 @@ def decide_calls(
         if decision.repairs and request is not None and isinstance(call.block, Mapping):
             written[id(call.block)] = _written_block(call, request)
         out.append(ToolCallDecision(call.shape, call.call_id, name, arguments, decision, answer))
-    new_message = _rewrite_blocks(as_dict(message), written) if written else message
+    new_message = _rewrite_blocks(plain, written) if written else message
     return ToolCallsDecision(tuple(out), new_message)
+
+
+def _json_data(message: Any) -> Any:
+    """An SDK object as the JSON its API sends (``model_dump(mode="json", by_alias=True,
+    exclude_none=True)``); anything else unchanged."""
+    dump = getattr(message, "model_dump", None)
+    if isinstance(message, Mapping) or not callable(dump):
+        return message
+    try:
+        return dump(mode="json", by_alias=True, exclude_none=True)
+    except Exception:  # a pydantic object that will not dump: read as it is
+        return message
 
 
 def _written_block(call: Call, request: ApiRequest) -> dict[str, Any]:
