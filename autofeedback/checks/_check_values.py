@@ -500,6 +500,51 @@ def check_body(
     if budget.misses > misses and not errors:
         arg, param = matched[0]
         yield _not_checked(op, arg, param, budget, param.description.strip())
+    elif found and not errors:
+        # the body fits none of its documented shapes, and no field says why: the shape
+        # it is nearest misses only what E3 does not report (a field only that shape
+        # requires); the body is never clean for it
+        misfit = next(
+            (f for group in found for err, branch in group if (f := _misfit(op, err, branch))),
+            None,
+        )
+        if misfit is not None:
+            yield misfit
+
+
+def _misfit(op: Operation, err: ValidationError, branch: str) -> Finding | None:
+    """The finding for an error of the body itself that E3 leaves unsaid: a field the
+    shape ``branch`` requires and no other does (E3.4 reports those every shape
+    requires), or another constraint of that shape on the body (E4.2)."""
+    if err.absolute_path or err.validator in ("anyOf", "oneOf"):
+        return None  # a field's error, or no branch to name
+    where = (
+        f"the body fits none of its documented shapes; the nearest, {branch},"
+        if branch
+        else "the documented body"
+    )
+    if err.validator == "required":
+        required = {p.name for p in op.parameters if p.required and p.location == "body"}
+        names = err.validator_value if isinstance(err.validator_value, list) else []
+        sent = err.instance if isinstance(err.instance, Mapping) else {}
+        missing = [n for n in names if isinstance(n, str) and n not in sent and n not in required]
+        if not missing:
+            return None
+        return Finding(
+            "E3.4",
+            ("body", missing[0]),
+            None,
+            expected=missing[0],
+            operation=op.name,
+            message=f"{where} requires {missing[0]!r}",
+        )
+    return Finding(
+        "E4.2",
+        ("body",),
+        None,
+        operation=op.name,
+        message=f"{where} is broken: {err.message[:300]}",
+    )
 
 
 _strict: dict[int, tuple[Any, Any]] = {}
