@@ -181,6 +181,15 @@ def _http_from_record(record: Mapping[str, Any], fmt: RequestFormat) -> ApiReque
         headers = {}
     elif not isinstance(headers, Mapping):
         raise RequestFormatError(f"'headers' must be an object, got {_type_name(headers)}")
+    headers = {str(k): str(v) for k, v in headers.items()}
+    cookies: Any = record.get("cookies")
+    if isinstance(cookies, Mapping) and cookies:
+        # requests' ``cookies=``: sent in the Cookie header, after any written there
+        pairs = [f"{k}={v}" for k, v in cookies.items()]
+        given = next((k for k in headers if k.lower() == "cookie"), "Cookie")
+        headers[given] = "; ".join([headers[given], *pairs] if given in headers else pairs)
+    elif cookies is not None and not isinstance(cookies, Mapping):
+        raise RequestFormatError(f"'cookies' must be an object, got {_type_name(cookies)}")
     body = None
     for key in ("json", "data", "body"):
         if record.get(key) is not None:
@@ -190,7 +199,7 @@ def _http_from_record(record: Mapping[str, Any], fmt: RequestFormat) -> ApiReque
         method=method,
         url=url.strip(),
         params=dict(params),
-        headers={str(k): str(v) for k, v in headers.items()},
+        headers=headers,
         body=body,
         format=fmt,
         raw=_dump(record),

@@ -108,8 +108,10 @@ def check_parameters(
             else:
                 matched.append((arg, param))
             continue
-        if arg.location == "header" or (arg.location in ("body", "argument") and body_open):
-            continue  # clients add headers freely; open bodies take extra fields
+        if arg.location in ("header", "cookie") or (
+            arg.location in ("body", "argument") and body_open
+        ):
+            continue  # clients add headers and cookies freely; open bodies take extra fields
         carrier = lookup.object_query(arg)
         if carrier is not None:
             used.add(carrier.name)  # a property of an object sent in the query string
@@ -215,7 +217,8 @@ def _where(p: Parameter) -> str:
 
 class _Lookup:
     """The documented parameter an argument names, in constant time: the same name in the
-    same place, a header in any case, else the same name anywhere (the first documented)."""
+    same place, a header in any case, else the same name anywhere (the first documented);
+    a cookie only as a documented cookie."""
 
     def __init__(self, params: list[Parameter]) -> None:
         self.params = params
@@ -231,6 +234,8 @@ class _Lookup:
 
     def find(self, arg: Arg) -> Parameter | None:
         hit = self.placed.get((arg.name, arg.location))
+        if arg.location == "cookie":
+            return hit  # a site's own cookies (``lang``, ``page``) are no misplaced parameter
         if hit is None and arg.location == "header":
             hit = self.headers.get(arg.name.lower())
         return hit if hit is not None else self.named.get(arg.name)

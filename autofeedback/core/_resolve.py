@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from autofeedback.core._model import ApiRequest, Location
 
-__all__ = ["Arg", "request_args", "request_target"]
+__all__ = ["Arg", "cookie_args", "request_args", "request_target"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,8 @@ def request_target(request: ApiRequest) -> str:
 
 
 def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = None) -> list[Arg]:
-    """Every value the request sends, in order: path, query, headers, body."""
+    """Every value the request sends, in order: path, query, headers (and the cookies of
+    a ``Cookie`` header), body."""
     if not request.is_http:
         # XML-style tool calls carry every value as text, to be read per the schema
         text = request.format == "xml"
@@ -56,6 +57,8 @@ def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = No
         args.append(Arg(str(k), "query", val, raw=isinstance(val, str)))
     for k, val in request.headers.items():
         args.append(Arg(str(k), "header", val, raw=True))
+        if str(k).lower() == "cookie":
+            args.extend(cookie_args(str(val)))
     body = _read_body(request)
     if isinstance(body, Mapping):
         args.extend(Arg(str(k), "body", v) for k, v in body.items())
@@ -65,6 +68,26 @@ def request_args(request: ApiRequest, path_params: Mapping[str, str] | None = No
             fields.setdefault(k, []).append(v)
         args.extend(Arg(k, "body", v[0] if len(v) == 1 else v, raw=True) for k, v in fields.items())
     return args
+
+
+def cookie_args(header: str) -> list[Arg]:
+    """The cookies of a ``Cookie`` header, each an argument sent in the cookie (as
+    RFC 6265 reads the header: ``name=value`` pairs split at ``;``, a value's enclosing
+    double quotes dropped; a piece with no ``=`` or no name is no cookie).
+
+    >>> [(a.name, a.value) for a in cookie_args('page=2; theme="dark"; junk')]
+    [('page', '2'), ('theme', 'dark')]
+    """
+    out = []
+    for piece in header.split(";"):
+        name, eq, value = piece.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name:
+            continue
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        out.append(Arg(name, "cookie", value, raw=True))
+    return out
 
 
 def _read_body(request: ApiRequest) -> Any:

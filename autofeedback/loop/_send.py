@@ -90,6 +90,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+#: the characters RFC 6265 lets a cookie value hold as written (``cookie-octet``), and ``%``
+_COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
+
+
 def _typed(value: Any, param: Parameter | None) -> Any:
     return deserialize(value, param.schema, param) if param is not None else value
 
@@ -124,6 +128,7 @@ def build_http(
     path = op.path
     query: dict[str, Any] = {}
     body: dict[str, Any] = {}
+    cookies: list[str] = []
     for k, v in args.items():
         p = op.parameter(k)
         location = p.location if p is not None else ("body" if op.body_schema else "query")
@@ -131,10 +136,17 @@ def build_http(
             path = path.replace("{" + k + "}", quote(_text(v), safe=""))
         elif location == "header":
             out_headers[k] = _text(v)
+        elif location == "cookie":
+            # a cookie travels in the Cookie header, never in the URL; what a cookie
+            # value cannot hold as written (``;``, ``,``, spaces, quotes) is %-encoded
+            cookies.append(f"{k}={quote(_text(v), safe=_COOKIE_SAFE)}")
         elif location == "body":
             body[k] = v
         else:
             query[k] = [_text(x) for x in v] if isinstance(v, list) else _text(v)
+    if cookies:
+        given = out_headers.get("Cookie")
+        out_headers["Cookie"] = "; ".join([given, *cookies] if given else cookies)
     url = base + path + (f"?{urlencode(query, doseq=True)}" if query else "")
     return HttpCall(op.method, url, out_headers, body if (body or op.body_required) else None)
 

@@ -393,7 +393,7 @@ class Scanner:
             return  # the whole call fits the documented parameters: nothing to report
         args = request_args(request, path_params)
         needs_matcher = semantic and any(
-            op.parameter(a.name) is None for a in args if a.location != "header"
+            op.parameter(a.name) is None for a in args if a.location not in ("header", "cookie")
         )
         matcher = self._matcher if needs_matcher else None
         params = check_parameters(
@@ -435,7 +435,7 @@ class Scanner:
             args = {
                 a.name: a.value
                 for a in request_args(request, path_params)
-                if a.location != "header"
+                if a.location not in ("header", "cookie")
             }
         else:
             args = dict(request.arguments)

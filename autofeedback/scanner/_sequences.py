@@ -489,7 +489,7 @@ def _literal_args(
         # base path (`/api/calendars/...` for `servers: [{url: .../api}]`)
         hit = ApiCatalog([op], servers=catalog.servers).match_http(request.method, request.url)
     for arg in request_args(request, hit[1] if hit else None):
-        if arg.location != "header":
+        if arg.location not in ("header", "cookie"):
             yield arg.name, arg.value
 
 
