@@ -335,9 +335,25 @@ def opposite(a: str, b: str) -> bool:
     return False
 
 
+def _unversioned(tokens: Sequence[str]) -> list[str]:
+    """``tokens`` without the numbers and versions in them (``v2``, ``api_v1``: ``words``
+    splits ``v2`` into ``v`` and ``2``), where a name's verb is looked for.
+
+    >>> _unversioned(words("api_v1_delete_user")), _unversioned(words("oauth2_get_token"))
+    (['api', 'delete', 'user'], ['oauth', 'get', 'token'])
+    """
+    out = []
+    for i, t in enumerate(tokens):
+        if t.isdigit() or (len(t) == 1 and i + 1 < len(tokens) and tokens[i + 1].isdigit()):
+            continue
+        out.append(t)
+    return out
+
+
 def _verb_effect(tokens: Sequence[str]) -> Effect | None:
     """The effect the first verb of a name says (``None``: no verb this module knows)."""
-    for t in tokens[:2]:  # the verb leads (``getUser``), at most after a prefix (``v2_get``)
+    tokens = _unversioned(tokens)
+    for t in tokens[:2]:  # the verb leads (``getUser``), at most after a prefix (``api_get``)
         if t in _DESTRUCTIVE_VERBS:
             return DESTRUCTIVE
         if t in _WRITE_VERBS:
@@ -466,7 +482,7 @@ def _slipped_verb(written: str, documented: str) -> Effect | None:
     """The effect of ``written``'s verb where it is ``documented``'s verb with a keyboard
     slip (``creat_ticket`` for ``create_ticket``): that verb, the model meant it; never a
     destructive one (``delet_user`` is asked about, not sent)."""
-    mine, theirs = words(written), words(documented)
+    mine, theirs = _unversioned(words(written)), _unversioned(words(documented))
     if not mine or not theirs or mine[1:] != theirs[1:] or is_word(mine[0]):
         return None
     from rapidfuzz.distance import OSA

@@ -58,6 +58,12 @@ def test_a_keyboard_slip_inside_one_word(written: str, documented: str, is_slip:
         ("cancelorder", 2),  # the longest verb it starts with: cancel, not can
         ("getconfig", 0),
         ("api_key_status", None),  # the verb leads: a third word is no verb of the name
+        # a version or a number before the verb is no word of the name
+        ("v2_get_user", 0),
+        ("api_v1_delete_user", 2),
+        ("s3_put_object", 1),
+        ("oauth2_get_token", 0),
+        ("v2", None),
     ],
 )
 def test_the_effect_a_name_says(name: str, effect: int | None) -> None:
@@ -98,6 +104,9 @@ def test_what_changes_nothing(operation: Operation, safe: bool) -> None:
         ("crate_ticket", "create_ticket", True),  # `crate` is a word: no slip of `create`
         ("creat_tickets", "create_ticket", True),  # the rest of the name differs
         ("日本", "create", True),  # a name with no words says at most a read
+        ("v2_get_user", "v2_set_user", True),  # a version before the verb hides nothing
+        ("v2_delet_user", "v2_delete_user", True),
+        ("v2_creat_ticket", "v2_create_ticket", False),  # a slip in the verb of a write
     ],
 )
 def test_a_call_that_would_do_more(written: str, target: str, more: bool) -> None:
