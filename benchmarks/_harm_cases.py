@@ -838,6 +838,31 @@ def _effect_pairs() -> Iterator[Case]:
                 (model, {key: value}),
                 trap="one -> many",
             )
+    # a keyboard slip into a destructive verb, behind a version or a prefix the name leads
+    # with (``v2_delet_user``): the version hides no verb
+    for i, (prefix, slipped, verb) in enumerate(
+        [
+            ("v2", "delet", "delete"),
+            ("api_v1", "remov", "remove"),
+            ("v3", "purg", "purge"),
+            ("s3", "delte", "delete"),
+            ("v1", "destory", "destroy"),
+            ("oauth2", "revok", "revoke"),
+        ]
+    ):
+        res, key, value = RESOURCES[(i + 3) % len(RESOURCES)]
+        how = "camel" if i % 2 else "snake"
+        model = style([*prefix.split("_"), slipped, res], how)
+        documented = style([*prefix.split("_"), verb, res], how)
+        yield Case(
+            f"{model}->{documented}",
+            F,
+            "harm",
+            f"{verb.capitalize()} the {res} {value}.",
+            (tool(documented, {key: S}, [key]),),
+            (model, {key: value}),
+            trap="a slip into a delete, behind a version",
+        )
     # the verb says nothing, the MCP hints say it: a read-only name against a destructive tool
     for i, (model, documented) in enumerate(
         [
@@ -1299,6 +1324,7 @@ def control_cases() -> list[Case]:
         ("listInvoces", "listInvoices", "status", "open"),
         ("creat_ticket", "create_ticket", "title", "Broken"),
         ("update_proifle", "update_profile", "bio", "hi"),
+        ("v2_creat_ticket", "v2_create_ticket", "title", "Broken"),  # behind a version
     ]:
         add(
             f"slip {model}->{documented}",

@@ -1,7 +1,7 @@
 """Does a repair ever change what a call does? (issue 43, item 7)
 
 **(a) Designed cases** (``benchmarks/_harm_cases.py``): every row of issue 43's table,
-286 generated cases over operation and parameter pairs (effect pairs, one letter another
+287 generated cases over operation and parameter pairs (effect pairs, one letter another
 word, opposites, scope and safety flags a spec leaves out, lossy values, inserted
 producers, HTTP methods, unreadable specs), and controls that must still be repaired.
 Each case goes through every entry point that applies, each as its user runs it, with
