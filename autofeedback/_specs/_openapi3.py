@@ -58,6 +58,36 @@ ParamEntry = tuple[dict[str, Any], str, str]
 Body = tuple[dict[str, Any] | None, list[Parameter], bool, str | None]
 
 
+#: the most URLs one server entry's variables expand to (their enums multiply)
+_MAX_SERVER_URLS = 64
+
+
+def _server_urls(url: str, variables: Any) -> list[str]:
+    """The URLs a server entry declares: each variable replaced by its ``default`` (the
+    first URL, all defaults) and by every other value its ``enum`` lists (``{region}``
+    in ``eu``, ``us``: a request to either region is to this API); at most
+    :data:`_MAX_SERVER_URLS`. A variable without an enum declares its default only: a
+    free host name is no origin a request may be sent to.
+
+    >>> _server_urls("https://{region}.api.com/{v}", {"region": {"default": "eu",
+    ...     "enum": ["eu", "us"]}, "v": {"default": "v1"}})
+    ['https://eu.api.com/v1', 'https://us.api.com/v1']
+    """
+    urls = [url]
+    if not isinstance(variables, dict):
+        return urls
+    for name, var in variables.items():
+        if not isinstance(var, dict) or "default" not in var:
+            continue
+        values = [var["default"]]
+        enum = var.get("enum")
+        if isinstance(enum, list):
+            values += [v for v in enum if isinstance(v, (str, int, float)) and v != values[0]]
+        slot = "{" + str(name) + "}"
+        urls = [u.replace(slot, str(v)) for u in urls for v in values][:_MAX_SERVER_URLS]
+    return urls
+
+
 class OpenApi3Loader:
     """Reads the operations of one OpenAPI 3.x document.
 
@@ -186,19 +216,40 @@ class OpenApi3Loader:
     # -- document level -----------------------------------------------------------------
 
     def servers(self) -> list[str]:
-        servers = self.doc.get("servers") or []
+        """The document's servers, then those a path or an operation declares for itself
+        (Box's uploads go to ``upload.box.com``: a request there is to this API too),
+        where the document declares any (else the document's first server, the one a
+        request is sent to, would become a path's)."""
+        out = self._servers(self.doc.get("servers"), "servers", strict=True)
+        paths = self.doc.get("paths")
+        if out and isinstance(paths, dict):
+            for path, item in paths.items():
+                if not isinstance(item, dict):
+                    continue
+                where = join("paths", str(path))
+                out += self._servers(item.get("servers"), join(where, "servers"))
+                for method in _HTTP_METHODS:
+                    op = item.get(method)
+                    if isinstance(op, dict):
+                        out += self._servers(op.get("servers"), join(where, f"{method}.servers"))
+        return list(dict.fromkeys(out))
+
+    def _servers(self, servers: Any, where: str, *, strict: bool = False) -> list[str]:
+        """The URLs of a ``servers`` list; a URL that cannot be split is the spec's fault:
+        an error for the document's (``strict``), else a fault and the server left out."""
         out = []
         for i, server in enumerate(servers if isinstance(servers, list) else []):
             if not isinstance(server, dict) or not isinstance(server.get("url"), str):
                 continue
-            url: str = server["url"]
-            variables = server.get("variables") or {}
-            if isinstance(variables, dict):
-                for name, var in variables.items():
-                    if isinstance(var, dict) and "default" in var:
-                        url = url.replace("{" + str(name) + "}", str(var["default"]))
-            url = server_url(url, self.source, f"servers[{i}].url")
-            out.append(url.rstrip("/") if url != "/" else url)
+            for url in _server_urls(server["url"], server.get("variables")):
+                try:
+                    url = server_url(url, self.source, f"{where}[{i}].url")
+                except SpecError as exc:
+                    if strict:
+                        raise
+                    self.faults.append((f"{where}[{i}].url", f"{exc.reason}; it is ignored"))
+                    continue
+                out.append(url.rstrip("/") if url != "/" else url)
         return out
 
     def raw_security_schemes(self) -> Any:

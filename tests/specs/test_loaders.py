@@ -121,8 +121,27 @@ def test_mangled_specs_never_raise_anything_but_spec_error() -> None:
 @pytest.fixture(scope="module")
 def petstore() -> list[Operation]:
     ops, servers = load_spec_file(SPECS / "petstore.yaml")
-    assert servers == ["https://eu.petstore.example.com/v1"]  # server variables' defaults
+    # each server variable's default first, then the other values its enum lists
+    assert servers == ["https://eu.petstore.example.com/v1", "https://us.petstore.example.com/v1"]
     return ops
+
+
+def test_a_request_to_any_server_a_variables_enum_declares_is_to_this_api() -> None:
+    from autofeedback import ApiCatalog, Scanner
+    from autofeedback.loop._send import allowed_hosts
+
+    catalog = ApiCatalog.from_file(SPECS / "petstore.yaml")
+    scanner = Scanner(catalog, retriever=None)
+
+    def codes(url: str) -> list[str]:
+        return [f.code for f in scanner.iter_findings({"method": "GET", "url": url})]
+
+    assert codes("https://us.petstore.example.com/v1/pets") == []
+    assert codes("https://eu.petstore.example.com/v1/pets") == []
+    assert codes("https://asia.petstore.example.com/v1/pets") == ["E2"]  # no enum value
+    allowed = allowed_hosts(catalog, None)
+    assert allowed.allows("https://us.petstore.example.com/v1/pets")
+    assert not allowed.allows("https://asia.petstore.example.com/v1/pets")
 
 
 def test_petstore_operations_and_names(petstore: list[Operation]) -> None:
@@ -495,7 +514,8 @@ def test_yaml_reads_yaml_1_2_scalars(tmp_path: Path) -> None:
 
 def test_spec_text_is_accepted_by_load_spec() -> None:
     ops, servers = load_spec((SPECS / "petstore.yaml").read_text(), source="<text>")
-    assert len(ops) == 6 and servers == ["https://eu.petstore.example.com/v1"]
+    assert len(ops) == 6
+    assert servers == ["https://eu.petstore.example.com/v1", "https://us.petstore.example.com/v1"]
 
 
 # -- OpenAPI 3.1, external refs -------------------------------------------------------------
