@@ -37,8 +37,6 @@ _CURL_WITH_VALUE = frozenset(
         "--cookie-jar",
         "-o",
         "--output",
-        "-F",
-        "--form",
         "-m",
         "--max-time",
         "--connect-timeout",
@@ -106,6 +104,7 @@ def _request_from_curl(command: str) -> ApiRequest | None:
     url: str | None = None
     headers: dict[str, str] = {}
     data: list[str] = []
+    form: list[tuple[str, bool]] = []
     get = False
     options = False
     words = iter(tokens[1:])
@@ -119,6 +118,8 @@ def _request_from_curl(command: str) -> ApiRequest | None:
         elif tok in ("-H", "--header"):
             name, _, value = next(words, "").partition(":")
             headers[name.strip()] = value.strip()
+        elif tok in ("-F", "--form", "--form-string"):
+            form.append((next(words, ""), tok == "--form-string"))
         elif tok in _CURL_DATA:
             data.append(next(words, ""))
             if tok == "--json":
@@ -162,9 +163,49 @@ def _request_from_curl(command: str) -> ApiRequest | None:
             body = json.loads(payload)
         except (ValueError, RecursionError):
             body = payload  # form data stays text
-    method = (method or ("POST" if data else "GET")).upper()
+    elif form:
+        body = _multipart_body(form)
+        # curl names its boundary, also in a multipart Content-Type written without one
+        key = next((k for k in headers if k.lower() == "content-type"), "Content-Type")
+        given = headers.get(key, "multipart/form-data")
+        if given.lower().startswith("multipart/form-data") and "boundary=" not in given:
+            headers[key] = f"{given}; boundary={_BOUNDARY}"
+    method = (method or ("POST" if data or form else "GET")).upper()
     if method not in _HTTP_METHODS:
         raise _Problem(f"unknown HTTP method {method!r}")
     return ApiRequest(
         method=method, url=url, params=params, headers=headers, body=body, format="http"
     )
+
+
+#: the boundary of the multipart body written for ``-F`` fields
+_BOUNDARY = "autofeedback-form-boundary"
+
+
+def _multipart_body(fields: list[tuple[str, bool]]) -> str:
+    r"""The ``multipart/form-data`` body curl sends for its ``-F name=value`` fields
+    (``--form-string``: the value as written). A file curl would read (``name=@path``,
+    ``name=<path``) is a part named ``name`` whose content is not known here: empty,
+    with the file's name.
+
+    >>> body = _multipart_body([("n=5", False), ("f=@docs/a.txt;type=text/plain", False)])
+    >>> [line[32:] for line in body.split("\r\n") if line.startswith("Content-")]
+    ['name="n"', 'name="f"; filename="a.txt"']
+    """
+    out = []
+    for field, literal in fields:
+        name, eq, value = field.partition("=")
+        if not eq or not name:
+            continue
+        disposition = f'form-data; name="{_quoted(name)}"'
+        if not literal and value[:1] in ("@", "<"):
+            path = value[1:].split(";", 1)[0]
+            if value[0] == "@":
+                disposition += f'; filename="{_quoted(path.rsplit("/", 1)[-1])}"'
+            value = ""
+        out.append(f"--{_BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n{value}\r\n")
+    return "".join(out) + f"--{_BOUNDARY}--\r\n"
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

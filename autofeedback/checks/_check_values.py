@@ -15,6 +15,7 @@ the message.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import threading
@@ -117,6 +118,8 @@ def deserialize(
     False
     >>> deserialize("a,b", {"type": "array", "items": {"type": "string"}})
     ['a', 'b']
+    >>> deserialize('{"id": "0"}', {"type": "object"})
+    {'id': '0'}
     """
     if isinstance(text, list):
         if "array" in _types(schema):
@@ -144,6 +147,15 @@ def deserialize(
             parts = [text] if explode else text.split(",")
             items = schema.get("items", {})
             return [deserialize(p, items if isinstance(items, Mapping) else {}) for p in parts]
+        if t == "object" and text.lstrip()[:1] == "{":
+            # an object sent as JSON text: a multipart part's default (OpenAPI 3), a
+            # parameter documented with ``content: application/json``
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(value, dict):
+                return value
         if t == "string":
             return text
     if depth < 8:  # a type given only through a composition: {oneOf: [{$ref: ...boolean}]}

@@ -103,10 +103,41 @@ def _read_body(request: ApiRequest) -> Any:
             return json.loads(stripped)
         except (ValueError, RecursionError):
             return body
-    kind = next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
-    if "form-urlencoded" in str(kind).lower() or _FORM.fullmatch(stripped):
+    kind = str(next((v for k, v in request.headers.items() if k.lower() == "content-type"), ""))
+    if "multipart/form-data" in kind.lower():
+        parts = _multipart(body, kind)
+        if parts is not None:
+            return parts
+    if "form-urlencoded" in kind.lower() or _FORM.fullmatch(stripped):
         return _Form(parse_qsl(stripped, keep_blank_values=True))
     return body
+
+
+def _multipart(body: str | bytes, content_type: str) -> _Form | None:
+    r"""The named parts of a ``multipart/form-data`` body (a file upload), each part's
+    content as text; ``None`` where the body holds no part (its boundary is not the one
+    the header names). Read by the standard library's MIME parser.
+
+    >>> body = '--b\r\nContent-Disposition: form-data; name="n"\r\n\r\n5\r\n--b--\r\n'
+    >>> _multipart(body, "multipart/form-data; boundary=b")
+    [('n', '5')]
+    """
+    from email import policy
+    from email.parser import BytesParser
+
+    data = body if isinstance(body, bytes) else body.encode("utf-8", "surrogateescape")
+    head = f"Content-Type: {content_type}\r\n\r\n".encode("utf-8", "replace")
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + data)
+    if not message.is_multipart():
+        return None
+    fields = _Form()
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str) and name:
+            content = part.get_payload(decode=True)
+            text = content.decode("utf-8", "replace") if isinstance(content, bytes) else ""
+            fields.append((name, text))
+    return fields or None
 
 
 class _Form(list[tuple[str, str]]):
