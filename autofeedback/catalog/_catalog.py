@@ -11,7 +11,7 @@ from functools import cached_property
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import re2  # type: ignore[import-untyped]
 
@@ -406,7 +406,8 @@ class _Router:
             for regex, names, literal_len, child in node.patterns:
                 groups = _fullmatch(regex, segment)
                 if groups is not None:
-                    bound = dict(zip(names, groups, strict=True))
+                    # the server reads a segment %-decoded: john%40x.com is john@x.com
+                    bound = {n: unquote(g) for n, g in zip(names, groups, strict=True)}
                     walk(child, i + 1, size + literal_len, {**params, **bound})
 
         walk(self.root, 0, 0, {})

@@ -297,3 +297,46 @@ def test_a_list_body_has_no_fields_even_when_its_schema_names_required_ones() ->
     }
     (op,) = ApiCatalog.from_obj(doc).operations
     assert [p for p in op.parameters if p.location == "body"] == []
+
+
+def test_path_values_are_read_percent_decoded_as_the_server_reads_them() -> None:
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "users", "version": "1"},
+        "paths": {
+            "/users/{email}/files/{name}": {
+                "get": {
+                    "operationId": "getFile",
+                    "parameters": [
+                        {
+                            "name": "email",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "format": "email"},
+                        },
+                        {
+                            "name": "name",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "maxLength": 9},
+                        },
+                    ],
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_obj(doc), retriever=None)
+
+    def found(url: str) -> list[tuple[str, tuple[str, ...], str]]:
+        request = {"method": "GET", "url": url}
+        return [(f.code, f.location, f.message) for f in scanner.iter_findings(request)]
+
+    # %40 is @, %20 a space: "my notes" has 8 characters, its encoding 10
+    assert found("/users/john%40example.com/files/my%20notes") == []
+    assert found("/users/john.example.com/files/a") == [
+        ("E4.2", ("path", "email"), "email must be a valid email; got 'john.example.com'")
+    ]
+    assert found("/users/j%40x.io/files/twelve%20chars") == [
+        ("E4.2", ("path", "name"), "name: 'twelve chars' breaks the documented maxLength 9")
+    ]
