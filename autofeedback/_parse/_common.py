@@ -220,3 +220,29 @@ def _dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return repr(value)
+
+
+#: the boundary of a multipart body written for the form fields a command or code sends
+MULTIPART_BOUNDARY = "autofeedback-form-boundary"
+
+
+def multipart_body(parts: list[tuple[str, str, str | None]]) -> str:
+    r"""The ``multipart/form-data`` body of ``(name, text, file name or None)`` parts,
+    separated by :data:`MULTIPART_BOUNDARY`.
+
+    >>> multipart_body([("n", "5", None)]).split("\r\n")[1:4]
+    ['Content-Disposition: form-data; name="n"', '', '5']
+    """
+    out = []
+    for name, value, filename in parts:
+        disposition = f'form-data; name="{_quoted(name)}"'
+        if filename is not None:
+            disposition += f'; filename="{_quoted(filename)}"'
+        out.append(
+            f"--{MULTIPART_BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n{value}\r\n"
+        )
+    return "".join(out) + f"--{MULTIPART_BOUNDARY}--\r\n"
+
+
+def _quoted(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

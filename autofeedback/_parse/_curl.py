@@ -13,11 +13,13 @@ from urllib.parse import parse_qsl
 from autofeedback._parse._common import (
     _HTTP_METHODS,
     _MAX_CURL_CHARS,
+    MULTIPART_BOUNDARY,
     RequestFormatError,
     _Candidate,
     _glued,
     _Problem,
     _Scan,
+    multipart_body,
 )
 from autofeedback._parse._http import _url_problem
 from autofeedback.core._model import ApiRequest
@@ -164,12 +166,12 @@ def _request_from_curl(command: str) -> ApiRequest | None:
         except (ValueError, RecursionError):
             body = payload  # form data stays text
     elif form:
-        body = _multipart_body(form)
+        body = multipart_body(_form_parts(form))
         # curl names its boundary, also in a multipart Content-Type written without one
         key = next((k for k in headers if k.lower() == "content-type"), "Content-Type")
         given = headers.get(key, "multipart/form-data")
         if given.lower().startswith("multipart/form-data") and "boundary=" not in given:
-            headers[key] = f"{given}; boundary={_BOUNDARY}"
+            headers[key] = f"{given}; boundary={MULTIPART_BOUNDARY}"
     method = (method or ("POST" if data or form else "GET")).upper()
     if method not in _HTTP_METHODS:
         raise _Problem(f"unknown HTTP method {method!r}")
@@ -178,34 +180,22 @@ def _request_from_curl(command: str) -> ApiRequest | None:
     )
 
 
-#: the boundary of the multipart body written for ``-F`` fields
-_BOUNDARY = "autofeedback-form-boundary"
+def _form_parts(fields: list[tuple[str, bool]]) -> list[tuple[str, str, str | None]]:
+    """The parts curl sends for its ``-F name=value`` fields (``--form-string``: the
+    value as written). A file curl would read (``name=@path``, ``name=<path``) is a part
+    whose content is not known here: empty, with the file's name for ``@``.
 
-
-def _multipart_body(fields: list[tuple[str, bool]]) -> str:
-    r"""The ``multipart/form-data`` body curl sends for its ``-F name=value`` fields
-    (``--form-string``: the value as written). A file curl would read (``name=@path``,
-    ``name=<path``) is a part named ``name`` whose content is not known here: empty,
-    with the file's name.
-
-    >>> body = _multipart_body([("n=5", False), ("f=@docs/a.txt;type=text/plain", False)])
-    >>> [line[32:] for line in body.split("\r\n") if line.startswith("Content-")]
-    ['name="n"', 'name="f"; filename="a.txt"']
+    >>> _form_parts([("n=5", False), ("f=@docs/a.txt;type=text/plain", False), ("x", False)])
+    [('n', '5', None), ('f', '', 'a.txt')]
     """
-    out = []
+    parts: list[tuple[str, str, str | None]] = []
     for field, literal in fields:
         name, eq, value = field.partition("=")
         if not eq or not name:
             continue
-        disposition = f'form-data; name="{_quoted(name)}"'
         if not literal and value[:1] in ("@", "<"):
             path = value[1:].split(";", 1)[0]
-            if value[0] == "@":
-                disposition += f'; filename="{_quoted(path.rsplit("/", 1)[-1])}"'
-            value = ""
-        out.append(f"--{_BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n{value}\r\n")
-    return "".join(out) + f"--{_BOUNDARY}--\r\n"
-
-
-def _quoted(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+            parts.append((name, "", path.rsplit("/", 1)[-1] if value[0] == "@" else None))
+        else:
+            parts.append((name, value, None))
+    return parts

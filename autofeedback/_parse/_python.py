@@ -15,10 +15,13 @@ from typing import Any
 
 from autofeedback._parse._common import (
     _MAX_CALL_SPAN,
+    MULTIPART_BOUNDARY,
+    RequestFormatError,
     _Candidate,
     _NotLiteral,
     _Problem,
     _Scan,
+    multipart_body,
 )
 from autofeedback.core._model import ApiRequest
 
@@ -397,6 +400,15 @@ def _detect_python(scan: _Scan) -> Iterator[_Candidate]:
             continue
         skip_until = close + 1
         try:
+            sent = _client_call(name, text[start : close + 1], scan)
+        except _Problem as exc:
+            problem = f"looks like an HTTP client call but {exc.reason}"
+            yield _Candidate(start, close + 1, "http", claims=False, problem=problem)
+            continue
+        if sent is not None:
+            yield _Candidate(start, close + 1, "http", requests=(sent,))
+            continue
+        try:
             call_name, args = _call_from_source(text[start : close + 1], scan, lenient=False)
         except _Problem as exc:
             problem = f"looks like a Python call but {exc.reason}"
@@ -404,3 +416,105 @@ def _detect_python(scan: _Scan) -> Iterator[_Candidate]:
         else:
             request = ApiRequest(name=call_name, arguments=args, format="python")
             yield _Candidate(start, close + 1, "python", requests=(request,))
+
+
+# ------------------------------------------------- HTTP client calls in Python code
+
+#: the HTTP method functions of requests and httpx (``requests.post``, ``client.get``)
+_CLIENT_METHODS = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
+#: modules whose method functions send a request whatever the first argument looks like
+_CLIENT_MODULES = frozenset({"requests", "httpx"})
+#: what a request call's keywords carry, under the key :func:`request_from_http` reads
+_CLIENT_KEYWORDS = {
+    "params": "params",
+    "json": "json",
+    "data": "data",
+    "content": "body",
+    "headers": "headers",
+    "cookies": "cookies",
+}
+#: keywords that change how a request is sent, not what it says: not read
+_CLIENT_IGNORED = frozenset(
+    {"timeout", "verify", "allow_redirects", "follow_redirects", "stream", "proxies", "cert"}
+)
+
+
+def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
+    """The request an HTTP client call sends, read without running it:
+    ``requests.post(url, json={...})``, ``httpx.get(url, params=...)``,
+    ``requests.request("PUT", url, ...)``, or ``session.get("https://...")`` (any object's
+    method function whose first argument is a literal URL). ``None``: not such a call.
+    Headers, cookies and credentials held in variables (``headers=HEADERS``) are left
+    out; a query or body held in one cannot be checked, and says so. ``files=`` are the
+    parts of a multipart body, their content unknown here.
+
+    >>> r = _client_call("requests.post", 'requests.post("/orders", json={"qty": 2})',
+    ...                  _Scan("x"))
+    >>> r.method, r.url, r.body
+    ('POST', '/orders', {'qty': 2})
+    """
+    module, _, function = name.rpartition(".")
+    if not module or (function not in _CLIENT_METHODS and function != "request"):
+        return None
+    node = _ast_parse(src, scan).body
+    if not isinstance(node, ast.Call):
+        return None
+    positional = list(node.args)
+    record: dict[str, Any] = {}
+    if function == "request":
+        method = _literal_or_none(positional.pop(0)) if positional else None
+        if not isinstance(method, str):
+            return None
+        record["method"] = method
+    else:
+        record["method"] = function.upper()
+    client = module.split(".")[-1] in _CLIENT_MODULES
+    url = _literal_or_none(positional[0]) if positional else None
+    if not isinstance(url, str):
+        if client:
+            raise _Problem("its URL is made when the code runs (a variable or an f-string)")
+        return None
+    if not client and not url.startswith(("http://", "https://", "/")):
+        return None  # ``cache.get("key")``: not a request
+    if len(positional) > 1:
+        raise _Problem("only the URL may be positional; write params=, json= or data=")
+    record["url"] = url
+    files: list[str] = []
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise _Problem("'**' unpacking cannot be read; write each keyword")
+        if kw.arg in _CLIENT_IGNORED or kw.arg == "auth":
+            continue
+        if kw.arg == "files":
+            if not isinstance(kw.value, ast.Dict):
+                raise _Problem("argument 'files' is not a literal dict of parts")
+            files = [str(k.value) for k in kw.value.keys if isinstance(k, ast.Constant)]
+            continue
+        key = _CLIENT_KEYWORDS.get(kw.arg)
+        if key is None:
+            raise _Problem(f"keyword {kw.arg!r} is not one a request is read from")
+        if key in ("headers", "cookies") and _literal_or_none(kw.value) is None:
+            continue  # held in a variable: not known here, and not the call's arguments
+        record[key], _ = _literal(kw.value, src, kw.arg, lenient=False)
+    if files:
+        data = record.pop("data", None)
+        fields = [(str(k), str(v), None) for k, v in data.items()] if isinstance(data, dict) else []
+        record["body"] = multipart_body([*fields, *((f, "", f) for f in files)])
+        headers = record.get("headers")
+        record["headers"] = {
+            **(headers if isinstance(headers, dict) else {}),
+            "Content-Type": f"multipart/form-data; boundary={MULTIPART_BOUNDARY}",
+        }
+    from autofeedback._parse._json import _http_from_record
+
+    try:
+        return _http_from_record(record, "http")
+    except RequestFormatError as exc:
+        raise _Problem(str(exc)) from None
+
+
+def _literal_or_none(node: ast.expr) -> Any:
+    try:
+        return _convert(node, lenient=False)
+    except _NotLiteral:
+        return None
