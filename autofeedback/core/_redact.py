@@ -540,7 +540,9 @@ def credential_values(value: str) -> list[str]:
             name, eq, item = pair.partition("=")
             if eq and name.strip().lower() not in _COOKIE_ATTRIBUTES:
                 out.append(item.strip().strip('"'))
-    return [v for i, v in enumerate(out) if len(v) >= _MIN_SECRET and v not in out[:i]]
+    # each once, in order (a set, not a scan of those before: 80,000 cookies in a 1 MB
+    # header were 3 billion comparisons)
+    return [v for v in dict.fromkeys(out) if len(v) >= _MIN_SECRET]
 
 
 _COOKIE_ATTRIBUTES = frozenset(
