@@ -236,7 +236,7 @@ def json_args(rng: random.Random) -> str:
 
 def formatted_output(rng: random.Random) -> str:
     name = rng.choice(NAMES)
-    k = rng.randrange(12)
+    k = rng.randrange(14)
     if k == 0:
         return f"<API>{name}({args_text(rng)})</API>"
     if k == 1:
@@ -262,6 +262,20 @@ def formatted_output(rng: random.Random) -> str:
         return (
             f"curl -X {rng.choice(['POST', 'GET'])} {url(rng)} "
             f"-H 'Content-Type: application/json' -H 'Authorization: Bearer s3cr3t' -d '{data}'"
+        )
+    if k == 12:  # an upload as curl sends it: form fields, a file, cookies
+        return (
+            f"curl {url(rng)} -F 'attrs={json_args(rng)}' -F file=@{rng.choice(NAMES)}.txt "
+            f"-b 'page={literal(rng)}; sid=s3cr3t' -F{rng.choice(['', ' ', '='])}"
+        )
+    if k == 13:  # an HTTP client call in Python code
+        method = rng.choice(["get", "post", "request", "put", "delete"])
+        first = f"{rng.choice(['GET', 'POST', 7])!r}, " if method == "request" else ""
+        keyword = rng.choice(["json", "params", "data", "headers", "cookies", "files", "x"])
+        pairs = ", ".join(f"{rng.choice(KEYS)!r}: {literal(rng)}" for _ in range(rng.randint(0, 4)))
+        return (
+            f"{rng.choice(['requests', 'httpx', 'session', 'cache'])}.{method}("
+            f"{first}{url(rng)!r}, {keyword}={{{pairs}}}, timeout={literal(rng)})"
         )
     if k == 9:
         inner, fence = formatted_output(rng), rng.choice(["json", "python", "bash", ""])
@@ -295,7 +309,12 @@ def mutate(rng: random.Random, text: str) -> str:
 
 
 def hostile_output(rng: random.Random) -> str:
-    k = rng.randrange(8)
+    k = rng.randrange(10)
+    if k == 8:  # an upload of 5,000 parts, as curl would send it (under its length cap)
+        return "curl http://127.0.0.1/orders " + " ".join(f"-F f{i}=v{i}" for i in range(5_000))
+    if k == 9:  # 50,000 cookies in one header (each a value a redaction must mask)
+        cookies = "; ".join(f"c{i}=value{i}" for i in range(50_000))
+        return json.dumps({"method": "GET", "url": "/books", "headers": {"Cookie": cookies}})
     if k == 6:  # a quoted credential that never closes: catastrophic for a naive regex
         return '<API>login(password="' + "\\" * 50_000 + "x)</API>"
     if k == 7:
@@ -648,6 +667,18 @@ def run(n: int, seed: int) -> Tally:
                     "json": json_value(rng),
                 }
             )
+            if "url" in rec and rng.random() < 0.3:  # cookies, a multipart upload
+                rec["cookies"] = json_value(rng)
+                rec["headers"] = {
+                    "Cookie": "; ".join(f"{k}={literal(rng)}" for k in rng.sample(KEYS, 3)),
+                    "Content-Type": "multipart/form-data; boundary=" + rng.choice(["b", '"b"', ""]),
+                }
+                parts = (
+                    f'--b\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{literal(rng)}\r\n'
+                    for k in rng.sample(KEYS, 3)
+                )
+                rec["json"] = None
+                rec["body"] = mutate(rng, "".join(parts) + "--b--\r\n")
 
             def go_structured(rec: Any = rec) -> None:
                 _contained_finding(tally, "structured", list(scanner.iter_findings(rec)), rec)
@@ -731,7 +762,8 @@ def table(tally: Tally, seconds: float) -> str:
         "per-record isolation turned into an E1 finding or a record `error` (the run went "
         "on; each is a bug to fix where it starts). Hostile inputs: 100,000-deep brackets, "
         "10 MB strings, 1 MB of NUL bytes, 50,000-deep JSON, 200,000 `<API>` tags, "
-        "unclosed quoted credentials of 50,000 backslashes. *spec*: spec texts loaded and "
+        "unclosed quoted credentials of 50,000 backslashes, a curl upload of 5,000 form "
+        "parts, 50,000 cookies in one header. *spec*: spec texts loaded and "
         "then scanned against (YAML nested up to 50,000 deep, JSON 5,000 deep, 5,000-digit "
         "numbers, alias bombs, mutated bookshop text with BOMs, servers such as "
         "`http://[::1`, parameter and body schemas nested 5,000 deep, 100,000-value enums, "
