@@ -129,7 +129,9 @@ def _apply(
             if new is not None:
                 where[new] = cell
             changed = True
-        elif family == "E4" and param in where and not isinstance(where[param][1], Hole):
+        elif family in ("E4", "E5") and param in where and not isinstance(where[param][1], Hole):
+            # a wrong value, or a made-up one or a placeholder (E5.3: the scanner reports
+            # a placeholder's type error as that): a hole the model fills
             where[param][1] = Hole(_type_of(op, param))
             changed = True
     done()
@@ -185,7 +187,7 @@ def corrected_call(
                 ApiRequest(name=name, arguments=stand_in), instruction=instruction
             )
             if f.severity == "error"
-            and not (f.code.startswith("E4") and _param(f) in holes)
+            and not (f.code.startswith(("E4", "E5")) and _param(f) in holes)
             # the API was chosen by the first round's findings; a second opinion on the
             # choice (E2.1 is the scanner's least certain check) would only flip it
             and f.code != "E2.1"
