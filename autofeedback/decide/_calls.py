@@ -242,13 +242,22 @@ def decide_in_sequence(
     decisions = decider.decide_steps(seq, first, checker=checker)
     out: list[Decision] = []
     for call, decision in zip(calls, decisions, strict=False):
-        request = decision.request
-        if request is not None and request.shape is None:
-            # the step was read from the chat form: it keeps the call's own shape and id
-            request = dataclasses.replace(request, shape=call.shape, call_id=call.call_id)
-            decision = dataclasses.replace(decision, request=request)
+        # each step was read from the chat form (OpenAI chat, ids ``call_0``...): the
+        # requests keep the call's own shape and id
+        own = {"shape": call.shape, "call_id": call.call_id}
+        decision = dataclasses.replace(
+            decision,
+            request=_reshaped(decision.request, own),
+            original=_reshaped(decision.original, own),
+        )
         out.append(decision)
     return out
+
+
+def _reshaped(request: ApiRequest | None, own: dict[str, Any]) -> ApiRequest | None:
+    if request is None or (request.shape, request.call_id) == (own["shape"], own["call_id"]):
+        return request
+    return dataclasses.replace(request, **own)
 
 
 def sequence_findings(

@@ -638,6 +638,14 @@ def test_the_decided_request_keeps_the_calls_shape_and_id() -> None:
     [call] = decide_tool_calls(message, TOOLS, retriever=None).calls
     request = call.decision.request
     assert (request.shape, request.call_id, request.format) == ("anthropic", "t1", "native")
+    # decided as the last step of a chat, read through its OpenAI chat form: the call's
+    # own shape and id still, on the request sent and on the one the model wrote
+    history = [{"role": "user", "content": "Weather in Lima?"}]
+    message["content"][0]["input"] = {"City": "Lima"}
+    [call] = decide_tool_calls(message, TOOLS, retriever=None, history=history).calls
+    assert call.decision.repairs and call.decision.original is not None
+    for request in (call.decision.request, call.decision.original):
+        assert (request.shape, request.call_id) == ("anthropic", "t1")
 
 
 def test_with_the_chat_a_made_up_token_names_the_call_that_gives_it() -> None:
