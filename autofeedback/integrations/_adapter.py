@@ -316,6 +316,8 @@ def _body(
         )
     except (LookupError, UnicodeDecodeError) as exc:
         return unreadable(f"it is not text in {charset or 'UTF-8'} ({type(exc).__name__})")
+    if ctype == "multipart/form-data":
+        return text, True, []  # read as its parts by the checks (the Content-Type names them)
     if ctype == "application/x-www-form-urlencoded" and not _is_json(ctype):
         form: dict[str, Any] = {}
         for k, v in parse_qsl(text, keep_blank_values=True):
