@@ -152,8 +152,8 @@ def call_request(call: Call) -> ApiRequest | Finding:
         return Finding("E1", ("function", "name"), name, message="the tool call names no function")
     raw = call.arguments
     twice = False
-    if raw is None or raw == "":
-        arguments: Any = {}
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        arguments: Any = {}  # no arguments, as the parser and a chat's steps read them
     elif isinstance(raw, Mapping):
         arguments = raw
     else:

@@ -403,6 +403,12 @@ def _one_call(name: Any, arguments: Any) -> dict[str, Any]:
                     operation="get_weather", doc="city (argument, string, required)",
                     message="required parameter 'city' is missing"),
         ),
+        (
+            "get_weather", " \n",  # blank: none too, as the parser and a chat's steps read it
+            Finding("E3.4", ("argument", "city"), None, expected="city", suggestion="city",
+                    operation="get_weather", doc="city (argument, string, required)",
+                    message="required parameter 'city' is missing"),
+        ),
     ],
 )  # fmt: skip
 def test_a_tool_call_that_cannot_be_read_says_why(
