@@ -442,8 +442,10 @@ _CLIENT_IGNORED = frozenset(
 def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
     """The request an HTTP client call sends, read without running it:
     ``requests.post(url, json={...})``, ``httpx.get(url, params=...)``,
-    ``requests.request("PUT", url, ...)``, or ``session.get("https://...")`` (any object's
-    method function whose first argument is a literal URL). ``None``: not such a call.
+    ``requests.request("PUT", url, ...)``, ``session.get("https://...")`` (any object's
+    method function on a literal absolute URL), or ``client.post("/orders")`` (a client's
+    or a session's on a path; a route such as ``@app.get("/items")`` is none). ``None``:
+    not such a call.
     Headers, cookies and credentials held in variables (``headers=HEADERS``) are left
     out; a query or body held in one cannot be checked, and says so. ``files=`` are the
     parts of a multipart body, their content unknown here.
@@ -474,8 +476,13 @@ def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
         if client:
             raise _Problem("its URL is made when the code runs (a variable or an f-string)")
         return None
-    if not client and not url.startswith(("http://", "https://", "/")):
-        return None  # ``cache.get("key")``: not a request
+    holder = module.split(".")[-1].lower()
+    if not client and not (
+        url.startswith(("http://", "https://"))
+        or (url.startswith("/") and ("client" in holder or "session" in holder))
+    ):
+        # ``cache.get("key")``, a web framework's route (``@app.get("/items")``): no request
+        return None
     if len(positional) > 1:
         raise _Problem("only the URL may be positional; write params=, json= or data=")
     record["url"] = url
