@@ -90,7 +90,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-#: the characters RFC 6265 lets a cookie value hold as written (``cookie-octet``), and ``%``
+#: the characters RFC 6265 lets a cookie value hold as written (its ``cookie-octet``s)
 _COOKIE_SAFE = "!#$%&'()*+-./:<=>?@[]^_`{|}~"
 
 
