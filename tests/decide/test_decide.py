@@ -454,6 +454,37 @@ def test_with_the_chat_a_producer_left_out_is_the_call_to_make_first(
     assert call.decision.first == first
 
 
+def test_with_the_chat_and_repair_off_nothing_is_repaired_or_sent_first() -> None:
+    """``repair="off"`` reports the certain repairs of a call decided with the chat
+    before it, and inserts no producer's call: the call is fed back as the model wrote
+    it (with ``"sure"`` the same calls are repaired, or get their producer first)."""
+    from autofeedback.decide._calls import decide_calls
+
+    for repair, first, name, repairs in [
+        (
+            "sure",
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+            ),
+            "play",
+            (Repair("E2.2", ("api",), "Play", "play"),),
+        ),
+        ("off", None, "Play", ()),
+    ]:
+        decider = Decider(_player().scanner, repair=repair)
+        made_up = _chat_call("play", device_id="<device_id>")
+        [stand_in] = decide_calls(made_up, decider, history=[_ASKED]).calls
+        misspelt = _chat_call("Play", device_id="dev-7")
+        [call] = decide_calls(misspelt, decider, history=[_ASKED]).calls
+        assert (stand_in.decision.first, call.name, call.decision.repairs) == (
+            first,
+            name,
+            repairs,
+        ), repair
+        assert (call.decision.action, stand_in.decision.action) == ("feedback", "feedback")
+
+
 def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     decider = _player()
     decision = decider.decide_program('play(device_id="<device_id>")', instruction="play music")
@@ -600,6 +631,58 @@ def test_combine_and_key() -> None:
     assert request_key(ApiRequest(name="f", arguments={"a": 1})) == request_key(
         ApiRequest(name="f", arguments={"a": 1}, call_id="other")
     )
+
+
+def test_the_key_of_a_call_with_python_values_is_its_json_or_its_repr() -> None:
+    """A guarded Python function is called with Python values: a date is keyed by its
+    text, arguments that hold themselves by their repr, nothing read by the text."""
+    import datetime
+
+    dated = ApiRequest(name="book", arguments={"day": datetime.date(2026, 3, 1)})
+    assert request_key(dated) == (
+        '{"arguments": {"day": "2026-03-01"}, "body": null, "method": null, "name": "book", '
+        '"params": {}, "url": null}'
+    )
+    loop: dict[str, Any] = {}
+    loop["next"] = loop
+    assert request_key(ApiRequest(name="f", arguments={"node": loop})) == (
+        "{'name': 'f', 'arguments': {'node': {'next': {...}}}, 'method': None, 'url': None, "
+        "'params': {}, 'body': None}"
+    )
+    assert (request_key(None), request_key(None, " I cannot. ")) == ("text:", "text:I cannot.")
+
+
+def test_a_judged_decision_is_judged_afresh_by_another_session() -> None:
+    """A gateway that keeps one session per conversation may judge a decision another
+    session judged: the action and reason are this session's, whatever it came with."""
+    clean = Decision("forward", "clean", ApiRequest(name="f"))
+    spent = Session(Policy(max_rounds=0))
+    spent.reject("k")
+    repeated = spent.judge(clean, key="k")
+    stopped = spent.judge(BAD)
+    assert [(d.action, d.reason) for d in (repeated, stopped)] == [
+        ("stop", "repeated"),
+        ("stop", "rounds"),
+    ]
+    fresh = Session()
+    assert [(d.action, d.reason) for d in (fresh.judge(repeated), fresh.judge(stopped))] == [
+        ("forward", "clean"),
+        ("feedback", "errors"),
+    ]
+
+
+def test_an_answer_with_no_call_is_never_let_through_as_unblocked(decider: Decider) -> None:
+    """Without feedback a call whose errors are all of families the policy lets through
+    goes out; an answer in which no call could be read has nothing to send, so it stops
+    the run whatever its E1's family."""
+    [unread] = decider.decide("I would rather not call anything.")
+    assert (unread.request, unread.text, [f.code for f in unread.remaining]) == (
+        None,
+        None,
+        ["E1"],
+    )
+    session = Session(Policy(feedback=False, block=frozenset({"E5"})))
+    assert (session.judge(unread).action, session.judge(unread).reason) == ("stop", "no-feedback")
 
 
 def test_calls_made_together_are_one_decision_with_everything_in_order() -> None:
