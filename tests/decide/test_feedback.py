@@ -4,13 +4,21 @@ model acts on, so each case is the exact text."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
 
-from autofeedback import Finding
+from autofeedback import ApiCatalog, ApiRequest, Finding, Scanner, tool_messages
 from autofeedback.core._findings import Repair
-from autofeedback.decide._feedback import hint, not_sent, observation, render_feedback
+from autofeedback.decide._feedback import (
+    hint,
+    mcp_feedback,
+    not_sent,
+    observation,
+    render_feedback,
+    restated_note,
+)
 
 CORRECTIONS = [
     ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
@@ -161,5 +169,181 @@ def test_the_feedback_lists_at_most_five_other_problems_and_six_repairs() -> Non
     lines = render_feedback([LIMT, *others], repairs=repairs).splitlines()
     listed = [line for line in lines if line.startswith("- ")]
     assert listed == [f"- {f}" for f in others[:5]] + [f"- {r}" for r in repairs[:6]]
-    with pytest.raises(ValueError, match="at least one finding"):
+    with pytest.raises(ValueError, match=r"^render_feedback needs at least one finding$"):
         render_feedback([])
+
+
+def _function(name: str, required: list[str], **properties: Any) -> dict[str, Any]:
+    parameters = {"type": "object", "required": required, "properties": properties}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+WEATHER = _function(
+    "get_weather", ["city"], city={"type": "string"}, days={"type": "integer", "maximum": 7}
+)
+SCROLL = _function("scroll", [], offsetY={"type": "integer"}, offsetX={"type": "integer"})
+#: an operation whose body is optional, but requires ``text`` when sent
+NOTES = {
+    "openapi": "3.0.3",
+    "info": {"title": "notes", "version": "1"},
+    "paths": {
+        "/notes": {
+            "post": {
+                "operationId": "addNote",
+                "parameters": [{"name": "notify", "in": "query", "schema": {"type": "boolean"}}],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["text"],
+                                "properties": {"text": {"type": "string"}},
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+AGAIN = "Please call the tool again with the corrected arguments."
+
+
+@pytest.mark.parametrize(
+    ("tools", "name", "arguments", "lines"),
+    [
+        pytest.param(
+            [WEATHER], "get_weather", {"City": "Zürich"},
+            [
+                "Error E3.2 (literal variant of a parameter name) at argument.City: unknown "
+                "parameter 'City'; it is a spelling variant of 'city'.",
+                "Documentation: city (argument, string, required)",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter name is written in a different case or with "
+                "different separators than the documented name. Correction: Replace 'City' with "
+                "the documented parameter 'city'.",
+                "Other problems in the same tool call:",
+                "- E3.4 argument.city: required parameter 'city' is missing",
+                "Already repaired (keep these changes):",
+                "- E3.2 argument.City: 'City' -> 'city'",
+                'The tool call with these corrections: {"name": "get_weather", "arguments": '
+                '{"city": "Zürich"}}',
+            ],
+            id="every-error-repaired-the-call-to-make-as-written",
+        ),
+        pytest.param(
+            [WEATHER], "get_weather", {"city": "Lima", "days": 9, "Unit": "C"},
+            [
+                "Error E3 (unknown parameter) at argument.Unit: unknown parameter 'Unit'; "
+                "get_weather takes: city, days.",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter is not documented for this API, or it is sent in "
+                "the wrong place. Correction: Remove 'Unit'; documented parameters: city, days.",
+                "Other problems in the same tool call:",
+                "- E4.2 argument.days: days: 9 breaks the documented maximum 7",
+            ],
+            id="two-errors-the-other-listed",
+        ),
+        pytest.param(
+            [SCROLL], "scroll", {"zoom": 2},
+            [
+                "Error E3 (unknown parameter) at argument.zoom: unknown parameter 'zoom'; "
+                "scroll takes: offsetY, offsetX.",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter is not documented for this API, or it is sent in "
+                "the wrong place. Correction: Remove 'zoom'; documented parameters: offsetY, "
+                "offsetX.",
+            ],
+            id="a-message-ending-in-a-capital-x",
+        ),
+        pytest.param(
+            NOTES, "addNote", {"notify": "maybe"},
+            [
+                "Error E4.1 (value type mismatch) at argument.notify: notify must be a boolean, "
+                "got string 'maybe'.",
+                "The tool call was parsed successfully, the tool name is correct and the "
+                "parameter names are correct.",
+                "Likely cause: The value does not have the type the documentation gives for "
+                "this parameter. Correction: Give a value of type boolean.",
+                "Other problems in the same tool call:",
+                "- E3.4 body: no request body was sent; the documented body requires 'text' "
+                "(the spec does not require the body itself)",
+            ],
+            id="the-error-before-the-warning-found-first",
+        ),
+    ],
+)  # fmt: skip
+def test_the_whole_feedback_for_a_tool_call(
+    tools: Any, name: str, arguments: dict[str, Any], lines: list[str]
+) -> None:
+    """What ``tool_messages`` answers a chat tool call with errors, line by line."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+    [reply] = tool_messages(message, tools, retriever=None)
+    assert reply["content"].splitlines() == ["There is an error in your tool call.", *lines, AGAIN]
+
+
+def test_an_mcp_tool_call_that_cannot_be_read_is_asked_for_again_as_a_tool_call() -> None:
+    """An MCP ``tools/call`` (a tool call of no provider's shape) whose arguments are not
+    JSON: never asked for the ``<API>`` text format; the firm stop leads once the run
+    stops."""
+    scanner = Scanner(ApiCatalog.from_tools([WEATHER]), retriever=None)
+    found = list(scanner.iter_findings({"name": "get_weather", "arguments": "{city: Lima"}))
+    said = (
+        "There is an error in your tool call.\n"
+        "Error E1 (no parsable request) at the output: the arguments of 'get_weather' are not "
+        "valid JSON: Expecting property name enclosed in double quotes at line 1 column 2.\n"
+        "Likely cause: The tool call could not be read: it names no tool, or its arguments are "
+        "not a JSON object. Correction: Call the tool again: one documented tool name and its "
+        "arguments as one JSON object.\n"
+        f"{AGAIN}"
+    )
+    assert mcp_feedback("get_weather", found) == said
+    assert mcp_feedback("get_weather", found, repeats=3) == (
+        "Stop repeating this call: get_weather with these exact arguments has been rejected 3 "
+        "times and will be rejected again. Change the call as the feedback says, or stop and "
+        f"tell the user what is missing.\n\n{said}"
+    )
+    fixed = Repair("E3.2", ("argument", "City"), "City", "city")
+    assert mcp_feedback("get_weather", [], [fixed], repeats=2) == (
+        "Stop repeating this call: get_weather with these exact arguments has been rejected 2 "
+        "times and will be rejected again. Change the call as the feedback says, or stop and "
+        "tell the user what is missing.\n\n"
+    )
+    assert mcp_feedback("get_weather", []) == ""
+    listed = mcp_feedback("get_weather", found, [fixed]).splitlines()
+    assert listed[-3:-1] == ["Already repaired (keep these changes):", f"- {fixed}"]
+
+
+def test_a_restated_react_call_names_each_value_its_action_gives_and_each_repair() -> None:
+    """The ReAct runner's errors are located inside their step (``step[1]``); the call
+    meant to follow the Action is told every parameter the Observation gives (a made-up
+    value, a missing one), once each, and every repair already made."""
+
+    def at(name: str) -> tuple[str, ...]:
+        return ("step[1]", "argument", name)
+
+    errors = [
+        Finding("E5.3", at("bookId"), "<book_id>", message="bookId = '<book_id>' is a placeholder"),
+        Finding("E4.1", at("quantity"), "two", message="quantity must be an integer, got 'two'"),
+        Finding("E3.4", at("address"), None, message="required parameter 'address' is missing"),
+        Finding("E3.4", at("bookId"), None, message="required parameter 'bookId' is missing"),
+    ]
+    order = ApiRequest(name="createOrder", arguments={"bookId": "<book_id>", "quantity": "two"})
+    repairs = [
+        Repair("E2.2", ("api",), "create_order", "createOrder"),
+        Repair("E3.2", ("argument", "BookId"), "BookId", "bookId"),
+    ]
+    assert restated_note(errors, order, "<API>searchBooks(query=...)</API>", repairs) == (
+        "(Not this Action: <API>createOrder(bookId='<book_id>', quantity='two')</API>. It was "
+        "not sent: E5.3 bookId = '<book_id>' is a placeholder; E4.1 quantity must be an "
+        "integer, got 'two'; E3.4 required parameter 'address' is missing; E3.4 required "
+        "parameter 'bookId' is missing.) Write this Action next, filling in each ...: Action: "
+        "<API>searchBooks(query=...)</API> Then call createOrder with the `bookId` and "
+        "`address` that its Observation gives. (Already repaired in it: E2.2 api: "
+        "'create_order' -> 'createOrder'; E3.2 argument.BookId: 'BookId' -> 'bookId'.)"
+    )
