@@ -5,19 +5,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autofeedback import ApiCatalog, ApiRequest, Finding, Scanner, tool_messages
 from autofeedback.core._findings import Repair
+from autofeedback.decide import Decider
 from autofeedback.decide._feedback import (
+    dynamic_feedback,
+    gave_up,
     hint,
+    inserted_turn,
     mcp_feedback,
     not_sent,
     observation,
+    program_feedback,
+    react_feedback,
     render_feedback,
     restated_note,
+    unfinished_note,
+    unknown_tool,
 )
 
 CORRECTIONS = [
@@ -347,3 +356,147 @@ def test_a_restated_react_call_names_each_value_its_action_gives_and_each_repair
         "`address` that its Observation gives. (Already repaired in it: E2.2 api: "
         "'create_order' -> 'createOrder'; E3.2 argument.BookId: 'BookId' -> 'bookId'.)"
     )
+
+
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+
+
+def test_the_feedback_for_a_program_puts_each_error_on_its_line_with_the_sure_fixes() -> None:
+    """Each error on the line of its call, a reference read on an earlier line named there,
+    and the lines as the sure fixes make them (a response path with a level left out, an
+    API and a parameter name on the same line)."""
+    from autofeedback.flow import sequence_from_program
+
+    program = (
+        'r = searchBooks(query="Dune")\n'
+        "first = r.id\n"
+        "getBook(bookId=first)\n"
+        "reviews = list_reviews(BookId=first, page=1)"
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    fourth = "line 4 `reviews = list_reviews(BookId=first, page=1)`: "
+    assert program_feedback(found, program).splitlines() == [
+        "Your program has 4 problems:",
+        "- line 3 `getBook(bookId=first)`, reading `r.id` (line 2): E5.2 searchBooks's "
+        "documented response has no 'id' (did you mean books[].id?)",
+        f"- {fourth}E2.2 API 'list_reviews' does not exist; it is a spelling variant of "
+        "'listReviews'",
+        f"- {fourth}E3.2 unknown parameter 'BookId'; it is a spelling variant of 'bookId'",
+        f"- {fourth}E3.4 required path parameter 'bookId' is missing",
+        "With the suggested fixes, these lines read:",
+        "line 2: `first = r.books[0].id`",
+        "line 4: `reviews = listReviews(bookId=first, page=1)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
+def test_the_feedback_for_a_repaired_program_shows_the_program_it_continues_from() -> None:
+    decider = Decider(Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None))
+    program = (
+        'r = search_books(query="Dune")\nreviews = listReviews(bookId=r.books[0].id, page="two")'
+    )
+    decision = decider.decide_program(program, instruction="Show me the reviews of Dune")
+    assert decision.text is not None
+    text = program_feedback(
+        decision.errors, decision.text, repairs=decision.repairs, ask="in one python block"
+    )
+    assert text.splitlines() == [
+        "Your program has 1 problem:",
+        '- line 2 `reviews = listReviews(bookId=r.books[0].id, page="two")`: E4.1 page must be '
+        "an integer (Page number, starting at 1; 20 reviews a page.), got string 'two'",
+        "Already repaired (keep these changes); your program now reads:",
+        "```python",
+        'r = searchBooks(query="Dune")',
+        'reviews = listReviews(bookId=r.books[0].id, page="two")',
+        "```",
+        "Write the whole corrected program in one python block.",
+    ]
+
+
+THOUGHT = (
+    "Thought: fix it, taking values only from the request or earlier Observations, then "
+    "write one Action (or the Final Answer)."
+)
+
+
+def test_the_observation_of_a_react_call_that_was_not_sent() -> None:
+    """What the ReAct runner answers a turn whose call it did not send: the errors left
+    (with the repairs made), how to write an Action when none could be read, or that no
+    call was read at all."""
+    decider = Decider(Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None))
+    [wrong] = decider.decide('Action: <API>search_books(query="Dune", limit="five")</API>')
+    assert react_feedback(wrong.errors, wrong.repairs).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- E4.1 limit must be an integer (How many books to return (1-50, default 10).), got "
+        "string 'five'",
+        "Already repaired (keep these changes):",
+        "- E2.2 api: 'search_books' -> 'searchBooks'",
+        THOUGHT,
+    ]
+    [unread] = decider.decide("Action: I will search for Dune")
+    assert react_feedback(unread.errors).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- E1 no API request found in the output",
+        "Write the call as Action: <API>Name(parameter='value')</API>, with a documented API "
+        "name and documented parameter names.",
+        THOUGHT,
+    ]
+    assert react_feedback([]).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- no API call could be read from your answer",
+        THOUGHT,
+    ]
+
+
+def test_the_turn_for_a_request_the_server_refused() -> None:
+    """What was sent, what came back, what the docs say, and the last three attempts."""
+    ask = (
+        "Thought: explain briefly what went wrong, then write the corrected request as one "
+        "<API>...</API> call with a documented API name and documented parameter names."
+    )
+    sent = "<API>getBook(bookId=99)</API>"
+    tried = ["getBook(bookId=1)", "getBook(bookId=2)", "getBook(bookId=3)", "getBook(bookId=4)"]
+    said = "A book's id comes from searchBooks."
+    assert dynamic_feedback(sent, 404, "no such book", said, tried).splitlines() == [
+        "Your API request was sent, but it did not succeed.",
+        f"Action: {sent}",
+        "Observation: HTTP 404 no such book",
+        f"Documentation about this error: {said}",
+        "Earlier attempts: getBook(bookId=2) | getBook(bookId=3) | getBook(bookId=4)",
+        ask,
+    ]
+    explained = ["Cause: the book is not in the catalogue.", "Next call: searchBooks(query=...)"]
+    assert dynamic_feedback(sent, None, "", explained, []).splitlines() == [
+        "Your API request was sent, but it did not succeed.",
+        f"Action: {sent}",
+        "Observation: HTTP no response",
+        *explained,
+        ask,
+    ]
+
+
+def test_the_words_of_a_run_that_ends_inserts_a_call_or_questions_an_answer() -> None:
+    """The proxy's error once its rounds end, the turn of a producer autofeedback sent
+    first, the note for an early Final Answer, the MCP error for an unknown tool."""
+    limt = Finding("E3.2", ("argument", "limt"), "limt", message="unknown parameter 'limt'")
+    assert gave_up(3, "rounds", limt.as_dict()) == (
+        "autofeedback: the model's tool calls are still invalid after 3 round(s) (rounds): "
+        "E3.2 unknown parameter 'limt'"
+    )
+    assert inserted_turn(ApiRequest(name="listGenres", arguments={})) == (
+        "Thought: autofeedback calls listGenres first: its response gives what the next call "
+        "needs.\nAction: <API>listGenres()</API>"
+    )
+    sources = [("bookId", "searchBooks"), ("orderId", "createOrder")]
+    assert unfinished_note("cancelOrder", sources, ["orderId", "reason"]) == (
+        "(Not the Final Answer yet: cancelOrder fits the request best and has not been called; "
+        "its `bookId` is in the Observation of searchBooks; its `orderId` is in the Observation "
+        "of createOrder.) Write this Action next, filling in each ... from the Observations: "
+        "Action: <API>cancelOrder(orderId=..., reason=...)</API> If the Observations already "
+        "answer the request, write the Final Answer again."
+    )
+    assert [unknown_tool("get_wether", "get_weather"), unknown_tool("get_wether", None)] == [
+        "Unknown tool: 'get_wether'; did you mean 'get_weather'?",
+        "Unknown tool: 'get_wether'",
+    ]
