@@ -22,6 +22,7 @@ from autofeedback.decide import (
     Decider,
     Decision,
     Policy,
+    RepairMode,
     Session,
     coerce,
     combine,
@@ -482,7 +483,8 @@ def test_with_the_chat_and_repair_off_nothing_is_repaired_or_sent_first() -> Non
             name,
             repairs,
         ), repair
-        assert (call.decision.action, stand_in.decision.action) == ("feedback", "feedback")
+        assert (call.decision.action, call.decision.reason) == ("feedback", "errors")
+        assert stand_in.decision.action == "feedback"
 
 
 def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
@@ -676,11 +678,9 @@ def test_an_answer_with_no_call_is_never_let_through_as_unblocked(decider: Decid
     goes out; an answer in which no call could be read has nothing to send, so it stops
     the run whatever its E1's family."""
     [unread] = decider.decide("I would rather not call anything.")
-    assert (unread.request, unread.text, [f.code for f in unread.remaining]) == (
-        None,
-        None,
-        ["E1"],
-    )
+    [e1] = unread.findings
+    assert unread == Decision("feedback", "errors", None, None, (e1,), (e1,))
+    assert (e1.code, e1.message) == ("E1", "no API request found in the output")
     session = Session(Policy(feedback=False, block=frozenset({"E5"})))
     assert (session.judge(unread).action, session.judge(unread).reason) == ("stop", "no-feedback")
 
@@ -748,3 +748,61 @@ def test_repair_is_a_value_with_a_json_form() -> None:
     f = Finding("E4.1", ("argument", "days"), "3", message="days must be an integer", fix=r)
     assert f.as_dict()["fix"] == {"before": "3", "after": 3}
     assert "[repaired: '3' -> 3]" in str(f)
+
+
+def test_a_text_is_decided_as_a_program_or_as_calls_with_what_the_user_asked(
+    bookshop: ApiCatalog,
+) -> None:
+    """``decide`` reads a program (one assignment is enough) as a program, and calls as
+    calls; the instruction and the context say which values the user gave."""
+    decider = Decider(Scanner(bookshop, retriever=None))
+    dune = "Show me the book Dune"
+    [program] = decider.decide('b = search_books(query="Dune")', instruction=dune)
+    assert (program.reason, program.request, program.text, program.repairs) == (
+        "repaired",
+        None,
+        'b = searchBooks(query="Dune")',
+        (Repair("E2.2", ("step[0]", "api"), "search_books", "searchBooks"),),
+    )
+    made_up = (
+        "'bookId' = 7 is not given by the user or an earlier response; call searchBooks "
+        "first: its response has `books[].id`"
+    )
+    for text, where in [
+        ("b = getBook(bookId=7)", "step[0]"),
+        ("<API>getBook(bookId=7)</API>", None),
+    ]:
+        [asked] = decider.decide(text, instruction=dune)
+        [given] = decider.decide(text, instruction="Show me book 7")
+        location = ("path", "bookId") if where is None else (where, "path", "bookId")
+        assert [(f.code, f.location, f.message) for f in asked.remaining] == [
+            ("E5.3", location, made_up)
+        ], text
+        assert given.remaining == (), text
+    # a call's context (what came before it) may give the value
+    [told] = decider.decide(
+        "<API>getBook(bookId=7)</API>", instruction=dune, context="Dune has the id 7."
+    )
+    assert told.remaining == ()
+
+
+@pytest.mark.parametrize("repair", ["sure", "off"])
+def test_a_program_decision_keeps_its_text_so_that_it_can_go_out(
+    bookshop: ApiCatalog, repair: RepairMode
+) -> None:
+    """A program is decided on its text (no request is read from it): clean, or with
+    nothing repaired, the decision carries the program as written, and a session that
+    lets its errors through sends it."""
+    decider = Decider(Scanner(bookshop, retriever=None), repair=repair)
+    lets_through = Session(Policy(feedback=False, block=frozenset({"E1"})))
+    for program, reason in [
+        ('b = searchBooks(query="Dune")', "clean"),
+        ("b = getBook(bookId=7)", "errors"),
+    ]:
+        decision = decider.decide_program(program, instruction="Show me the book Dune")
+        judged = lets_through.judge(decision)
+        assert (decision.reason, decision.text, judged.action) == (reason, program, "forward")
+    if repair == "off":
+        misspelt = 'b = search_books(query="Dune")'
+        decision = decider.decide_program(misspelt)
+        assert (decision.reason, decision.text, decision.repairs) == ("errors", misspelt, ())
