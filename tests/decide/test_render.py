@@ -174,6 +174,20 @@ def _fixed(name: str = "get_weather", arguments: Any = FIXED) -> ApiRequest:
             id="python-call-not-inside-another-name",
         ),
         pytest.param(
+            'get_weather(City="the \\"Big Apple\\"") tail',
+            {"arguments": {"City": 'the "Big Apple"'}},
+            {"arguments": {"city": 'the "Big Apple"'}},
+            "get_weather(city='the \"Big Apple\"') tail",
+            id="python-call-escaped-quote-before-the-closing-one",
+        ),
+        pytest.param(
+            "<API>scroll(offsetX=5, OffsetY=2)</API>",
+            {"name": "scroll", "arguments": {"offsetX": 5, "OffsetY": 2}},
+            {"name": "scroll", "arguments": {"offsetX": 5, "offsetY": 2}},
+            "<API>scroll(offsetX=5, offsetY=2)</API>",
+            id="python-call-capital-letters-outside-strings",
+        ),
+        pytest.param(
             'get_weather(City="a"',
             {"arguments": {"City": "a"}},
             {"arguments": {"city": "a"}},
