@@ -806,3 +806,50 @@ def test_a_program_decision_keeps_its_text_so_that_it_can_go_out(
         misspelt = 'b = search_books(query="Dune")'
         decision = decider.decide_program(misspelt)
         assert (decision.reason, decision.text, decision.repairs) == ("errors", misspelt, ())
+
+
+def test_a_decision_in_its_json_form_for_logs_and_traces() -> None:
+    """What was found (error codes), repaired, left, and the call to send first."""
+    from autofeedback.decide._calls import decide_calls
+
+    decider = _player()
+    [stand_in] = decide_calls(
+        _chat_call("play", device_id="<device_id>"), decider, history=[_ASKED]
+    ).calls
+    [misspelt] = decide_calls(
+        _chat_call("Play", device_id="dev-7"), decider, history=[_ASKED]
+    ).calls
+    producer = "call devices first: its response has `devices[].id`"
+
+    def made_up(got: str, why: str) -> dict[str, Any]:
+        return {
+            "code": "E5.3",
+            "location": ["argument", "device_id"],
+            "got": got,
+            "expected": None,
+            "message": f"'device_id' = '{got}' {why}; {producer}",
+            "severity": "error",
+            "suggestion": producer,
+            "operation": "play",
+        }
+
+    assert stand_in.decision.as_dict() == {
+        "action": "feedback",
+        "reason": "errors",
+        "codes": ["E5.3"],
+        "repairs": [],
+        "remaining": [made_up("<device_id>", "is a placeholder")],
+        "first": {
+            "code": "E5.3",
+            "location": ["step[0]", "inserted before"],
+            "before": None,
+            "after": "devices()",
+        },
+    }
+    assert misspelt.decision.as_dict() == {
+        "action": "feedback",
+        "reason": "errors",
+        "codes": ["E2.2"],
+        "repairs": [{"code": "E2.2", "location": ["api"], "before": "Play", "after": "play"}],
+        "remaining": [made_up("dev-7", "is not given by the user or an earlier response")],
+    }
