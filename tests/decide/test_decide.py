@@ -784,6 +784,12 @@ def test_a_text_is_decided_as_a_program_or_as_calls_with_what_the_user_asked(
         "<API>getBook(bookId=7)</API>", instruction=dune, context="Dune has the id 7."
     )
     assert told.remaining == ()
+    # and so for each of several calls
+    both = "<API>getBook(bookId=7)</API> <API>getBook(bookId=8)</API>"
+    asked_both = decider.decide(both, instruction=dune)
+    told_both = decider.decide(both, instruction=dune, context="Dune has the id 7.")
+    assert [[f.got for f in d.remaining] for d in asked_both] == [[7], [8]]
+    assert [[f.got for f in d.remaining] for d in told_both] == [[], [8]]
 
 
 @pytest.mark.parametrize("repair", ["sure", "off"])
@@ -853,3 +859,44 @@ def test_a_decision_in_its_json_form_for_logs_and_traces() -> None:
         "repairs": [{"code": "E2.2", "location": ["api"], "before": "Play", "after": "play"}],
         "remaining": [made_up("dev-7", "is not given by the user or an earlier response")],
     }
+
+
+#: API-Bank's tool search, and the tool one of its results documents (issue 40)
+SEARCHER = {
+    "name": "ToolSearcher",
+    "description": "Searches for relevant tools in library based on the keywords.",
+    "input_parameters": {"keywords": {"type": "str", "description": "The keyword to search for."}},
+    "output_parameters": {"best_matchs": {"type": "Union[List[dict], dict]"}},
+}
+CANCEL = {
+    "name": "CancelOrder",
+    "description": "Cancel an order given its id.",
+    "input_parameters": {"order_id": {"type": "str", "description": "The id of the order."}},
+    "output_parameters": {"status": {"type": "str", "description": "success or failed"}},
+}
+
+
+def test_a_call_to_a_tool_a_search_in_the_dialogue_documented_is_repaired_against_it() -> None:
+    """A tool that a search earlier in the dialogue (the instruction or the context)
+    documented is checked and repaired as a tool of the list is, one call or several;
+    without the dialogue it is no documented API."""
+    decider = Decider(Scanner(ApiCatalog.from_tools([SEARCHER]), retriever=None))
+    dialogue = (
+        "User: Please cancel my order ORD-42.\nAI: Let me look for a tool.\n"
+        f"API-Request: [ToolSearcher(keywords='cancel order')]->{[CANCEL]!r}\nAI: Found it."
+    )
+    one = "API-Request: [CancelOrder(Order_ID='ORD-42')]"
+    two = f"{one} API-Request: [CancelOrder(Order_ID='ORD-43')]"
+    fixed = Repair("E3.2", ("argument", "Order_ID"), "Order_ID", "order_id")
+    asked = "Please cancel my order ORD-42."
+    for text, ids in [(one, ["ORD-42"]), (two, ["ORD-42", "ORD-43"])]:
+        for where in [{"instruction": dialogue}, {"instruction": asked, "context": dialogue}]:
+            decisions = decider.decide(text, **where)
+            assert [
+                (d.reason, d.request and d.request.arguments, d.repairs) for d in decisions
+            ] == [("repaired", {"order_id": i}, (fixed,)) for i in ids], (text, where)
+            assert decisions[0].text == text.replace("Order_ID", "order_id")
+        alone = decider.decide(text, instruction=asked)
+        assert [(d.action, [f.code for f in d.remaining]) for d in alone] == [
+            ("feedback", ["E2"]) for _ in ids
+        ]
