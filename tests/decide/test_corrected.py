@@ -434,3 +434,57 @@ def test_a_call_of_more_than_256_arguments_gets_no_corrected_copy() -> None:
         unknown = {f"k{i}": i for i in range(count - len(given))}
         request = ApiRequest(name="plan_trip", arguments={**unknown, **given})
         assert corrected_call(scanner, request, list(scanner.iter_findings(request))) == api
+
+
+WEATHER = [
+    {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "required": ["city"],
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "note": {"type": ["null"]},
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("request_", "api"),
+    [
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"City": "Paris"}, double_encoded=True),
+            "<API>get_weather(city='Paris')</API>",
+            id="arguments-encoded-twice-and-a-name-to-fix",
+        ),
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"city": "Lyon", "City": "Paris"}),
+            "<API>get_weather(city='Lyon')</API>",
+            id="a-variant-of-a-name-sent-already-dropped",
+        ),
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"City": "Paris", "note": 1}),
+            "<API>get_weather(city='Paris', note=<value>)</API>",
+            id="a-type-that-is-only-null",
+        ),
+    ],
+)
+def test_the_corrected_call_of_a_chat_tool_call(request_: ApiRequest, api: str) -> None:
+    scanner = Scanner(ApiCatalog.from_tools(WEATHER), retriever=None)
+    assert corrected_call(scanner, request_, list(scanner.iter_findings(request_))) == api
+
+
+def test_a_placeholder_is_left_for_the_model_once_the_api_is_renamed() -> None:
+    """The renamed API's own check finds the placeholder the model wrote (E5.3): the
+    corrected call keeps it, and the feedback asks for the value."""
+    scanner = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None)
+    asked = "Find books about Dune"
+    request = ApiRequest(name="search_books", arguments={"query": "<title>"})
+    found = list(scanner.iter_findings(request, instruction=asked))
+    assert [f.code for f in found] == ["E2.2"]
+    assert corrected_call(scanner, request, found, instruction=asked) == (
+        "<API>searchBooks(query='<title>')</API>"
+    )
