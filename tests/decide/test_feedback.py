@@ -391,6 +391,69 @@ def test_the_feedback_for_a_program_puts_each_error_on_its_line_with_the_sure_fi
     ]
 
 
+def test_the_sure_fixes_of_a_program_follow_each_other_on_a_line_and_guesses_are_named() -> None:
+    """Two calls on one line, a reference on the first line, a capitalised variable, a
+    parameter and a reference fixed on the same line, and another function of a similar
+    name only named (a guess), never written in."""
+    from autofeedback.flow import sequence_from_program
+
+    program = (
+        'Books = searchBooks(query="Dune"); getBook(bookId=Books.id)\n'
+        "reviews = listReviews(bookId=Books.id, Page=2)\n"
+        "genres = listGenres()\n"
+        "fiction = getBok(bookId=Books.books[0].id)"
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    no_id = "E5.2 searchBooks's documented response has no 'id' (did you mean books[].id?)"
+    second = "line 2 `reviews = listReviews(bookId=Books.id, Page=2)`: "
+    assert program_feedback(found, program).splitlines() == [
+        "Your program has 4 problems:",
+        f'- line 1 `Books = searchBooks(query="Dune"); getBook(bookId=Books.id)`: {no_id}',
+        f"- {second}E3.2 unknown parameter 'Page'; it is a spelling variant of 'page'",
+        f"- {second}{no_id}",
+        "- line 4 `fiction = getBok(bookId=Books.books[0].id)`: E2 API 'getBok' does not exist; "
+        "did you mean 'getBook'? documented APIs: searchBooks, getBook, listReviews, "
+        "createOrder, getOrder, cancelOrder, listGenres",
+        "With the suggested fixes, these lines read:",
+        'line 1: `Books = searchBooks(query="Dune"); getBook(bookId=Books.books[0].id)`',
+        "line 2: `reviews = listReviews(bookId=Books.books[0].id, page=2)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
+def test_a_path_into_a_list_response_is_read_from_its_first_item() -> None:
+    from autofeedback.flow import sequence_from_program
+
+    profile = {"type": "object", "properties": {"id": {"type": "string"}}}
+    tools = [
+        {
+            "name": "list_users",
+            "parameters": {"type": "object", "properties": {}},
+            "outputSchema": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"profile": profile}},
+            },
+        },
+        {
+            "name": "get_user",
+            "parameters": {
+                "type": "object",
+                "required": ["user_id"],
+                "properties": {"user_id": {"type": "string"}},
+            },
+        },
+    ]
+    checker = Scanner(ApiCatalog.from_tools(tools), retriever=None).sequence_checker()
+    program = "users = list_users()\nget_user(user_id=users.id)"
+    found = list(checker.iter_findings(sequence_from_program(program)))
+    assert program_feedback(found, program).splitlines()[-3:] == [
+        "With the suggested fixes, these lines read:",
+        "line 2: `get_user(user_id=users[0].profile.id)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
 def test_the_feedback_for_a_repaired_program_shows_the_program_it_continues_from() -> None:
     decider = Decider(Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None))
     program = (
