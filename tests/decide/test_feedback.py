@@ -452,6 +452,35 @@ def test_a_path_into_a_list_response_is_read_from_its_first_item() -> None:
         "line 2: `get_user(user_id=users[0].profile.id)`",
         "Write the whole corrected program in a ```python block.",
     ]
+    # the reference two lines above the call, on the first line, the call on the last
+    program = (
+        'users = list_users(); first = users.id\nget_user(user_id="u1")\nget_user(user_id=first)'
+    )
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="user u1")))
+    assert program_feedback(found, program).splitlines()[1:4] == [
+        "- line 3 `get_user(user_id=first)`, reading `users.id` (line 1): E5.2 list_users's "
+        "documented response has no 'id' (did you mean [].profile.id?)",
+        "With the suggested fixes, these lines read:",
+        "line 1: `users = list_users(); first = users[0].profile.id`",
+    ]
+
+
+def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
+    """A value's type error names the call's line only, even where the value was
+    written on an earlier line; a made-up value written on the call's line is there."""
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    program = "n = 'two'\nlistReviews(bookId=7, page=n)"
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    line = "- line 2 `listReviews(bookId=7, page=n)`: "
+    assert program_feedback(found, program).splitlines()[1:] == [
+        f"{line}E4.1 page must be an integer (Page number, starting at 1; 20 reviews a page.), "
+        "got string 'two'",
+        f"{line}E5.3 'bookId' = 7 is not given by the user or an earlier response; call "
+        "searchBooks first: its response has `books[].id`",
+        "Write the whole corrected program in a ```python block.",
+    ]
 
 
 def test_the_feedback_for_a_repaired_program_shows_the_program_it_continues_from() -> None:
