@@ -900,3 +900,36 @@ def test_a_call_to_a_tool_a_search_in_the_dialogue_documented_is_repaired_agains
         assert [(d.action, [f.code for f in d.remaining]) for d in alone] == [
             ("feedback", ["E2"]) for _ in ids
         ]
+
+
+def test_a_call_to_a_tool_listed_twice_is_fed_back_as_written() -> None:
+    """Which of two tools of one name would run cannot be told (issue 43): the call is
+    fed back as the model wrote it, nothing repaired."""
+    from autofeedback import SpecWarning
+
+    def tool(parameter: str) -> dict[str, Any]:
+        properties = {parameter: {"type": "string"}}
+        return {
+            "name": "get_weather",
+            "parameters": {"type": "object", "required": [parameter], "properties": properties},
+        }
+
+    with pytest.warns(SpecWarning, match="'get_weather' is listed 2 times, as different tools"):
+        catalog = ApiCatalog.from_tools([tool("city"), tool("town")])
+    call = {"name": "get_weather", "arguments": {"City": "Paris"}}
+    [decision] = Decider(Scanner(catalog, retriever=None)).decide(call)
+    written = ApiRequest(name="get_weather", arguments={"City": "Paris"}, format="json")
+    assert (decision.action, decision.request, decision.original, decision.repairs) == (
+        "feedback",
+        written,
+        written,
+        (),
+    )
+    assert [(f.code, f.message) for f in decision.remaining] == [
+        (
+            "E2",
+            "API 'get_weather' is not called: its name is listed 2 times, as different tools, "
+            "and which of those tools would run cannot be told; tell the user instead of "
+            "calling it",
+        )
+    ]
