@@ -488,3 +488,8 @@ def test_a_placeholder_is_left_for_the_model_once_the_api_is_renamed() -> None:
     assert corrected_call(scanner, request, found, instruction=asked) == (
         "<API>searchBooks(query='<title>')</API>"
     )
+    # with the API right, the placeholder alone names nothing to change
+    written = ApiRequest(name="searchBooks", arguments={"query": "<title>"})
+    found = list(scanner.iter_findings(written, instruction=asked))
+    assert [f.code for f in found] == ["E5.3"]
+    assert corrected_call(scanner, written, found, instruction=asked) is None
