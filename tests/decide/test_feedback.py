@@ -422,6 +422,31 @@ def test_the_sure_fixes_of_a_program_follow_each_other_on_a_line_and_guesses_are
     ]
 
 
+def test_an_api_fixed_after_a_parameter_on_the_same_line_keeps_both_and_long_lines_are_cut() -> (
+    None
+):
+    from autofeedback.flow import sequence_from_program
+
+    query = (
+        "books about the desert planet Arrakis, its spice, its sandworms, the Fremen and the "
+        "house Atreides"
+    )
+    program = (
+        "book = getBook(BookId=1); reviews = list_reviews(bookId=1)\n"
+        f'r = searchBooks(query="{query}", Limit=5)'
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program)))
+    lines = program_feedback(found, program).splitlines()
+    shown = f'r = searchBooks(query="{query}'[:120]
+    assert lines[4].startswith(f"- line 2 `{shown}`: E3.2 unknown parameter 'Limit'")
+    assert lines[5:8] == [
+        "With the suggested fixes, these lines read:",
+        "line 1: `book = getBook(bookId=1); reviews = listReviews(bookId=1)`",
+        f'line 2: `r = searchBooks(query="{query}", limit=5)`',
+    ]
+
+
 def test_a_path_into_a_list_response_is_read_from_its_first_item() -> None:
     from autofeedback.flow import sequence_from_program
 
