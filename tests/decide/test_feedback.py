@@ -506,6 +506,15 @@ def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
         "searchBooks first: its response has `books[].id`",
         "Write the whole corrected program in a ```python block.",
     ]
+    # a reference written as a subscript is not found where it was written (its finding
+    # reads ``r.id``): only the call's line is named, and no line is shown fixed
+    program = 'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)'
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[1:] == [
+        "- line 3 `getBook(bookId=first)`: E5.2 searchBooks's documented response has no 'id' "
+        "(did you mean books[].id?)",
+        "Write the whole corrected program in a ```python block.",
+    ]
 
 
 def test_the_feedback_for_a_repaired_program_shows_the_program_it_continues_from() -> None:
