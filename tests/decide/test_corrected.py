@@ -5,12 +5,13 @@ written for the model instead of a rejected call."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter
-from autofeedback.decide._corrected import next_action, sure_fix
+from autofeedback import ApiCatalog, ApiRequest, Finding, Operation, Parameter, Scanner
+from autofeedback.decide._corrected import corrected_call, next_action, sure_fix
 
 
 @pytest.mark.parametrize(
@@ -327,3 +328,168 @@ def test_a_value_written_into_the_api_name_moves_to_its_parameter_as_written() -
     assert next_action(findings, request, catalog) == (
         "<API>GET_movie-movie_id-credits(movie_id='tt0137523')</API>"
     )
+
+
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+#: a tool whose parameters have a nullable type, no type at all, and a bound
+TRIP = [
+    {
+        "name": "plan_trip",
+        "parameters": {
+            "type": "object",
+            "required": ["city", "nights", "extras"],
+            "properties": {
+                "city": {"type": "string"},
+                "nights": {"type": ["null", "integer"]},
+                "extras": {},
+                "budget": {"type": "number", "minimum": 0},
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("written", "api", "native"),
+    [
+        pytest.param(
+            '<API>search_books(Query="Dune", limit="ten")</API>',
+            "<API>searchBooks(query='Dune', limit=<integer>)</API>",
+            '{"name": "searchBooks", "arguments": {"query": "Dune", "limit": "<integer>"}}',
+            id="the-api-then-its-own-parameters",
+        ),
+        pytest.param(
+            '<API>searchBooks(query="Düne", lmit=5, colour="red")</API>',
+            "<API>searchBooks(query='Düne', limit=5)</API>",
+            '{"name": "searchBooks", "arguments": {"query": "Düne", "limit": 5}}',
+            id="a-parameter-renamed-another-dropped",
+        ),
+        pytest.param(
+            "<API>listReviews(min_rating=4)</API>",
+            "<API>listReviews(min_rating=4, bookId=<integer>)</API>",
+            '{"name": "listReviews", "arguments": {"min_rating": 4, "bookId": "<integer>"}}',
+            id="a-required-parameter-added-as-a-typed-hole",
+        ),
+        pytest.param(
+            "GET /books/Dune/reviews?min_rating=high",
+            "<API>listReviews(bookId=<integer>, min_rating=<integer>)</API>",
+            '{"name": "listReviews", "arguments": {"bookId": "<integer>", "min_rating": '
+            '"<integer>"}}',
+            id="an-http-request-as-the-call-of-its-operation",
+        ),
+        pytest.param("<API>fetchEverything(x=1)</API>", None, None, id="no-api-suggested"),
+        pytest.param("GET /nowhere", None, None, id="a-suggestion-that-is-no-api"),
+        pytest.param('<API>searchBooks(query="Dune")</API>', None, None, id="nothing-to-fix"),
+        pytest.param("I will look for Dune.", None, None, id="no-call"),
+    ],
+)
+def test_the_corrected_call_applies_every_fix_the_findings_name(
+    written: str, api: str | None, native: str | None
+) -> None:
+    """The call shown with the feedback (``<API>`` form, or JSON for a native tool call):
+    every fix the findings name, the API's own parameters checked once it is renamed,
+    and a typed hole for what only the user can say."""
+    from autofeedback._parse._output import to_requests
+
+    scanner = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None)
+    requests, problem = to_requests(written)
+    request = requests[0] if requests else None
+    found = list(scanner.iter_findings(request)) if request is not None else [problem]
+    assert corrected_call(scanner, request, found) == api
+    assert corrected_call(scanner, request, found, style="json") == native
+
+
+def test_the_corrected_call_is_one_round_short_of_the_new_apis_parameters() -> None:
+    scanner = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None)
+    request = ApiRequest(name="search_books", arguments={"Query": "Dune"})
+    found = list(scanner.iter_findings(request))
+    assert corrected_call(scanner, request, found, rounds=1) == (
+        "<API>searchBooks(Query='Dune')</API>"
+    )
+
+
+def test_a_hole_has_the_type_the_docs_give_or_none() -> None:
+    scanner = Scanner(ApiCatalog.from_tools(TRIP), retriever=None)
+    for arguments, api in [
+        (
+            {"City": "Zürich"},
+            "<API>plan_trip(city='Zürich', nights=<integer>, extras=<value>)</API>",
+        ),
+        (
+            {"city": "Oslo", "nights": "two", "extras": 1, "budget": -5},
+            "<API>plan_trip(city='Oslo', nights=<integer>, extras=1, budget=<number>)</API>",
+        ),
+    ]:
+        request = ApiRequest(name="plan_trip", arguments=arguments)
+        assert corrected_call(scanner, request, list(scanner.iter_findings(request))) == api
+
+
+def test_a_call_of_more_than_256_arguments_gets_no_corrected_copy() -> None:
+    scanner = Scanner(ApiCatalog.from_tools(TRIP), retriever=None)
+    given = {"city": "Oslo", "nights": 1}
+    for count, api in [
+        (256, "<API>plan_trip(city='Oslo', nights=1, extras=<value>)</API>"),
+        (257, None),
+    ]:
+        unknown = {f"k{i}": i for i in range(count - len(given))}
+        request = ApiRequest(name="plan_trip", arguments={**unknown, **given})
+        assert corrected_call(scanner, request, list(scanner.iter_findings(request))) == api
+
+
+WEATHER = [
+    {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "required": ["city"],
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "note": {"type": ["null"]},
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("request_", "api"),
+    [
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"City": "Paris"}, double_encoded=True),
+            "<API>get_weather(city='Paris')</API>",
+            id="arguments-encoded-twice-and-a-name-to-fix",
+        ),
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"city": "Lyon", "City": "Paris"}),
+            "<API>get_weather(city='Lyon')</API>",
+            id="a-variant-of-a-name-sent-already-dropped",
+        ),
+        pytest.param(
+            ApiRequest(name="get_weather", arguments={"City": "Paris", "note": 1}),
+            "<API>get_weather(city='Paris', note=<value>)</API>",
+            id="a-type-that-is-only-null",
+        ),
+    ],
+)
+def test_the_corrected_call_of_a_chat_tool_call(request_: ApiRequest, api: str) -> None:
+    scanner = Scanner(ApiCatalog.from_tools(WEATHER), retriever=None)
+    assert corrected_call(scanner, request_, list(scanner.iter_findings(request_))) == api
+
+
+def test_a_placeholder_is_left_for_the_model_once_the_api_is_renamed() -> None:
+    """The renamed API's own check finds the placeholder the model wrote (E5.3): the
+    corrected call keeps it, and the feedback asks for the value."""
+    scanner = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None)
+    asked = "Find books about Dune"
+    request = ApiRequest(name="search_books", arguments={"query": "<title>"})
+    found = list(scanner.iter_findings(request, instruction=asked))
+    assert [f.code for f in found] == ["E2.2"]
+    assert corrected_call(scanner, request, found, instruction=asked) == (
+        "<API>searchBooks(query='<title>')</API>"
+    )
+    # with the API right, the placeholder alone names nothing to change
+    written = ApiRequest(name="searchBooks", arguments={"query": "<title>"})
+    found = list(scanner.iter_findings(written, instruction=asked))
+    assert [f.code for f in found] == ["E5.3"]
+    assert corrected_call(scanner, written, found, instruction=asked) is None

@@ -22,6 +22,7 @@ from autofeedback.decide import (
     Decider,
     Decision,
     Policy,
+    RepairMode,
     Session,
     coerce,
     combine,
@@ -454,6 +455,38 @@ def test_with_the_chat_a_producer_left_out_is_the_call_to_make_first(
     assert call.decision.first == first
 
 
+def test_with_the_chat_and_repair_off_nothing_is_repaired_or_sent_first() -> None:
+    """``repair="off"`` reports the certain repairs of a call decided with the chat
+    before it, and inserts no producer's call: the call is fed back as the model wrote
+    it (with ``"sure"`` the same calls are repaired, or get their producer first)."""
+    from autofeedback.decide._calls import decide_calls
+
+    for repair, first, name, repairs in [
+        (
+            "sure",
+            (
+                ApiRequest(name="devices", arguments={}, format="openai"),
+                Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+            ),
+            "play",
+            (Repair("E2.2", ("api",), "Play", "play"),),
+        ),
+        ("off", None, "Play", ()),
+    ]:
+        decider = Decider(_player().scanner, repair=repair)
+        made_up = _chat_call("play", device_id="<device_id>")
+        [stand_in] = decide_calls(made_up, decider, history=[_ASKED]).calls
+        misspelt = _chat_call("Play", device_id="dev-7")
+        [call] = decide_calls(misspelt, decider, history=[_ASKED]).calls
+        assert (stand_in.decision.first, call.name, call.decision.repairs) == (
+            first,
+            name,
+            repairs,
+        ), repair
+        assert (call.decision.action, call.decision.reason) == ("feedback", "errors")
+        assert stand_in.decision.action == "feedback"
+
+
 def test_a_producer_left_out_is_inserted_when_it_takes_nothing() -> None:
     decider = _player()
     decision = decider.decide_program('play(device_id="<device_id>")', instruction="play music")
@@ -602,6 +635,56 @@ def test_combine_and_key() -> None:
     )
 
 
+def test_the_key_of_a_call_with_python_values_is_its_json_or_its_repr() -> None:
+    """A guarded Python function is called with Python values: a date is keyed by its
+    text, arguments that hold themselves by their repr, nothing read by the text."""
+    import datetime
+
+    dated = ApiRequest(name="book", arguments={"day": datetime.date(2026, 3, 1)})
+    assert request_key(dated) == (
+        '{"arguments": {"day": "2026-03-01"}, "body": null, "method": null, "name": "book", '
+        '"params": {}, "url": null}'
+    )
+    loop: dict[str, Any] = {}
+    loop["next"] = loop
+    assert request_key(ApiRequest(name="f", arguments={"node": loop})) == (
+        "{'name': 'f', 'arguments': {'node': {'next': {...}}}, 'method': None, 'url': None, "
+        "'params': {}, 'body': None}"
+    )
+    assert (request_key(None), request_key(None, " I cannot. ")) == ("text:", "text:I cannot.")
+
+
+def test_a_judged_decision_is_judged_afresh_by_another_session() -> None:
+    """A gateway that keeps one session per conversation may judge a decision another
+    session judged: the action and reason are this session's, whatever it came with."""
+    clean = Decision("forward", "clean", ApiRequest(name="f"))
+    spent = Session(Policy(max_rounds=0))
+    spent.reject("k")
+    repeated = spent.judge(clean, key="k")
+    stopped = spent.judge(BAD)
+    assert [(d.action, d.reason) for d in (repeated, stopped)] == [
+        ("stop", "repeated"),
+        ("stop", "rounds"),
+    ]
+    fresh = Session()
+    assert [(d.action, d.reason) for d in (fresh.judge(repeated), fresh.judge(stopped))] == [
+        ("forward", "clean"),
+        ("feedback", "errors"),
+    ]
+
+
+def test_an_answer_with_no_call_is_never_let_through_as_unblocked(decider: Decider) -> None:
+    """Without feedback a call whose errors are all of families the policy lets through
+    goes out; an answer in which no call could be read has nothing to send, so it stops
+    the run whatever its E1's family."""
+    [unread] = decider.decide("I would rather not call anything.")
+    [e1] = unread.findings
+    assert unread == Decision("feedback", "errors", None, None, (e1,), (e1,))
+    assert (e1.code, e1.message) == ("E1", "no API request found in the output")
+    session = Session(Policy(feedback=False, block=frozenset({"E5"})))
+    assert (session.judge(unread).action, session.judge(unread).reason) == ("stop", "no-feedback")
+
+
 def test_calls_made_together_are_one_decision_with_everything_in_order() -> None:
     fix_a, fix_b = Repair("E3.2", ("argument", "A"), "A", "a"), Repair("E2.2", ("api",), "G", "g")
     warn = Finding("E2.1", ("api",), "f", severity="warning", message="maybe")
@@ -665,3 +748,188 @@ def test_repair_is_a_value_with_a_json_form() -> None:
     f = Finding("E4.1", ("argument", "days"), "3", message="days must be an integer", fix=r)
     assert f.as_dict()["fix"] == {"before": "3", "after": 3}
     assert "[repaired: '3' -> 3]" in str(f)
+
+
+def test_a_text_is_decided_as_a_program_or_as_calls_with_what_the_user_asked(
+    bookshop: ApiCatalog,
+) -> None:
+    """``decide`` reads a program (one assignment is enough) as a program, and calls as
+    calls; the instruction and the context say which values the user gave."""
+    decider = Decider(Scanner(bookshop, retriever=None))
+    dune = "Show me the book Dune"
+    [program] = decider.decide('b = search_books(query="Dune")', instruction=dune)
+    assert (program.reason, program.request, program.text, program.repairs) == (
+        "repaired",
+        None,
+        'b = searchBooks(query="Dune")',
+        (Repair("E2.2", ("step[0]", "api"), "search_books", "searchBooks"),),
+    )
+    made_up = (
+        "'bookId' = 7 is not given by the user or an earlier response; call searchBooks "
+        "first: its response has `books[].id`"
+    )
+    for text, where in [
+        ("b = getBook(bookId=7)", "step[0]"),
+        ("<API>getBook(bookId=7)</API>", None),
+    ]:
+        [asked] = decider.decide(text, instruction=dune)
+        [given] = decider.decide(text, instruction="Show me book 7")
+        location = ("path", "bookId") if where is None else (where, "path", "bookId")
+        assert [(f.code, f.location, f.message) for f in asked.remaining] == [
+            ("E5.3", location, made_up)
+        ], text
+        assert given.remaining == (), text
+    # a call's context (what came before it) may give the value
+    [told] = decider.decide(
+        "<API>getBook(bookId=7)</API>", instruction=dune, context="Dune has the id 7."
+    )
+    assert told.remaining == ()
+    # and so for each of several calls
+    both = "<API>getBook(bookId=7)</API> <API>getBook(bookId=8)</API>"
+    asked_both = decider.decide(both, instruction=dune)
+    told_both = decider.decide(both, instruction=dune, context="Dune has the id 7.")
+    assert [[f.got for f in d.remaining] for d in asked_both] == [[7], [8]]
+    assert [[f.got for f in d.remaining] for d in told_both] == [[], [8]]
+
+
+@pytest.mark.parametrize("repair", ["sure", "off"])
+def test_a_program_decision_keeps_its_text_so_that_it_can_go_out(
+    bookshop: ApiCatalog, repair: RepairMode
+) -> None:
+    """A program is decided on its text (no request is read from it): clean, or with
+    nothing repaired, the decision carries the program as written, and a session that
+    lets its errors through sends it."""
+    decider = Decider(Scanner(bookshop, retriever=None), repair=repair)
+    lets_through = Session(Policy(feedback=False, block=frozenset({"E1"})))
+    for program, reason in [
+        ('b = searchBooks(query="Dune")', "clean"),
+        ("b = getBook(bookId=7)", "errors"),
+    ]:
+        decision = decider.decide_program(program, instruction="Show me the book Dune")
+        judged = lets_through.judge(decision)
+        assert (decision.reason, decision.text, judged.action) == (reason, program, "forward")
+    if repair == "off":
+        misspelt = 'b = search_books(query="Dune")'
+        decision = decider.decide_program(misspelt)
+        assert (decision.reason, decision.text, decision.repairs) == ("errors", misspelt, ())
+
+
+def test_a_decision_in_its_json_form_for_logs_and_traces() -> None:
+    """What was found (error codes), repaired, left, and the call to send first."""
+    from autofeedback.decide._calls import decide_calls
+
+    decider = _player()
+    [stand_in] = decide_calls(
+        _chat_call("play", device_id="<device_id>"), decider, history=[_ASKED]
+    ).calls
+    [misspelt] = decide_calls(
+        _chat_call("Play", device_id="dev-7"), decider, history=[_ASKED]
+    ).calls
+    producer = "call devices first: its response has `devices[].id`"
+
+    def made_up(got: str, why: str) -> dict[str, Any]:
+        return {
+            "code": "E5.3",
+            "location": ["argument", "device_id"],
+            "got": got,
+            "expected": None,
+            "message": f"'device_id' = '{got}' {why}; {producer}",
+            "severity": "error",
+            "suggestion": producer,
+            "operation": "play",
+        }
+
+    assert stand_in.decision.as_dict() == {
+        "action": "feedback",
+        "reason": "errors",
+        "codes": ["E5.3"],
+        "repairs": [],
+        "remaining": [made_up("<device_id>", "is a placeholder")],
+        "first": {
+            "code": "E5.3",
+            "location": ["step[0]", "inserted before"],
+            "before": None,
+            "after": "devices()",
+        },
+    }
+    assert misspelt.decision.as_dict() == {
+        "action": "feedback",
+        "reason": "errors",
+        "codes": ["E2.2"],
+        "repairs": [{"code": "E2.2", "location": ["api"], "before": "Play", "after": "play"}],
+        "remaining": [made_up("dev-7", "is not given by the user or an earlier response")],
+    }
+
+
+#: API-Bank's tool search, and the tool one of its results documents (issue 40)
+SEARCHER = {
+    "name": "ToolSearcher",
+    "description": "Searches for relevant tools in library based on the keywords.",
+    "input_parameters": {"keywords": {"type": "str", "description": "The keyword to search for."}},
+    "output_parameters": {"best_matchs": {"type": "Union[List[dict], dict]"}},
+}
+CANCEL = {
+    "name": "CancelOrder",
+    "description": "Cancel an order given its id.",
+    "input_parameters": {"order_id": {"type": "str", "description": "The id of the order."}},
+    "output_parameters": {"status": {"type": "str", "description": "success or failed"}},
+}
+
+
+def test_a_call_to_a_tool_a_search_in_the_dialogue_documented_is_repaired_against_it() -> None:
+    """A tool that a search earlier in the dialogue (the instruction or the context)
+    documented is checked and repaired as a tool of the list is, one call or several;
+    without the dialogue it is no documented API."""
+    decider = Decider(Scanner(ApiCatalog.from_tools([SEARCHER]), retriever=None))
+    dialogue = (
+        "User: Please cancel my order ORD-42.\nAI: Let me look for a tool.\n"
+        f"API-Request: [ToolSearcher(keywords='cancel order')]->{[CANCEL]!r}\nAI: Found it."
+    )
+    one = "API-Request: [CancelOrder(Order_ID='ORD-42')]"
+    two = f"{one} API-Request: [CancelOrder(Order_ID='ORD-43')]"
+    fixed = Repair("E3.2", ("argument", "Order_ID"), "Order_ID", "order_id")
+    asked = "Please cancel my order ORD-42."
+    for text, ids in [(one, ["ORD-42"]), (two, ["ORD-42", "ORD-43"])]:
+        for where in [{"instruction": dialogue}, {"instruction": asked, "context": dialogue}]:
+            decisions = decider.decide(text, **where)
+            assert [
+                (d.reason, d.request and d.request.arguments, d.repairs) for d in decisions
+            ] == [("repaired", {"order_id": i}, (fixed,)) for i in ids], (text, where)
+            assert decisions[0].text == text.replace("Order_ID", "order_id")
+        alone = decider.decide(text, instruction=asked)
+        assert [(d.action, [f.code for f in d.remaining]) for d in alone] == [
+            ("feedback", ["E2"]) for _ in ids
+        ]
+
+
+def test_a_call_to_a_tool_listed_twice_is_fed_back_as_written() -> None:
+    """Which of two tools of one name would run cannot be told (issue 43): the call is
+    fed back as the model wrote it, nothing repaired."""
+    from autofeedback import SpecWarning
+
+    def tool(parameter: str) -> dict[str, Any]:
+        properties = {parameter: {"type": "string"}}
+        return {
+            "name": "get_weather",
+            "parameters": {"type": "object", "required": [parameter], "properties": properties},
+        }
+
+    with pytest.warns(SpecWarning, match="'get_weather' is listed 2 times, as different tools"):
+        catalog = ApiCatalog.from_tools([tool("city"), tool("town")])
+    call = {"name": "get_weather", "arguments": {"City": "Paris"}}
+    [decision] = Decider(Scanner(catalog, retriever=None)).decide(call)
+    written = ApiRequest(name="get_weather", arguments={"City": "Paris"}, format="json")
+    assert (decision.action, decision.request, decision.original, decision.repairs) == (
+        "feedback",
+        written,
+        written,
+        (),
+    )
+    assert [(f.code, f.message) for f in decision.remaining] == [
+        (
+            "E2",
+            "API 'get_weather' is not called: its name is listed 2 times, as different tools, "
+            "and which of those tools would run cannot be told; tell the user instead of "
+            "calling it",
+        )
+    ]

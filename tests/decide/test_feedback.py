@@ -4,13 +4,30 @@ model acts on, so each case is the exact text."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from autofeedback import Finding
+from autofeedback import ApiCatalog, ApiRequest, Finding, Scanner, tool_messages
 from autofeedback.core._findings import Repair
-from autofeedback.decide._feedback import hint, not_sent, observation, render_feedback
+from autofeedback.decide import Decider
+from autofeedback.decide._feedback import (
+    dynamic_feedback,
+    gave_up,
+    hint,
+    inserted_turn,
+    mcp_feedback,
+    not_sent,
+    observation,
+    program_feedback,
+    react_feedback,
+    render_feedback,
+    restated_note,
+    unfinished_note,
+    unknown_tool,
+)
 
 CORRECTIONS = [
     ({"code": "E1"}, "Write exactly one request, e.g. <API>ApiName(key1='value1', "
@@ -161,5 +178,451 @@ def test_the_feedback_lists_at_most_five_other_problems_and_six_repairs() -> Non
     lines = render_feedback([LIMT, *others], repairs=repairs).splitlines()
     listed = [line for line in lines if line.startswith("- ")]
     assert listed == [f"- {f}" for f in others[:5]] + [f"- {r}" for r in repairs[:6]]
-    with pytest.raises(ValueError, match="at least one finding"):
+    with pytest.raises(ValueError, match=r"^render_feedback needs at least one finding$"):
         render_feedback([])
+
+
+def _function(name: str, required: list[str], **properties: Any) -> dict[str, Any]:
+    parameters = {"type": "object", "required": required, "properties": properties}
+    return {"type": "function", "function": {"name": name, "parameters": parameters}}
+
+
+WEATHER = _function(
+    "get_weather", ["city"], city={"type": "string"}, days={"type": "integer", "maximum": 7}
+)
+SCROLL = _function("scroll", [], offsetY={"type": "integer"}, offsetX={"type": "integer"})
+#: an operation whose body is optional, but requires ``text`` when sent
+NOTES = {
+    "openapi": "3.0.3",
+    "info": {"title": "notes", "version": "1"},
+    "paths": {
+        "/notes": {
+            "post": {
+                "operationId": "addNote",
+                "parameters": [{"name": "notify", "in": "query", "schema": {"type": "boolean"}}],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["text"],
+                                "properties": {"text": {"type": "string"}},
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+AGAIN = "Please call the tool again with the corrected arguments."
+
+
+@pytest.mark.parametrize(
+    ("tools", "name", "arguments", "lines"),
+    [
+        pytest.param(
+            [WEATHER], "get_weather", {"City": "Zürich"},
+            [
+                "Error E3.2 (literal variant of a parameter name) at argument.City: unknown "
+                "parameter 'City'; it is a spelling variant of 'city'.",
+                "Documentation: city (argument, string, required)",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter name is written in a different case or with "
+                "different separators than the documented name. Correction: Replace 'City' with "
+                "the documented parameter 'city'.",
+                "Other problems in the same tool call:",
+                "- E3.4 argument.city: required parameter 'city' is missing",
+                "Already repaired (keep these changes):",
+                "- E3.2 argument.City: 'City' -> 'city'",
+                'The tool call with these corrections: {"name": "get_weather", "arguments": '
+                '{"city": "Zürich"}}',
+            ],
+            id="every-error-repaired-the-call-to-make-as-written",
+        ),
+        pytest.param(
+            [WEATHER], "get_weather", {"city": "Lima", "days": 9, "Unit": "C"},
+            [
+                "Error E3 (unknown parameter) at argument.Unit: unknown parameter 'Unit'; "
+                "get_weather takes: city, days.",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter is not documented for this API, or it is sent in "
+                "the wrong place. Correction: Remove 'Unit'; documented parameters: city, days.",
+                "Other problems in the same tool call:",
+                "- E4.2 argument.days: days: 9 breaks the documented maximum 7",
+            ],
+            id="two-errors-the-other-listed",
+        ),
+        pytest.param(
+            [SCROLL], "scroll", {"zoom": 2},
+            [
+                "Error E3 (unknown parameter) at argument.zoom: unknown parameter 'zoom'; "
+                "scroll takes: offsetY, offsetX.",
+                "The tool call was parsed successfully and the tool name is correct.",
+                "Likely cause: The parameter is not documented for this API, or it is sent in "
+                "the wrong place. Correction: Remove 'zoom'; documented parameters: offsetY, "
+                "offsetX.",
+            ],
+            id="a-message-ending-in-a-capital-x",
+        ),
+        pytest.param(
+            NOTES, "addNote", {"notify": "maybe"},
+            [
+                "Error E4.1 (value type mismatch) at argument.notify: notify must be a boolean, "
+                "got string 'maybe'.",
+                "The tool call was parsed successfully, the tool name is correct and the "
+                "parameter names are correct.",
+                "Likely cause: The value does not have the type the documentation gives for "
+                "this parameter. Correction: Give a value of type boolean.",
+                "Other problems in the same tool call:",
+                "- E3.4 body: no request body was sent; the documented body requires 'text' "
+                "(the spec does not require the body itself)",
+            ],
+            id="the-error-before-the-warning-found-first",
+        ),
+    ],
+)  # fmt: skip
+def test_the_whole_feedback_for_a_tool_call(
+    tools: Any, name: str, arguments: dict[str, Any], lines: list[str]
+) -> None:
+    """What ``tool_messages`` answers a chat tool call with errors, line by line."""
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    message = {
+        "role": "assistant",
+        "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+    }
+    [reply] = tool_messages(message, tools, retriever=None)
+    assert reply["content"].splitlines() == ["There is an error in your tool call.", *lines, AGAIN]
+
+
+def test_an_mcp_tool_call_that_cannot_be_read_is_asked_for_again_as_a_tool_call() -> None:
+    """An MCP ``tools/call`` (a tool call of no provider's shape) whose arguments are not
+    JSON: never asked for the ``<API>`` text format; the firm stop leads once the run
+    stops."""
+    scanner = Scanner(ApiCatalog.from_tools([WEATHER]), retriever=None)
+    found = list(scanner.iter_findings({"name": "get_weather", "arguments": "{city: Lima"}))
+    said = (
+        "There is an error in your tool call.\n"
+        "Error E1 (no parsable request) at the output: the arguments of 'get_weather' are not "
+        "valid JSON: Expecting property name enclosed in double quotes at line 1 column 2.\n"
+        "Likely cause: The tool call could not be read: it names no tool, or its arguments are "
+        "not a JSON object. Correction: Call the tool again: one documented tool name and its "
+        "arguments as one JSON object.\n"
+        f"{AGAIN}"
+    )
+    assert mcp_feedback("get_weather", found) == said
+    assert mcp_feedback("get_weather", found, repeats=3) == (
+        "Stop repeating this call: get_weather with these exact arguments has been rejected 3 "
+        "times and will be rejected again. Change the call as the feedback says, or stop and "
+        f"tell the user what is missing.\n\n{said}"
+    )
+    fixed = Repair("E3.2", ("argument", "City"), "City", "city")
+    assert mcp_feedback("get_weather", [], [fixed], repeats=2) == (
+        "Stop repeating this call: get_weather with these exact arguments has been rejected 2 "
+        "times and will be rejected again. Change the call as the feedback says, or stop and "
+        "tell the user what is missing.\n\n"
+    )
+    assert mcp_feedback("get_weather", []) == ""
+    listed = mcp_feedback("get_weather", found, [fixed]).splitlines()
+    assert listed[-3:-1] == ["Already repaired (keep these changes):", f"- {fixed}"]
+
+
+def test_a_restated_react_call_names_each_value_its_action_gives_and_each_repair() -> None:
+    """The ReAct runner's errors are located inside their step (``step[1]``); the call
+    meant to follow the Action is told every parameter the Observation gives (a made-up
+    value, a missing one), once each, and every repair already made."""
+
+    def at(name: str) -> tuple[str, ...]:
+        return ("step[1]", "argument", name)
+
+    errors = [
+        Finding("E5.3", at("bookId"), "<book_id>", message="bookId = '<book_id>' is a placeholder"),
+        Finding("E4.1", at("quantity"), "two", message="quantity must be an integer, got 'two'"),
+        Finding("E3.4", at("address"), None, message="required parameter 'address' is missing"),
+        Finding("E3.4", at("bookId"), None, message="required parameter 'bookId' is missing"),
+    ]
+    order = ApiRequest(name="createOrder", arguments={"bookId": "<book_id>", "quantity": "two"})
+    repairs = [
+        Repair("E2.2", ("api",), "create_order", "createOrder"),
+        Repair("E3.2", ("argument", "BookId"), "BookId", "bookId"),
+    ]
+    assert restated_note(errors, order, "<API>searchBooks(query=...)</API>", repairs) == (
+        "(Not this Action: <API>createOrder(bookId='<book_id>', quantity='two')</API>. It was "
+        "not sent: E5.3 bookId = '<book_id>' is a placeholder; E4.1 quantity must be an "
+        "integer, got 'two'; E3.4 required parameter 'address' is missing; E3.4 required "
+        "parameter 'bookId' is missing.) Write this Action next, filling in each ...: Action: "
+        "<API>searchBooks(query=...)</API> Then call createOrder with the `bookId` and "
+        "`address` that its Observation gives. (Already repaired in it: E2.2 api: "
+        "'create_order' -> 'createOrder'; E3.2 argument.BookId: 'BookId' -> 'bookId'.)"
+    )
+
+
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+
+
+def test_the_feedback_for_a_program_puts_each_error_on_its_line_with_the_sure_fixes() -> None:
+    """Each error on the line of its call, a reference read on an earlier line named there,
+    and the lines as the sure fixes make them (a response path with a level left out, an
+    API and a parameter name on the same line)."""
+    from autofeedback.flow import sequence_from_program
+
+    program = (
+        'r = searchBooks(query="Dune")\n'
+        "first = r.id\n"
+        "getBook(bookId=first)\n"
+        "reviews = list_reviews(BookId=first, page=1)"
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    fourth = "line 4 `reviews = list_reviews(BookId=first, page=1)`: "
+    assert program_feedback(found, program).splitlines() == [
+        "Your program has 4 problems:",
+        "- line 3 `getBook(bookId=first)`, reading `r.id` (line 2): E5.2 searchBooks's "
+        "documented response has no 'id' (did you mean books[].id?)",
+        f"- {fourth}E2.2 API 'list_reviews' does not exist; it is a spelling variant of "
+        "'listReviews'",
+        f"- {fourth}E3.2 unknown parameter 'BookId'; it is a spelling variant of 'bookId'",
+        f"- {fourth}E3.4 required path parameter 'bookId' is missing",
+        "With the suggested fixes, these lines read:",
+        "line 2: `first = r.books[0].id`",
+        "line 4: `reviews = listReviews(bookId=first, page=1)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
+def test_the_sure_fixes_of_a_program_follow_each_other_on_a_line_and_guesses_are_named() -> None:
+    """Two calls on one line, a reference on the first line, a capitalised variable, a
+    parameter and a reference fixed on the same line, and another function of a similar
+    name only named (a guess), never written in."""
+    from autofeedback.flow import sequence_from_program
+
+    program = (
+        'Books = searchBooks(query="Dune"); getBook(bookId=Books.id)\n'
+        "reviews = listReviews(bookId=Books.id, Page=2)\n"
+        "genres = listGenres()\n"
+        "fiction = getBok(bookId=Books.books[0].id)"
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    no_id = "E5.2 searchBooks's documented response has no 'id' (did you mean books[].id?)"
+    second = "line 2 `reviews = listReviews(bookId=Books.id, Page=2)`: "
+    assert program_feedback(found, program).splitlines() == [
+        "Your program has 4 problems:",
+        f'- line 1 `Books = searchBooks(query="Dune"); getBook(bookId=Books.id)`: {no_id}',
+        f"- {second}E3.2 unknown parameter 'Page'; it is a spelling variant of 'page'",
+        f"- {second}{no_id}",
+        "- line 4 `fiction = getBok(bookId=Books.books[0].id)`: E2 API 'getBok' does not exist; "
+        "did you mean 'getBook'? documented APIs: searchBooks, getBook, listReviews, "
+        "createOrder, getOrder, cancelOrder, listGenres",
+        "With the suggested fixes, these lines read:",
+        'line 1: `Books = searchBooks(query="Dune"); getBook(bookId=Books.books[0].id)`',
+        "line 2: `reviews = listReviews(bookId=Books.books[0].id, page=2)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
+def test_an_api_fixed_after_a_parameter_on_the_same_line_keeps_both_and_long_lines_are_cut() -> (
+    None
+):
+    from autofeedback.flow import sequence_from_program
+
+    query = (
+        "books about the desert planet Arrakis, its spice, its sandworms, the Fremen and the "
+        "house Atreides"
+    )
+    program = (
+        "book = getBook(BookId=1); reviews = list_reviews(bookId=1)\n"
+        f'r = searchBooks(query="{query}", Limit=5)'
+    )
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program)))
+    lines = program_feedback(found, program).splitlines()
+    shown = f'r = searchBooks(query="{query}'[:120]
+    assert lines[4].startswith(f"- line 2 `{shown}`: E3.2 unknown parameter 'Limit'")
+    assert lines[5:8] == [
+        "With the suggested fixes, these lines read:",
+        "line 1: `book = getBook(bookId=1); reviews = listReviews(bookId=1)`",
+        f'line 2: `r = searchBooks(query="{query}", limit=5)`',
+    ]
+
+
+def test_a_path_into_a_list_response_is_read_from_its_first_item() -> None:
+    from autofeedback.flow import sequence_from_program
+
+    profile = {"type": "object", "properties": {"id": {"type": "string"}}}
+    tools = [
+        {
+            "name": "list_users",
+            "parameters": {"type": "object", "properties": {}},
+            "outputSchema": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"profile": profile}},
+            },
+        },
+        {
+            "name": "get_user",
+            "parameters": {
+                "type": "object",
+                "required": ["user_id"],
+                "properties": {"user_id": {"type": "string"}},
+            },
+        },
+    ]
+    checker = Scanner(ApiCatalog.from_tools(tools), retriever=None).sequence_checker()
+    program = "users = list_users()\nget_user(user_id=users.id)"
+    found = list(checker.iter_findings(sequence_from_program(program)))
+    assert program_feedback(found, program).splitlines()[-3:] == [
+        "With the suggested fixes, these lines read:",
+        "line 2: `get_user(user_id=users[0].profile.id)`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+    # the reference two lines above the call, on the first line, the call on the last
+    program = (
+        'users = list_users(); first = users.id\nget_user(user_id="u1")\nget_user(user_id=first)'
+    )
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="user u1")))
+    assert program_feedback(found, program).splitlines()[1:4] == [
+        "- line 3 `get_user(user_id=first)`, reading `users.id` (line 1): E5.2 list_users's "
+        "documented response has no 'id' (did you mean [].profile.id?)",
+        "With the suggested fixes, these lines read:",
+        "line 1: `users = list_users(); first = users[0].profile.id`",
+    ]
+
+
+def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
+    """A value's type error names the call's line only, even where the value was
+    written on an earlier line; a made-up value written on the call's line is there."""
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    program = "n = 'two'\nlistReviews(bookId=7, page=n)"
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    line = "- line 2 `listReviews(bookId=7, page=n)`: "
+    assert program_feedback(found, program).splitlines()[1:] == [
+        f"{line}E4.1 page must be an integer (Page number, starting at 1; 20 reviews a page.), "
+        "got string 'two'",
+        f"{line}E5.3 'bookId' = 7 is not given by the user or an earlier response; call "
+        "searchBooks first: its response has `books[].id`",
+        "Write the whole corrected program in a ```python block.",
+    ]
+    # a reference written as a subscript is not found where it was written (its finding
+    # reads ``r.id``): only the call's line is named, and no line is shown fixed
+    program = 'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)'
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[1:] == [
+        "- line 3 `getBook(bookId=first)`: E5.2 searchBooks's documented response has no 'id' "
+        "(did you mean books[].id?)",
+        "Write the whole corrected program in a ```python block.",
+    ]
+
+
+def test_the_feedback_for_a_repaired_program_shows_the_program_it_continues_from() -> None:
+    decider = Decider(Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None))
+    program = (
+        'r = search_books(query="Dune")\nreviews = listReviews(bookId=r.books[0].id, page="two")'
+    )
+    decision = decider.decide_program(program, instruction="Show me the reviews of Dune")
+    assert decision.text is not None
+    text = program_feedback(
+        decision.errors, decision.text, repairs=decision.repairs, ask="in one python block"
+    )
+    assert text.splitlines() == [
+        "Your program has 1 problem:",
+        '- line 2 `reviews = listReviews(bookId=r.books[0].id, page="two")`: E4.1 page must be '
+        "an integer (Page number, starting at 1; 20 reviews a page.), got string 'two'",
+        "Already repaired (keep these changes); your program now reads:",
+        "```python",
+        'r = searchBooks(query="Dune")',
+        'reviews = listReviews(bookId=r.books[0].id, page="two")',
+        "```",
+        "Write the whole corrected program in one python block.",
+    ]
+
+
+THOUGHT = (
+    "Thought: fix it, taking values only from the request or earlier Observations, then "
+    "write one Action (or the Final Answer)."
+)
+
+
+def test_the_observation_of_a_react_call_that_was_not_sent() -> None:
+    """What the ReAct runner answers a turn whose call it did not send: the errors left
+    (with the repairs made), how to write an Action when none could be read, or that no
+    call was read at all."""
+    decider = Decider(Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None))
+    [wrong] = decider.decide('Action: <API>search_books(query="Dune", limit="five")</API>')
+    assert react_feedback(wrong.errors, wrong.repairs).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- E4.1 limit must be an integer (How many books to return (1-50, default 10).), got "
+        "string 'five'",
+        "Already repaired (keep these changes):",
+        "- E2.2 api: 'search_books' -> 'searchBooks'",
+        THOUGHT,
+    ]
+    [unread] = decider.decide("Action: I will search for Dune")
+    assert react_feedback(unread.errors).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- E1 no API request found in the output",
+        "Write the call as Action: <API>Name(parameter='value')</API>, with a documented API "
+        "name and documented parameter names.",
+        THOUGHT,
+    ]
+    assert react_feedback([]).splitlines() == [
+        "Observation: this call was not sent, because it has problems:",
+        "- no API call could be read from your answer",
+        THOUGHT,
+    ]
+
+
+def test_the_turn_for_a_request_the_server_refused() -> None:
+    """What was sent, what came back, what the docs say, and the last three attempts."""
+    ask = (
+        "Thought: explain briefly what went wrong, then write the corrected request as one "
+        "<API>...</API> call with a documented API name and documented parameter names."
+    )
+    sent = "<API>getBook(bookId=99)</API>"
+    tried = ["getBook(bookId=1)", "getBook(bookId=2)", "getBook(bookId=3)", "getBook(bookId=4)"]
+    said = "A book's id comes from searchBooks."
+    assert dynamic_feedback(sent, 404, "no such book", said, tried).splitlines() == [
+        "Your API request was sent, but it did not succeed.",
+        f"Action: {sent}",
+        "Observation: HTTP 404 no such book",
+        f"Documentation about this error: {said}",
+        "Earlier attempts: getBook(bookId=2) | getBook(bookId=3) | getBook(bookId=4)",
+        ask,
+    ]
+    explained = ["Cause: the book is not in the catalogue.", "Next call: searchBooks(query=...)"]
+    assert dynamic_feedback(sent, None, "", explained, []).splitlines() == [
+        "Your API request was sent, but it did not succeed.",
+        f"Action: {sent}",
+        "Observation: HTTP no response",
+        *explained,
+        ask,
+    ]
+
+
+def test_the_words_of_a_run_that_ends_inserts_a_call_or_questions_an_answer() -> None:
+    """The proxy's error once its rounds end, the turn of a producer autofeedback sent
+    first, the note for an early Final Answer, the MCP error for an unknown tool."""
+    limt = Finding("E3.2", ("argument", "limt"), "limt", message="unknown parameter 'limt'")
+    assert gave_up(3, "rounds", limt.as_dict()) == (
+        "autofeedback: the model's tool calls are still invalid after 3 round(s) (rounds): "
+        "E3.2 unknown parameter 'limt'"
+    )
+    assert inserted_turn(ApiRequest(name="listGenres", arguments={})) == (
+        "Thought: autofeedback calls listGenres first: its response gives what the next call "
+        "needs.\nAction: <API>listGenres()</API>"
+    )
+    sources = [("bookId", "searchBooks"), ("orderId", "createOrder")]
+    assert unfinished_note("cancelOrder", sources, ["orderId", "reason"]) == (
+        "(Not the Final Answer yet: cancelOrder fits the request best and has not been called; "
+        "its `bookId` is in the Observation of searchBooks; its `orderId` is in the Observation "
+        "of createOrder.) Write this Action next, filling in each ... from the Observations: "
+        "Action: <API>cancelOrder(orderId=..., reason=...)</API> If the Observations already "
+        "answer the request, write the Final Answer again."
+    )
+    assert [unknown_tool("get_wether", "get_weather"), unknown_tool("get_wether", None)] == [
+        "Unknown tool: 'get_wether'; did you mean 'get_weather'?",
+        "Unknown tool: 'get_wether'",
+    ]

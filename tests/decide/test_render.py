@@ -6,6 +6,7 @@ written back faithfully (the call is then fed back, never sent rewritten)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -173,6 +174,20 @@ def _fixed(name: str = "get_weather", arguments: Any = FIXED) -> ApiRequest:
             id="python-call-not-inside-another-name",
         ),
         pytest.param(
+            'get_weather(City="the \\"Big Apple\\"") tail',
+            {"arguments": {"City": 'the "Big Apple"'}},
+            {"arguments": {"city": 'the "Big Apple"'}},
+            "get_weather(city='the \"Big Apple\"') tail",
+            id="python-call-escaped-quote-before-the-closing-one",
+        ),
+        pytest.param(
+            "<API>scroll(offsetX=5, OffsetY=2)</API>",
+            {"name": "scroll", "arguments": {"offsetX": 5, "OffsetY": 2}},
+            {"name": "scroll", "arguments": {"offsetX": 5, "offsetY": 2}},
+            "<API>scroll(offsetX=5, offsetY=2)</API>",
+            id="python-call-capital-letters-outside-strings",
+        ),
+        pytest.param(
             'get_weather(City="a"',
             {"arguments": {"City": "a"}},
             {"arguments": {"city": "a"}},
@@ -257,3 +272,104 @@ def test_each_call_of_a_text_is_rewritten_in_its_place() -> None:
     unwritten = ApiRequest(name="f", arguments={"A": 1})
     assert rewrite_output("first f(A=1)", [(unwritten, fixed)]) is None
     assert rewrite_output("nothing", []) == "nothing"
+
+
+BOOKSHOP = Path(__file__).resolve().parents[2] / "specs" / "examples" / "bookshop.yaml"
+
+
+def _fixed_name(before: str, after: str) -> dict[str, Any]:
+    return {"code": "E2.2", "location": ["api"], "before": before, "after": after}
+
+
+QUERY_FIXED = {
+    "code": "E3.2",
+    "location": ["argument", "Query"],
+    "before": "Query",
+    "after": "query",
+}
+
+
+@pytest.mark.parametrize(
+    ("call", "repaired", "repairs"),
+    [
+        pytest.param(
+            {"name": "searchBooks", "arguments": {"Query": "Dune"}, "metadata": {"tag": "x"}},
+            {"name": "searchBooks", "arguments": {"query": "Dune"}, "metadata": {"tag": "x"}},
+            [QUERY_FIXED],
+            id="another-object-beside-the-arguments-kept",
+        ),
+        pytest.param(
+            {
+                "thought": '"Dune" is a title',
+                "name": "searchBooks",
+                "arguments": '{"Query": "Dune"}',
+            },
+            {
+                "thought": '"Dune" is a title',
+                "name": "searchBooks",
+                "arguments": '{"query": "Dune"}',
+            },
+            [QUERY_FIXED],
+            id="a-quoted-text-before-the-arguments-text",
+        ),
+        pytest.param(
+            {"name": "searchBooks", "arguments": '{"Query": "Zürich"}'},
+            {"name": "searchBooks", "arguments": '{"query": "Zürich"}'},
+            [QUERY_FIXED],
+            id="arguments-text-written-as-it-was-not-escaped",
+        ),
+        pytest.param(
+            {"type": "function", "function": {"name": "list_genres", "arguments": {}}},
+            {"type": "function", "function": {"name": "listGenres", "arguments": {}}},
+            [_fixed_name("list_genres", "listGenres")],
+            id="no-arguments-one-level-down",
+        ),
+        pytest.param(
+            {"name": "list_genres", "arguments": None},
+            {"name": "listGenres", "arguments": None},
+            [_fixed_name("list_genres", "listGenres")],
+            id="no-arguments-written-as-null",
+        ),
+        pytest.param(
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "search_books",
+                        "input": {"query": "Dune"},
+                    },
+                    {"type": "text", "text": "Searching."},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "searchBooks",
+                        "input": {"query": "Dune"},
+                    },
+                    {"type": "text", "text": "Searching."},
+                ],
+            },
+            [_fixed_name("search_books", "searchBooks")],
+            id="a-block-of-a-list-with-the-blocks-after-it-kept",
+        ),
+    ],
+)
+def test_audit_fix_writes_a_call_record_back_in_its_shape(
+    call: dict[str, Any], repaired: dict[str, Any], repairs: list[dict[str, Any]]
+) -> None:
+    """``audit --fix`` on a record's ``call`` object: the name and the arguments replaced
+    where the model wrote them (an object, or its JSON text), everything else kept."""
+    from autofeedback import ApiCatalog
+    from autofeedback.audit._audit import audit_lines
+
+    [result] = audit_lines(
+        [json.dumps({"call": call})], ApiCatalog.from_file(BOOKSHOP), retriever=None, fix=True
+    )
+    got = result.as_dict()
+    assert (got.get("error"), got["repaired"], got["repairs"]) == (None, repaired, repairs)
