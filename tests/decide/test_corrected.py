@@ -477,19 +477,21 @@ def test_the_corrected_call_of_a_chat_tool_call(request_: ApiRequest, api: str) 
     assert corrected_call(scanner, request_, list(scanner.iter_findings(request_))) == api
 
 
-def test_a_placeholder_is_left_for_the_model_once_the_api_is_renamed() -> None:
+def test_a_placeholder_is_a_hole_once_the_api_is_renamed() -> None:
     """The renamed API's own check finds the placeholder the model wrote (E5.3): the
-    corrected call keeps it, and the feedback asks for the value."""
+    corrected call leaves a hole there, as the feedback asks for the value (c3c0825)."""
     scanner = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None)
     asked = "Find books about Dune"
     request = ApiRequest(name="search_books", arguments={"query": "<title>"})
     found = list(scanner.iter_findings(request, instruction=asked))
     assert [f.code for f in found] == ["E2.2"]
     assert corrected_call(scanner, request, found, instruction=asked) == (
-        "<API>searchBooks(query='<title>')</API>"
+        "<API>searchBooks(query=<string>)</API>"
     )
-    # with the API right, the placeholder alone names nothing to change
+    # with the API right, the placeholder alone is a hole too
     written = ApiRequest(name="searchBooks", arguments={"query": "<title>"})
     found = list(scanner.iter_findings(written, instruction=asked))
     assert [f.code for f in found] == ["E5.3"]
-    assert corrected_call(scanner, written, found, instruction=asked) is None
+    assert corrected_call(scanner, written, found, instruction=asked) == (
+        "<API>searchBooks(query=<string>)</API>"
+    )
