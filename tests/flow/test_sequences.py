@@ -43,6 +43,18 @@ def test_search_then_detail_is_clean(checker: SequenceChecker) -> None:
     assert codes(checker, 'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)') == []
 
 
+def test_an_unknown_name_beside_a_reference_is_not_told_to_become_it(
+    checker: SequenceChecker,
+) -> None:
+    """``bookId`` is sent, by reference: ``stars`` is no misspelt ``bookId`` (found by the
+    mutation pass of decide/, issue 39)."""
+    program = 'r = searchBooks(query="Dune")\nlistReviews(bookId=r.books[0].id, stars=4)'
+    seq = sequence_from_program(program, instruction=INSTRUCTION)
+    assert [(f.code, f.suggestion, f.message) for f in checker.check(seq)] == [
+        ("E3", None, "unknown parameter 'stars'; listReviews takes: bookId, min_rating, page")
+    ]
+
+
 def test_e5_1_variable_nothing_produced(checker: SequenceChecker) -> None:
     assert codes(checker, "getBook(bookId=b.books[0].id)") == ["E5.1"]
     # assigned later is not produced earlier
