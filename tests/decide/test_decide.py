@@ -63,6 +63,26 @@ def test_what_is_not_certain_is_left_to_the_model(decider: Decider, case: dict[s
     assert decision.request.name == case["call"]["name"]
 
 
+def test_an_enum_value_is_moved_beside_an_unknown_parameter_whose_value_no_enum_takes(
+    decider: Decider,
+) -> None:
+    # "France" is in no enum: it does not make unit's value unsure; country goes back
+    call = {
+        "name": "get_weather",
+        "arguments": {"city": "Paris", "measure": "fahrenheit", "country": "France"},
+    }
+    [decision] = decider.decide(call)
+    assert decision.action == "feedback"
+    assert [str(r) for r in decision.repairs] == ["E3 argument.measure: 'measure' -> 'unit'"]
+    assert decision.request is not None
+    assert dict(decision.request.arguments) == {
+        "city": "Paris",
+        "unit": "fahrenheit",
+        "country": "France",
+    }
+    assert [(f.code, f.location) for f in decision.errors] == [("E3", ("argument", "country"))]
+
+
 @pytest.mark.parametrize("case", DATA["repaired"], ids=lambda c: c["why"])
 def test_repair_off_reports_and_changes_nothing(case: dict[str, Any]) -> None:
     [decision] = Decider(Scanner(TOOLS, retriever=None), repair="off").decide(case["call"])
