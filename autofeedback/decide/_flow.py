@@ -277,7 +277,8 @@ def _set_argument(
         for i, segment in enumerate(want):
             if segment == "{" + name + "}":
                 parts[offset + i] = str(value)
-                path = "/".join(parts)
+                # the rest of the path as the model wrote it (a trailing slash kept)
+                path = "/".join(parts) + split.path[len(split.path.rstrip("/")) :]
                 url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
                 return dataclasses.replace(request, url=url)
         return None

@@ -1,0 +1,112 @@
+"""A trace's step that made up an id (E5.3) gets the one value an earlier response gave,
+written where the model wrote the made-up one and nowhere else: in the path (behind the
+server's own base path, a documented trailing slash kept) or in the query (given apart from
+the URL); what is not that certain is left to the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Decider, Scanner
+from autofeedback.decide import Decision
+from autofeedback.sequences import sequence_from_record
+
+BASE = "https://api.example.org/v1"
+INT = {"type": "integer"}
+TEXT = {"type": "string"}
+
+
+def _obj(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": props}
+
+
+def _list(item: Any) -> dict[str, Any]:
+    return {"type": "array", "items": item}
+
+
+def _get(op_id: str, params: list[dict[str, Any]], gives: Any) -> dict[str, Any]:
+    content = {"application/json": {"schema": gives}}
+    return {
+        "get": {
+            "operationId": op_id,
+            "parameters": params,
+            "responses": {"200": {"description": "ok", "content": content}},
+        }
+    }
+
+
+def _param(name: str, where: str, schema: Any = INT) -> dict[str, Any]:
+    return {"name": name, "in": where, "required": True, "schema": schema}
+
+
+LIBRARY = {
+    "openapi": "3.0.0",
+    "info": {"title": "library", "version": "1"},
+    "servers": [{"url": BASE}],
+    "paths": {
+        "/books": _get(
+            "searchBooks", [_param("q", "query", TEXT)], _obj(books=_list(_obj(id=INT)))
+        ),
+        # documented with a trailing slash, as many servers route it
+        "/books/{bookId}/": _get("getBook", [_param("bookId", "path")], _obj(id=INT)),
+        "/reviews": _get(
+            "listReviews",
+            [_param("bookId", "query"), _param("lang", "query", TEXT)],
+            _obj(reviews=_list(_obj(text=TEXT))),
+        ),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def decider() -> Decider:
+    return Decider(Scanner(ApiCatalog.from_obj(LIBRARY), retriever=None))
+
+
+def _search(*ids: Any) -> dict[str, Any]:
+    return {
+        "request": {"method": "GET", "url": f"{BASE}/books?q=Dune"},
+        "response": {"status": 200, "body": {"books": [{"id": i} for i in ids]}},
+    }
+
+
+def _step(
+    decider: Decider, steps: list[dict[str, Any]], instruction: str = "Show me the book Dune"
+) -> Decision:
+    seq = sequence_from_record({"instruction": instruction, "steps": steps})
+    [decision] = decider.decide_steps(seq, len(steps) - 1)
+    return decision
+
+
+def _get_url(url: str, **request: Any) -> dict[str, Any]:
+    return {"request": {"method": "GET", "url": f"{BASE}{url}", **request}}
+
+
+@pytest.mark.parametrize(
+    ("written", "sent"),
+    [
+        ("/books/8/", "/books/7/"),
+        ("/books/XXX/", "/books/7/"),  # a placeholder
+        ("/books/8", "/books/7"),  # the model's own form, without the slash
+    ],
+)
+def test_the_made_up_id_gets_the_one_an_earlier_response_gave(
+    decider: Decider, written: str, sent: str
+) -> None:
+    decision = _step(decider, [_search(7), _get_url(written)])
+    assert (decision.action, decision.reason) == ("forward", "repaired")
+    assert [(r.code, r.after) for r in decision.repairs] == [("E5.3", 7)]
+    assert decision.request is not None and decision.request.url == f"{BASE}{sent}"
+
+
+def test_the_made_up_id_given_apart_from_the_url_gets_it_there(decider: Decider) -> None:
+    step = _get_url("/reviews", params={"bookId": 8, "lang": "en"})
+    decision = _step(decider, [_search(7), step])
+    assert [str(r) for r in decision.repairs] == ["E5.3 query.bookId: 8 -> 7"]
+    assert decision.request is not None
+    assert (decision.request.url, decision.request.params) == (
+        f"{BASE}/reviews",
+        {"bookId": 7, "lang": "en"},
+    )
