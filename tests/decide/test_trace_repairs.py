@@ -1,7 +1,7 @@
 """A trace's step that made up an id (E5.3) gets the one value an earlier response gave,
 written where the model wrote the made-up one and nowhere else: in the path (behind the
-server's own base path, a documented trailing slash kept) or in the query (given apart from
-the URL); what is not that certain is left to the model."""
+server's own base path, a documented trailing slash kept) or in the query (in the URL or
+given apart); what is not that certain is left to the model."""
 
 from __future__ import annotations
 
@@ -90,6 +90,8 @@ def _get_url(url: str, **request: Any) -> dict[str, Any]:
         ("/books/8/", "/books/7/"),
         ("/books/XXX/", "/books/7/"),  # a placeholder
         ("/books/8", "/books/7"),  # the model's own form, without the slash
+        ("/reviews?bookId=8&lang=en", "/reviews?bookId=7&lang=en"),
+        ("/reviews?lang=en%20GB&bookId=%3Cbook_id%3E", "/reviews?lang=en%20GB&bookId=7"),
     ],
 )
 def test_the_made_up_id_gets_the_one_an_earlier_response_gave(
@@ -110,3 +112,19 @@ def test_the_made_up_id_given_apart_from_the_url_gets_it_there(decider: Decider)
         f"{BASE}/reviews",
         {"bookId": 7, "lang": "en"},
     )
+
+
+@pytest.mark.parametrize(
+    ("steps", "instruction"),
+    [
+        # the query names it twice: which one the step meant is the model's to say
+        ([_search(7), _get_url("/reviews?bookId=8&bookId=9&lang=en")], "Reviews of Dune"),
+    ],
+)
+def test_what_is_not_certain_is_left_to_the_model(
+    decider: Decider, steps: list[dict[str, Any]], instruction: str
+) -> None:
+    decision = _step(decider, steps, instruction)
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert decision.request is not None
+    assert decision.request.url == steps[-1]["request"]["url"]
