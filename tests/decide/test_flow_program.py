@@ -26,6 +26,9 @@ from autofeedback.sequences import sequence_from_program, sequence_from_record
         ("getuser_result = 1", "getUser", "getuser_result2"),
         ("getuser_result, getuser_result2", "getUser", "getuser_result3"),
         ("get_user_resultX = 1", "get user", "get_user_result"),  # another name
+        ("Xgetuser_result = 1", "getUser", "getuser_result"),  # another name too
+        ("", "Xbox_games", "xbox_games_result"),
+        ("", "v2_devices", "v2_devices_result"),
     ],
 )
 def test_the_producer_result_gets_a_name_the_program_does_not_use(
@@ -185,3 +188,89 @@ def test_no_producer_is_sent_first_where_that_is_not_certain(
     steps: list[dict[str, Any]], instruction: str
 ) -> None:
     assert _first(steps, instruction) is None
+
+
+# -- a program: the producer written in before the step --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        # the first line the model wrote is blank
+        (
+            '\nplay(device_id="<device_id>")',
+            "\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+        ),
+        # on the line right before the step's, however many lines come first
+        (
+            'x = 1\ny = 2\nplay(device_id="<device_id>")',
+            "x = 1\ny = 2\ndevices_result = devices()\n"
+            "play(device_id=devices_result.devices[0].id)",
+        ),
+        # a call written over several lines: before its first
+        (
+            'play(\n    device_id="<device_id>",\n)',
+            "devices_result = devices()\nplay(\n    device_id=devices_result.devices[0].id,\n)",
+        ),
+        # called only after the step: no earlier step gives the value
+        (
+            'play(device_id="<device_id>")\nd = devices()',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)\n"
+            "d = devices()",
+        ),
+    ],
+)
+def test_a_program_gets_the_producer_on_the_line_before_the_step(
+    program: str, repaired: str
+) -> None:
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [r.after for r in decision.repairs] == [
+        "devices_result = devices()",
+        "devices_result.devices[0].id",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "left"),
+    [
+        # an unknown function on the line before
+        (
+            'x = foo()\nplay(device_id="<device_id>")',
+            "x = foo()\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+            ("E2", ("step[0]", "api")),
+        ),
+        # an earlier step's stand-in whose producer needs an argument: the model's to write
+        (
+            'queue(track_id="<track_id>")\nplay(device_id="<device_id>")',
+            'queue(track_id="<track_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "track_id")),
+        ),
+        # a value written beside the stand-in stays the model's
+        (
+            'play_in(room_id="hall-3", device_id="<device_id>")',
+            "devices_result = devices()\n"
+            'play_in(room_id="hall-3", device_id=devices_result.devices[0].id)',
+            ("E5.3", ("step[1]", "argument", "room_id")),
+        ),
+    ],
+)
+def test_the_producer_is_written_in_past_an_error_left_to_the_model(
+    program: str, repaired: str, left: tuple[str, tuple[str, ...]]
+) -> None:
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text) == ("feedback", repaired)
+    assert [(f.code, f.location) for f in decision.errors] == [left]
+
+
+def test_no_producer_is_written_in_where_the_program_called_it_without_keeping_its_answer() -> None:
+    program = 'devices()\nplay(device_id="<device_id>")'
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
