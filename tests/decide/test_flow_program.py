@@ -212,6 +212,11 @@ def test_no_producer_is_sent_first_where_that_is_not_certain(
             'play(\n    device_id="<device_id>",\n)',
             "devices_result = devices()\nplay(\n    device_id=devices_result.devices[0].id,\n)",
         ),
+        # a stand-in in words
+        (
+            'play(device_id="your device")',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+        ),
         # called only after the step: no earlier step gives the value
         (
             'play(device_id="<device_id>")\nd = devices()',
@@ -249,6 +254,13 @@ def test_a_program_gets_the_producer_on_the_line_before_the_step(
             "play(device_id=devices_result.devices[0].id)",
             ("E5.3", ("step[0]", "argument", "track_id")),
         ),
+        # the same call in a loop before: where its producer belongs is not certain
+        (
+            'for i in range(2):\n    play(device_id="<device_id>")\nplay(device_id="<device_id>")',
+            'for i in range(2):\n    play(device_id="<device_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "device_id")),
+        ),
         # a value written beside the stand-in stays the model's
         (
             'play_in(room_id="hall-3", device_id="<device_id>")',
@@ -274,3 +286,32 @@ def test_no_producer_is_written_in_where_the_program_called_it_without_keeping_i
         program, instruction="play music"
     )
     assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
+def test_a_producer_of_one_item_is_written_in_whatever_item_the_instruction_counts() -> None:
+    """ "the last album" counts albums; the current device is one, not an item of a list
+    (and a parameter the docs give no type is an identifier all the same)."""
+    device = {"type": "object", "properties": {"id": {"type": "string"}}}
+    tools = [
+        {
+            "name": "current_device",
+            "parameters": _takes(),
+            "outputSchema": {"type": "object", "properties": {"device": device}},
+            "annotations": READS,
+        },
+        {
+            "name": "play",
+            "parameters": {
+                "type": "object",
+                "properties": {"device_id": {"description": "the device to play on"}},
+                "required": ["device_id"],
+            },
+        },
+    ]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    decision = decider.decide_program(
+        'play(device_id="<device_id>")', instruction="play the last album again"
+    )
+    assert decision.text == (
+        "current_device_result = current_device()\nplay(device_id=current_device_result.device.id)"
+    )
