@@ -119,6 +119,7 @@ ORDERS = {
         ),
         ('{"qty": "3"}', '{"qty": 3}', "E4.1 body.qty: '3' -> 3"),  # JSON text stays text
         ('{"Qty": 3}', '{"qty": 3}', "E3.2 body.Qty: 'Qty' -> 'qty'"),
+        (b'{"qty": "3"}', b'{"qty": 3}', "E4.1 body.qty: '3' -> 3"),  # bytes stay bytes
     ],
 )
 def test_a_json_body_is_sent_with_its_repairs_in_the_shape_it_was_written(
@@ -130,6 +131,18 @@ def test_a_json_body_is_sent_with_its_repairs_in_the_shape_it_was_written(
     assert (decision.action, [str(r) for r in decision.repairs]) == ("forward", [repair])
     assert decision.request is not None and decision.request.body == sent
     assert call.body == body  # the model's request keeps what it wrote
+
+
+def test_a_body_that_is_not_utf8_is_never_rewritten() -> None:
+    """Decoding it would replace the bytes it cannot read (a Latin-1 ``é``): the body
+    would say something else than the model wrote, beside the repair it shows."""
+    decider = Decider(Scanner(ApiCatalog.from_obj(ORDERS), retriever=None))
+    body = b'{"qty": "3", "item": {"name": "caf\xe9"}}'
+    call = ApiRequest(method="POST", url="https://api.example.org/orders", body=body)
+    [decision] = decider.decide(call)
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert decision.request is not None and decision.request.body == body
+    assert [f.code for f in decision.errors] == ["E4.1"]
 
 
 def test_with_the_embedding_model_a_slip_is_still_repaired_to_its_path(api_retriever: Any) -> None:
