@@ -83,6 +83,78 @@ def test_an_enum_value_is_moved_beside_an_unknown_parameter_whose_value_no_enum_
     assert [(f.code, f.location) for f in decision.errors] == [("E3", ("argument", "country"))]
 
 
+_CREDITS = {
+    "openapi": "3.0.0",
+    "info": {"title": "movies", "version": "1"},
+    "servers": [{"url": "https://api.example.org/3"}],
+    "paths": {
+        "/movie/{movie_id}/credits": {
+            "get": {
+                "operationId": "GET_movie-movie_id-credits",
+                "parameters": [
+                    {
+                        "name": "movie_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "language", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent", "repairs"),
+    [
+        ({}, {"movie_id": 500}, ["argument.movie_id: None -> 500"]),
+        (
+            {"language": "fr"},
+            {"language": "fr", "movie_id": 500},
+            ["argument.movie_id: None -> 500"],
+        ),
+        ({"movie_id": 500}, {"movie_id": 500}, []),  # said twice, alike
+    ],
+)
+def test_a_value_written_into_the_name_is_taken_out_as_its_argument(
+    arguments: dict[str, Any], sent: dict[str, Any], repairs: list[str]
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(_CREDITS), retriever=None))
+    [decision] = decider.decide({"name": "GET_movie-500-credits", "arguments": arguments})
+    assert (decision.action, decision.reason) == ("forward", "repaired")
+    assert decision.request is not None
+    assert (decision.request.name, dict(decision.request.arguments)) == (
+        "GET_movie-movie_id-credits",
+        sent,
+    )
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 api: 'GET_movie-500-credits' -> 'GET_movie-movie_id-credits'",
+        *(f"E2.2 {r}" for r in repairs),
+    ]
+
+
+def test_arguments_encoded_twice_are_shown_as_written_and_sent_as_the_object(
+    decider: Decider,
+) -> None:
+    twice = json.dumps(json.dumps({"city": "Paris"}))
+    [decision] = decider.decide(json.dumps({"name": "get_weather", "arguments": twice}))
+    assert [(r.code, r.location, r.before, r.after) for r in decision.repairs] == [
+        ("E4.1", ("arguments",), twice, {"city": "Paris"})
+    ]
+    assert decision.request is not None and not decision.request.double_encoded
+
+
+def test_a_value_in_the_name_that_the_arguments_contradict_is_left_to_the_model() -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(_CREDITS), retriever=None))
+    call = {"name": "GET_movie-500-credits", "arguments": {"movie_id": 7}}
+    [decision] = decider.decide(call)
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert [f.code for f in decision.errors] == ["E2.2"]
+
+
 @pytest.mark.parametrize("case", DATA["repaired"], ids=lambda c: c["why"])
 def test_repair_off_reports_and_changes_nothing(case: dict[str, Any]) -> None:
     [decision] = Decider(Scanner(TOOLS, retriever=None), repair="off").decide(case["call"])
