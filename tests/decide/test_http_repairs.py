@@ -133,6 +133,45 @@ def test_a_json_body_is_sent_with_its_repairs_in_the_shape_it_was_written(
     assert call.body == body  # the model's request keeps what it wrote
 
 
+def _query(name: str, kind: str = "string") -> dict[str, Any]:
+    return {"name": name, "in": "query", "schema": {"type": kind}}
+
+
+NOTES = {
+    **ORDERS,
+    "paths": {
+        "/orders": {
+            "post": {
+                **ORDERS["paths"]["/orders"]["post"],
+                "parameters": [_query("limit", "integer"), _query("tag"), _query("note")],
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "sent_url", "sent_body"),
+    [
+        # the query as the model encoded it (%20, a blank value) where only the body changes
+        ("/orders?tag=a%20b&note=", {"qty": "3"}, "/orders?tag=a%20b&note=", {"qty": 3}),
+        # a blank value kept beside a renamed one
+        ("/orders?limt=5&note=", {"qty": 3}, "/orders?limit=5&note=", {"qty": 3}),
+        # a body written as text, untouched where only the query changes
+        ("/orders?limt=5", '{"qty":3}', "/orders?limit=5", '{"qty":3}'),
+    ],
+)
+def test_what_a_repair_does_not_touch_is_sent_as_written(
+    url: str, body: Any, sent_url: str, sent_body: Any
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(NOTES), retriever=None))
+    origin = "https://api.example.org"
+    [decision] = decider.decide(ApiRequest(method="POST", url=origin + url, body=body))
+    assert decision.action == "forward" and len(decision.repairs) == 1
+    assert decision.request is not None
+    assert (decision.request.url, decision.request.body) == (origin + sent_url, sent_body)
+
+
 def test_a_body_that_is_not_utf8_is_never_rewritten() -> None:
     """Decoding it would replace the bytes it cannot read (a Latin-1 ``é``): the body
     would say something else than the model wrote, beside the repair it shows."""
