@@ -4,6 +4,8 @@ use already; and the producer a trace's step is sent after, only where it is cer
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -315,3 +317,90 @@ def test_a_producer_of_one_item_is_written_in_whatever_item_the_instruction_coun
     assert decision.text == (
         "current_device_result = current_device()\nplay(device_id=current_device_result.device.id)"
     )
+
+
+# -- a program: each repair written where the model wrote what it repairs ---------------------
+
+CALLS = ApiCatalog.from_tools(
+    json.loads((Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text())["tools"]
+)
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        ('get_weather(city="Paris", days="3")', 'get_weather(city="Paris", days=3)'),
+        ('reserve_seats(group={"levels": ["2"]})', "reserve_seats(group={'levels': [2]})"),
+        ('reserve_seats(parties=[{"size": "4"}])', "reserve_seats(parties=[{'size': 4}])"),
+    ],
+)
+def test_a_program_s_value_is_coerced_in_its_call(program: str, repaired: str) -> None:
+    decision = Decider(Scanner(CALLS, retriever=None)).decide_program(program, instruction="go")
+    assert (decision.action, decision.text) == ("forward", repaired)
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        # E5.2 read through a name assigned on the line before
+        (
+            'b = searchBooks(query="Dune")\nx = b.book[0].id\ngetBook(bookId=x)',
+            'b = searchBooks(query="Dune")\nx = b.books[0].id\ngetBook(bookId=x)',
+        ),
+        # E5.1 likewise
+        (
+            'b = searchBooks(query="Dune")\nx = y.books[0].id\ngetBook(bookId=x)',
+            'b = searchBooks(query="Dune")\nx = b.books[0].id\ngetBook(bookId=x)',
+        ),
+    ],
+)
+def test_a_program_s_reference_is_repaired_on_the_line_it_was_written(
+    bookshop: ApiCatalog, program: str, repaired: str
+) -> None:
+    decision = Decider(Scanner(bookshop, retriever=None)).decide_program(
+        program, instruction="Show me Dune"
+    )
+    assert (decision.action, decision.text) == ("forward", repaired)
+
+
+POSTS = {
+    "openapi": "3.0.0",
+    "info": {"title": "posts", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "paths": {
+        "/user/{user_id}/posts": {
+            "get": {
+                "operationId": "get_user_user_id_posts",
+                "parameters": [
+                    {
+                        "name": "user_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        ("get_user_42_posts(limit=5)", "get_user_user_id_posts(limit=5, user_id=42)"),
+        ("get_user_42_posts()", "get_user_user_id_posts(user_id=42)"),
+    ],
+)
+def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
+    program: str, repaired: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(POSTS), retriever=None))
+    decision = decider.decide_program(program, instruction="the posts of user 42")
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'get_user_42_posts' -> 'get_user_user_id_posts'",
+        "E2.2 step[0].argument.user_id: None -> 42",
+    ]
