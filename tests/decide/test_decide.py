@@ -413,6 +413,32 @@ def test_two_fields_of_one_kind_in_a_response_leave_the_value_to_the_model() -> 
     assert two.action == "feedback" and not two.repairs
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # a level left out: albums.items[].id keeps it too; the producer of an artist is
+        # the artists' list
+        ("r.items[0].id", "r.artists.items[0].id"),
+        ("r.artist.items[0].id", "r.artists.items[0].id"),  # a field in the singular
+    ],
+)
+def test_a_program_s_reference_is_read_along_the_path_that_gives_the_value(
+    written: str, read: str
+) -> None:
+    program = f'r = search(q="Miles")\nget_artist(artist_id={written})'
+    decision = _spotify_like().decide_program(program, instruction="Show me Miles Davis")
+    assert decision.text == f'r = search(q="Miles")\nget_artist(artist_id={read})'
+    assert [(r.code, r.before, r.after) for r in decision.repairs] == [("E5.2", written, read)]
+
+
+def test_a_variable_nothing_assigned_that_two_searches_could_mean_is_left() -> None:
+    program = (
+        'r = search(q="Miles")\na = search(q="Davis")\nget_artist(artist_id=x.artists.items[0].id)'
+    )
+    decision = _spotify_like().decide_program(program, instruction="Show me Miles Davis")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
 def test_an_argument_the_docs_do_not_list_is_never_dropped() -> None:
     decider = _spotify_like()
     # a parameter the docs do not list, a literal or data flow the model meant: left to
