@@ -404,3 +404,21 @@ def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
         "E2.2 step[0].api: 'get_user_42_posts' -> 'get_user_user_id_posts'",
         "E2.2 step[0].argument.user_id: None -> 42",
     ]
+
+
+def test_no_producer_is_written_in_from_a_weak_guess() -> None:
+    # a playlist's id is no device's: the only field of the kind is a bare id of a list
+    # of other things, so the value is left to the model
+    tools = [
+        {
+            "name": "playlists",
+            "parameters": _takes(),
+            "outputSchema": _gives("items", "id"),
+            "annotations": READS,
+        },
+        {"name": "play", "parameters": _takes("device_id")},
+    ]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    program = 'play(device_id="<device_id>")'
+    decision = decider.decide_program(program, instruction="play music")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
