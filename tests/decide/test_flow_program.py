@@ -422,3 +422,59 @@ def test_no_producer_is_written_in_from_a_weak_guess() -> None:
     program = 'play(device_id="<device_id>")'
     decision = decider.decide_program(program, instruction="play music")
     assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
+# -- a program: a stand-in read from the one earlier step that gives it ----------------------
+
+_GET_BOOK = {"name": "get_book", "parameters": _takes("book_id")}
+_TOP_REVIEWS = {
+    "name": "top_reviews",
+    "parameters": _takes(),
+    "outputSchema": _gives("reviews", "id", "book_id"),
+    "annotations": READS,
+}
+_AUTHORS = {
+    "name": "authors",
+    "parameters": _takes(),
+    "outputSchema": _gives("authors", "id"),
+    "annotations": READS,
+}
+_FEATURED = {
+    "name": "featured",
+    "parameters": _takes(),
+    "outputSchema": {
+        "type": "object",
+        "properties": {"book": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    },
+    "annotations": READS,
+}
+
+
+@pytest.mark.parametrize(
+    ("tools", "program", "instruction", "read"),
+    [
+        # the field named for it over the review's own id
+        (
+            [_TOP_REVIEWS, _AUTHORS, _GET_BOOK],
+            "t = top_reviews()\n",
+            "the book of the top review",
+            "t.reviews[0].book_id",
+        ),
+        # past a step whose only field of the kind is a weak guess (an author's id)
+        (
+            [_TOP_REVIEWS, _AUTHORS, _GET_BOOK],
+            "a = authors()\nt = top_reviews()\n",
+            "the book of the top review",
+            "t.reviews[0].book_id",
+        ),
+        # one book, not an item of a list: "last" counts nothing here
+        ([_FEATURED, _GET_BOOK], "f = featured()\n", "last week's featured book", "f.book.id"),
+    ],
+)
+def test_a_program_s_stand_in_is_read_from_the_one_step_that_gives_it(
+    tools: list[dict[str, Any]], program: str, instruction: str, read: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    written = program + 'get_book(book_id="<book_id>")'
+    decision = decider.decide_program(written, instruction=instruction)
+    assert decision.text == program + f"get_book(book_id={read})"
