@@ -347,6 +347,11 @@ def test_a_program_s_value_is_coerced_in_its_call(program: str, repaired: str) -
             'b = searchBooks(query="Dune")\nx = b.book[0].id\ngetBook(bookId=x)',
             'b = searchBooks(query="Dune")\nx = b.books[0].id\ngetBook(bookId=x)',
         ),
+        # a field with a keyboard slip, on the step's own line
+        (
+            'b = searchBooks(query="Dune")\ngetBook(bookId=b.boks[0].id)',
+            'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
+        ),
         # E5.1 likewise
         (
             'b = searchBooks(query="Dune")\nx = y.books[0].id\ngetBook(bookId=x)',
