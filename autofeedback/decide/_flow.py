@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.core._findings import Finding, Repair
@@ -277,12 +277,25 @@ def _set_argument(
         for i, segment in enumerate(want):
             if segment == "{" + name + "}":
                 parts[offset + i] = str(value)
-                path = "/".join(parts)
+                # the rest of the path as the model wrote it (a trailing slash kept)
+                path = "/".join(parts) + split.path[len(split.path.rstrip("/")) :]
                 url = urlunsplit((split.scheme, split.netloc, path, split.query, split.fragment))
                 return dataclasses.replace(request, url=url)
         return None
     if where == "query" and name in request.params:
         return dataclasses.replace(request, params={**request.params, name: value})
+    if where == "query":
+        # in the URL's own query: only that pair's value is written again, the others
+        # stay as the model encoded them
+        pairs = split.query.split("&")
+        at = [i for i, pair in enumerate(pairs) if unquote_plus(pair.partition("=")[0]) == name]
+        if len(at) != 1:
+            return None  # given twice: which one the step meant is the model's to say
+        key = pairs[at[0]].partition("=")[0]
+        pairs[at[0]] = f"{key}={quote(str(value), safe='')}"
+        query = "&".join(pairs)
+        url = urlunsplit((split.scheme, split.netloc, split.path, query, split.fragment))
+        return dataclasses.replace(request, url=url)
     return None
 
 

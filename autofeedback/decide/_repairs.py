@@ -450,11 +450,12 @@ class _Edits:
             assert request.url is not None
             self.query = parse_qsl(urlsplit(request.url).query, keep_blank_values=True)
             if isinstance(self.body, (str, bytes)):
-                text = (
-                    self.body.decode("utf-8", "replace")
-                    if isinstance(self.body, bytes)
-                    else self.body
-                )
+                try:
+                    text = self.body.decode("utf-8") if isinstance(self.body, bytes) else self.body
+                except UnicodeDecodeError:
+                    # not UTF-8: read with replacements, its bytes would be written back
+                    # changed; the body is left as the model sent it
+                    text = ""
                 if text.strip()[:1] == "{":
                     try:
                         decoded = json.loads(text)
@@ -553,6 +554,8 @@ class _Edits:
         if self._body_changed:
             if isinstance(req.body, (str, bytes)):
                 body = json.dumps(self.body, ensure_ascii=False)
+                if isinstance(req.body, bytes):
+                    body = body.encode("utf-8")  # in the type it was sent in
             else:
                 body = self.body
         return dataclasses.replace(req, url=url, params=dict(self.params), body=body)

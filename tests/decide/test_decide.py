@@ -64,6 +64,98 @@ def test_what_is_not_certain_is_left_to_the_model(decider: Decider, case: dict[s
     assert decision.request.name == case["call"]["name"]
 
 
+def test_an_enum_value_is_moved_beside_an_unknown_parameter_whose_value_no_enum_takes(
+    decider: Decider,
+) -> None:
+    # "France" is in no enum: it does not make unit's value unsure; country goes back
+    call = {
+        "name": "get_weather",
+        "arguments": {"city": "Paris", "measure": "fahrenheit", "country": "France"},
+    }
+    [decision] = decider.decide(call)
+    assert decision.action == "feedback"
+    assert [str(r) for r in decision.repairs] == ["E3 argument.measure: 'measure' -> 'unit'"]
+    assert decision.request is not None
+    assert dict(decision.request.arguments) == {
+        "city": "Paris",
+        "unit": "fahrenheit",
+        "country": "France",
+    }
+    assert [(f.code, f.location) for f in decision.errors] == [("E3", ("argument", "country"))]
+
+
+_CREDITS = {
+    "openapi": "3.0.0",
+    "info": {"title": "movies", "version": "1"},
+    "servers": [{"url": "https://api.example.org/3"}],
+    "paths": {
+        "/movie/{movie_id}/credits": {
+            "get": {
+                "operationId": "GET_movie-movie_id-credits",
+                "parameters": [
+                    {
+                        "name": "movie_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "language", "in": "query", "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "sent", "repairs"),
+    [
+        ({}, {"movie_id": 500}, ["argument.movie_id: None -> 500"]),
+        (
+            {"language": "fr"},
+            {"language": "fr", "movie_id": 500},
+            ["argument.movie_id: None -> 500"],
+        ),
+        ({"movie_id": 500}, {"movie_id": 500}, []),  # said twice, alike
+    ],
+)
+def test_a_value_written_into_the_name_is_taken_out_as_its_argument(
+    arguments: dict[str, Any], sent: dict[str, Any], repairs: list[str]
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(_CREDITS), retriever=None))
+    [decision] = decider.decide({"name": "GET_movie-500-credits", "arguments": arguments})
+    assert (decision.action, decision.reason) == ("forward", "repaired")
+    assert decision.request is not None
+    assert (decision.request.name, dict(decision.request.arguments)) == (
+        "GET_movie-movie_id-credits",
+        sent,
+    )
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 api: 'GET_movie-500-credits' -> 'GET_movie-movie_id-credits'",
+        *(f"E2.2 {r}" for r in repairs),
+    ]
+
+
+def test_arguments_encoded_twice_are_shown_as_written_and_sent_as_the_object(
+    decider: Decider,
+) -> None:
+    twice = json.dumps(json.dumps({"city": "Paris"}))
+    [decision] = decider.decide(json.dumps({"name": "get_weather", "arguments": twice}))
+    assert [(r.code, r.location, r.before, r.after) for r in decision.repairs] == [
+        ("E4.1", ("arguments",), twice, {"city": "Paris"})
+    ]
+    assert decision.request is not None and not decision.request.double_encoded
+
+
+def test_a_value_in_the_name_that_the_arguments_contradict_is_left_to_the_model() -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(_CREDITS), retriever=None))
+    call = {"name": "GET_movie-500-credits", "arguments": {"movie_id": 7}}
+    [decision] = decider.decide(call)
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert [f.code for f in decision.errors] == ["E2.2"]
+
+
 @pytest.mark.parametrize("case", DATA["repaired"], ids=lambda c: c["why"])
 def test_repair_off_reports_and_changes_nothing(case: dict[str, Any]) -> None:
     [decision] = Decider(Scanner(TOOLS, retriever=None), repair="off").decide(case["call"])
@@ -320,6 +412,32 @@ def test_two_fields_of_one_kind_in_a_response_leave_the_value_to_the_model() -> 
     step["response"]["body"]["albums"] = {"items": [{"id": "b1", "artists": [{"id": "a2"}]}]}
     [two] = decider.decide_steps(sequence_from_record(record), 1)
     assert two.action == "feedback" and not two.repairs
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        # a level left out: albums.items[].id keeps it too; the producer of an artist is
+        # the artists' list
+        ("r.items[0].id", "r.artists.items[0].id"),
+        ("r.artist.items[0].id", "r.artists.items[0].id"),  # a field in the singular
+    ],
+)
+def test_a_program_s_reference_is_read_along_the_path_that_gives_the_value(
+    written: str, read: str
+) -> None:
+    program = f'r = search(q="Miles")\nget_artist(artist_id={written})'
+    decision = _spotify_like().decide_program(program, instruction="Show me Miles Davis")
+    assert decision.text == f'r = search(q="Miles")\nget_artist(artist_id={read})'
+    assert [(r.code, r.before, r.after) for r in decision.repairs] == [("E5.2", written, read)]
+
+
+def test_a_variable_nothing_assigned_that_two_searches_could_mean_is_left() -> None:
+    program = (
+        'r = search(q="Miles")\na = search(q="Davis")\nget_artist(artist_id=x.artists.items[0].id)'
+    )
+    decision = _spotify_like().decide_program(program, instruction="Show me Miles Davis")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
 
 
 def test_an_argument_the_docs_do_not_list_is_never_dropped() -> None:

@@ -4,6 +4,8 @@ use already; and the producer a trace's step is sent after, only where it is cer
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +28,9 @@ from autofeedback.sequences import sequence_from_program, sequence_from_record
         ("getuser_result = 1", "getUser", "getuser_result2"),
         ("getuser_result, getuser_result2", "getUser", "getuser_result3"),
         ("get_user_resultX = 1", "get user", "get_user_result"),  # another name
+        ("Xgetuser_result = 1", "getUser", "getuser_result"),  # another name too
+        ("", "Xbox_games", "xbox_games_result"),
+        ("", "v2_devices", "v2_devices_result"),
     ],
 )
 def test_the_producer_result_gets_a_name_the_program_does_not_use(
@@ -185,3 +190,296 @@ def test_no_producer_is_sent_first_where_that_is_not_certain(
     steps: list[dict[str, Any]], instruction: str
 ) -> None:
     assert _first(steps, instruction) is None
+
+
+# -- a program: the producer written in before the step --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        # the first line the model wrote is blank
+        (
+            '\nplay(device_id="<device_id>")',
+            "\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+        ),
+        # on the line right before the step's, however many lines come first
+        (
+            'x = 1\ny = 2\nplay(device_id="<device_id>")',
+            "x = 1\ny = 2\ndevices_result = devices()\n"
+            "play(device_id=devices_result.devices[0].id)",
+        ),
+        # a call written over several lines: before its first
+        (
+            'play(\n    device_id="<device_id>",\n)',
+            "devices_result = devices()\nplay(\n    device_id=devices_result.devices[0].id,\n)",
+        ),
+        # a stand-in in words
+        (
+            'play(device_id="your device")',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+        ),
+        # called only after the step: no earlier step gives the value
+        (
+            'play(device_id="<device_id>")\nd = devices()',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)\n"
+            "d = devices()",
+        ),
+    ],
+)
+def test_a_program_gets_the_producer_on_the_line_before_the_step(
+    program: str, repaired: str
+) -> None:
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [r.after for r in decision.repairs] == [
+        "devices_result = devices()",
+        "devices_result.devices[0].id",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "left"),
+    [
+        # an unknown function on the line before
+        (
+            'x = foo()\nplay(device_id="<device_id>")',
+            "x = foo()\ndevices_result = devices()\nplay(device_id=devices_result.devices[0].id)",
+            ("E2", ("step[0]", "api")),
+        ),
+        # an earlier step's stand-in whose producer needs an argument: the model's to write
+        (
+            'queue(track_id="<track_id>")\nplay(device_id="<device_id>")',
+            'queue(track_id="<track_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "track_id")),
+        ),
+        # the same call in a loop before: where its producer belongs is not certain
+        (
+            'for i in range(2):\n    play(device_id="<device_id>")\nplay(device_id="<device_id>")',
+            'for i in range(2):\n    play(device_id="<device_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "device_id")),
+        ),
+        # a value written beside the stand-in stays the model's
+        (
+            'play_in(room_id="hall-3", device_id="<device_id>")',
+            "devices_result = devices()\n"
+            'play_in(room_id="hall-3", device_id=devices_result.devices[0].id)',
+            ("E5.3", ("step[1]", "argument", "room_id")),
+        ),
+    ],
+)
+def test_the_producer_is_written_in_past_an_error_left_to_the_model(
+    program: str, repaired: str, left: tuple[str, tuple[str, ...]]
+) -> None:
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text) == ("feedback", repaired)
+    assert [(f.code, f.location) for f in decision.errors] == [left]
+
+
+def test_no_producer_is_written_in_where_the_program_called_it_without_keeping_its_answer() -> None:
+    program = 'devices()\nplay(device_id="<device_id>")'
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
+def test_a_producer_of_one_item_is_written_in_whatever_item_the_instruction_counts() -> None:
+    """ "the last album" counts albums; the current device is one, not an item of a list
+    (and a parameter the docs give no type is an identifier all the same)."""
+    device = {"type": "object", "properties": {"id": {"type": "string"}}}
+    tools = [
+        {
+            "name": "current_device",
+            "parameters": _takes(),
+            "outputSchema": {"type": "object", "properties": {"device": device}},
+            "annotations": READS,
+        },
+        {
+            "name": "play",
+            "parameters": {
+                "type": "object",
+                "properties": {"device_id": {"description": "the device to play on"}},
+                "required": ["device_id"],
+            },
+        },
+    ]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    decision = decider.decide_program(
+        'play(device_id="<device_id>")', instruction="play the last album again"
+    )
+    assert decision.text == (
+        "current_device_result = current_device()\nplay(device_id=current_device_result.device.id)"
+    )
+
+
+# -- a program: each repair written where the model wrote what it repairs ---------------------
+
+CALLS = ApiCatalog.from_tools(
+    json.loads((Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text())["tools"]
+)
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        ('get_weather(city="Paris", days="3")', 'get_weather(city="Paris", days=3)'),
+        ('reserve_seats(group={"levels": ["2"]})', "reserve_seats(group={'levels': [2]})"),
+        ('reserve_seats(parties=[{"size": "4"}])', "reserve_seats(parties=[{'size': 4}])"),
+    ],
+)
+def test_a_program_s_value_is_coerced_in_its_call(program: str, repaired: str) -> None:
+    decision = Decider(Scanner(CALLS, retriever=None)).decide_program(program, instruction="go")
+    assert (decision.action, decision.text) == ("forward", repaired)
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        # E5.2 read through a name assigned on the line before
+        (
+            'b = searchBooks(query="Dune")\nx = b.book[0].id\ngetBook(bookId=x)',
+            'b = searchBooks(query="Dune")\nx = b.books[0].id\ngetBook(bookId=x)',
+        ),
+        # a field with a keyboard slip, on the step's own line
+        (
+            'b = searchBooks(query="Dune")\ngetBook(bookId=b.boks[0].id)',
+            'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
+        ),
+        # E5.1 likewise
+        (
+            'b = searchBooks(query="Dune")\nx = y.books[0].id\ngetBook(bookId=x)',
+            'b = searchBooks(query="Dune")\nx = b.books[0].id\ngetBook(bookId=x)',
+        ),
+    ],
+)
+def test_a_program_s_reference_is_repaired_on_the_line_it_was_written(
+    bookshop: ApiCatalog, program: str, repaired: str
+) -> None:
+    decision = Decider(Scanner(bookshop, retriever=None)).decide_program(
+        program, instruction="Show me Dune"
+    )
+    assert (decision.action, decision.text) == ("forward", repaired)
+
+
+POSTS = {
+    "openapi": "3.0.0",
+    "info": {"title": "posts", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "paths": {
+        "/user/{user_id}/posts": {
+            "get": {
+                "operationId": "get_user_user_id_posts",
+                "parameters": [
+                    {
+                        "name": "user_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        ("get_user_42_posts(limit=5)", "get_user_user_id_posts(limit=5, user_id=42)"),
+        ("get_user_42_posts()", "get_user_user_id_posts(user_id=42)"),
+    ],
+)
+def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
+    program: str, repaired: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_obj(POSTS), retriever=None))
+    decision = decider.decide_program(program, instruction="the posts of user 42")
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'get_user_42_posts' -> 'get_user_user_id_posts'",
+        "E2.2 step[0].argument.user_id: None -> 42",
+    ]
+
+
+def test_no_producer_is_written_in_from_a_weak_guess() -> None:
+    # a playlist's id is no device's: the only field of the kind is a bare id of a list
+    # of other things, so the value is left to the model
+    tools = [
+        {
+            "name": "playlists",
+            "parameters": _takes(),
+            "outputSchema": _gives("items", "id"),
+            "annotations": READS,
+        },
+        {"name": "play", "parameters": _takes("device_id")},
+    ]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    program = 'play(device_id="<device_id>")'
+    decision = decider.decide_program(program, instruction="play music")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
+# -- a program: a stand-in read from the one earlier step that gives it ----------------------
+
+_GET_BOOK = {"name": "get_book", "parameters": _takes("book_id")}
+_TOP_REVIEWS = {
+    "name": "top_reviews",
+    "parameters": _takes(),
+    "outputSchema": _gives("reviews", "id", "book_id"),
+    "annotations": READS,
+}
+_AUTHORS = {
+    "name": "authors",
+    "parameters": _takes(),
+    "outputSchema": _gives("authors", "id"),
+    "annotations": READS,
+}
+_FEATURED = {
+    "name": "featured",
+    "parameters": _takes(),
+    "outputSchema": {
+        "type": "object",
+        "properties": {"book": {"type": "object", "properties": {"id": {"type": "string"}}}},
+    },
+    "annotations": READS,
+}
+
+
+@pytest.mark.parametrize(
+    ("tools", "program", "instruction", "read"),
+    [
+        # the field named for it over the review's own id
+        (
+            [_TOP_REVIEWS, _AUTHORS, _GET_BOOK],
+            "t = top_reviews()\n",
+            "the book of the top review",
+            "t.reviews[0].book_id",
+        ),
+        # past a step whose only field of the kind is a weak guess (an author's id)
+        (
+            [_TOP_REVIEWS, _AUTHORS, _GET_BOOK],
+            "a = authors()\nt = top_reviews()\n",
+            "the book of the top review",
+            "t.reviews[0].book_id",
+        ),
+        # one book, not an item of a list: "last" counts nothing here
+        ([_FEATURED, _GET_BOOK], "f = featured()\n", "last week's featured book", "f.book.id"),
+    ],
+)
+def test_a_program_s_stand_in_is_read_from_the_one_step_that_gives_it(
+    tools: list[dict[str, Any]], program: str, instruction: str, read: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    written = program + 'get_book(book_id="<book_id>")'
+    decision = decider.decide_program(written, instruction=instruction)
+    assert decision.text == program + f"get_book(book_id={read})"
