@@ -107,6 +107,10 @@ def _load_function(
             where=join(where, f"{key}.properties"),
         )
     required = required_names(resolved)
+    # arguments the schema takes beyond those it lists, said outright (absent, the
+    # listed ones are the function's: an unlisted one is a wrong name, E3)
+    more = resolved.get("additionalProperties")
+    extra = {} if more is True else dict(more) if isinstance(more, dict) else None
     parameters: list[Parameter] = []
     for pname, pschema in properties.items():
         # a boolean schema: true allows any value, false none
@@ -140,6 +144,7 @@ def _load_function(
         read_only=_hint(hints, "readOnlyHint"),
         destructive=_hint(hints, "destructiveHint"),
         unread=tuple(dict.fromkeys(unread)),
+        extra_arguments=extra,
     )
 
 

@@ -120,6 +120,8 @@ def to_tools(catalog: Operations) -> list[dict[str, Any]]:
         else:
             args = [p for p in op.parameters if p.location in ("argument", "body")]
             schema = _object_schema(args, closed=False)
+            if op.extra_arguments is not None:  # the arguments it takes beyond those listed
+                schema["additionalProperties"] = sanitize_schema(op.extra_arguments) or True
         function: dict[str, Any] = {"name": name}
         if op.description:
             function["description"] = op.description[:_MAX_TOOL_DESCRIPTION]

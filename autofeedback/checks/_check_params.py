@@ -108,6 +108,12 @@ def check_parameters(
             else:
                 matched.append((arg, param))
             continue
+        extra = _extra_schema(op, arg, body_open)
+        if extra is not None:
+            # a field the schema takes beyond those it lists: checked against what it
+            # says of them (``additionalProperties: {"type": "integer"}``)
+            matched.append((arg, Parameter(arg.name, arg.location, extra)))
+            continue
         if arg.location in ("header", "cookie") or (
             arg.location in ("body", "argument") and body_open
         ):
@@ -296,6 +302,18 @@ class _Known:
     def closest_literal(self, name: str) -> str | None:
         """:func:`closest_literal` over every documented name, in constant time."""
         return next((c for c in self.literal.get(literal_key(name), ()) if c != name), None)
+
+
+def _extra_schema(op: Operation, arg: Arg, body_open: bool) -> Mapping[str, Any] | None:
+    """The schema an argument no parameter names must fit, where the docs take such
+    arguments and say what they hold: a function's ``additionalProperties``
+    (:attr:`Operation.extra_arguments`), or a schema under a JSON body's own."""
+    if arg.location == "argument" and op.extra_arguments is not None:
+        return op.extra_arguments
+    if arg.location == "body" and body_open and isinstance(op.body_schema, Mapping):
+        more = op.body_schema.get("additionalProperties")
+        return more if isinstance(more, Mapping) and more else None
+    return None
 
 
 def _body_allows_extra(op: Operation) -> bool:

@@ -604,7 +604,9 @@ def _strict_schema(op: Operation) -> dict[str, Any] | None:
         "type": "object",
         "properties": {p.name: dict(p.schema) for p in op.parameters},
         "required": [p.name for p in op.parameters if p.required],
-        "additionalProperties": False,
+        "additionalProperties": (
+            dict(op.extra_arguments) if op.extra_arguments is not None else False
+        ),
     }
 
 

@@ -92,6 +92,10 @@ class Operation:
     #: that points nowhere, an unknown key where a known one was expected), each as the
     #: place in the spec: nothing is repaired against an operation only partly read
     unread: tuple[str, ...] = ()
+    #: a function's schema for the arguments it does not list, where its parameters say
+    #: ``additionalProperties: true`` (``{}``: any value) or give a schema there (a map
+    #: such as ``{"env": "prod"}``); ``None``: it takes none, and an unlisted one is E3
+    extra_arguments: Mapping[str, Any] | None = None
 
     @property
     def is_http(self) -> bool:
