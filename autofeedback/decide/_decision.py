@@ -383,7 +383,7 @@ class Decider:
         from autofeedback.scanner._scan import is_program
 
         if isinstance(output, str) and (is_program(output) or looks_like_program(output)):
-            return [self.decide_program(output, instruction=instruction)]
+            return [self.decide_program(output, instruction=instruction, context=context)]
         requests, problem = to_requests(output)
         if problem is not None:
             return [Decision("feedback", "errors", None, None, (problem,), (problem,))]
@@ -407,15 +407,20 @@ class Decider:
         checker: Any = None,
         tools: Any = None,
         responses: Any = None,
+        context: str | None = None,
     ) -> Decision:
         """The decision for a program (calls with variables): its findings (E1-E5), and
         with ``repair="sure"`` the program with its certain repairs as :attr:`Decision.text`.
         ``checker``: the :class:`~autofeedback.sequences.SequenceChecker` (default: the
-        scanner's, over its catalog's data-flow graph)."""
+        scanner's, over its catalog's data-flow graph); ``context``: the rest of what the
+        model saw, whose values ground the program's (E5.3) as for a call."""
         from autofeedback.flow._sequence import sequence_from_program
 
         checker = checker if checker is not None else self.scanner.sequence_checker()
-        seq = sequence_from_program(text, instruction=instruction, tools=tools, responses=responses)
+        dialogue = context or ""
+        seq = sequence_from_program(
+            text, instruction=instruction, tools=tools, responses=responses, dialogue=dialogue
+        )
         found = checker.check(seq)
         if not any(f.severity == "error" for f in found) or self.repair == "off":
             return _as_checked(None, found, text)
@@ -428,6 +433,7 @@ class Decider:
             tools=tools,
             responses=responses,
             findings=found,
+            dialogue=dialogue,
         )
         if done is None:
             return _as_checked(None, found, text)

@@ -54,24 +54,21 @@ def repair_program(
     tools: Any = None,
     responses: Any = None,
     findings: Sequence[Finding] | None = None,
+    dialogue: str = "",
 ) -> tuple[str, list[Repair], list[Finding]] | None:
     """``text`` with its certain repairs, the repairs, and the program's findings then;
-    ``None`` when nothing was repaired."""
+    ``None`` when nothing was repaired. ``dialogue``: as :func:`sequence_from_program`."""
+
+    def sequence(source: str) -> StepSequence:
+        return sequence_from_program(
+            source, instruction=instruction, tools=tools, responses=responses, dialogue=dialogue
+        )
 
     def read(source: str) -> tuple[StepSequence, list[Finding]]:
-        seq = sequence_from_program(
-            source, instruction=instruction, tools=tools, responses=responses
-        )
+        seq = sequence(source)
         return seq, checker.check(seq)
 
-    seq, found = (
-        read(text)
-        if findings is None
-        else (
-            sequence_from_program(text, instruction=instruction, tools=tools, responses=responses),
-            list(findings),
-        )
-    )
+    seq, found = read(text) if findings is None else (sequence(text), list(findings))
     repairs: list[Repair] = []
     current = text
     for _ in range(ROUNDS):

@@ -218,6 +218,7 @@ def repair_sequence(
             checker=checker,
             tools=tools,
             responses=record.get("responses"),
+            context=seq.dialogue or None,
         )
         if not decision.repairs or decision.text is None:
             return None

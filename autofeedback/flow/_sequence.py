@@ -82,9 +82,15 @@ class Sequence:
 
 
 def sequence_from_program(
-    text: str, *, instruction: str | None = None, tools: Any = None, responses: Any = None
+    text: str,
+    *,
+    instruction: str | None = None,
+    tools: Any = None,
+    responses: Any = None,
+    dialogue: str = "",
 ) -> Sequence:
-    """A program as a sequence.
+    """A program as a sequence; ``dialogue``: what else the model saw (a system prompt, the
+    chat so far), whose values ground the program's as the instruction's do.
 
     >>> seq = sequence_from_program('r = find(q="x")\\nget(id=r.items[0].id)')
     >>> [s.name for s in seq.steps]
@@ -92,7 +98,9 @@ def sequence_from_program(
     """
     calls, problems = parse_program(text)
     steps = tuple(Step(i, literal_request(c), c) for i, c in enumerate(calls))
-    return Sequence(steps, instruction, tools=tools, responses=responses, problems=tuple(problems))
+    return Sequence(
+        steps, instruction, dialogue, tools=tools, responses=responses, problems=tuple(problems)
+    )
 
 
 def is_sequence_record(record: Mapping[str, Any]) -> bool:
@@ -138,17 +146,19 @@ def sequence_from_record(record: Mapping[str, Any]) -> Sequence:
     if instruction is not None and not isinstance(instruction, str):
         raise ValueError("'instruction' must be a string")
     tools, responses = record.get("tools"), record.get("responses")
-    dialogue = record.get("dialogue") or ""
-    if not isinstance(dialogue, str):
-        dialogue = json.dumps(dialogue, default=str)
+    # what else the model saw: a sequence record's ``dialogue``, and the ``context`` any
+    # audit record may give
+    texts = [record.get("dialogue"), record.get("context")]
+    dialogue = "\n".join(
+        t if isinstance(t, str) else json.dumps(t, default=str) for t in texts if t
+    )
     if "steps" not in record:
         output = record.get("output")
         if not isinstance(output, str):
             raise ValueError("'output' must be a string")
-        seq = sequence_from_program(
-            output, instruction=instruction, tools=tools, responses=responses
+        return sequence_from_program(
+            output, instruction=instruction, tools=tools, responses=responses, dialogue=dialogue
         )
-        return Sequence(seq.steps, instruction, dialogue, tools, responses, seq.problems)
     raw_steps = record["steps"]
     if not isinstance(raw_steps, list):
         raise ValueError("'steps' must be a list")

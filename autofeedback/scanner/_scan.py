@@ -169,7 +169,7 @@ class Scanner:
         try:
             if isinstance(output, str) and is_program(output):
                 # calls that read each other's results: checked as one sequence (E5)
-                yield from self._program_findings(output, instruction)
+                yield from self._program_findings(output, instruction, context)
                 return
             from autofeedback._parse._output import to_requests
 
@@ -232,11 +232,14 @@ class Scanner:
             self._with_found[key] = hit
         return hit
 
-    def _program_findings(self, text: str, instruction: str | None) -> Iterator[Finding]:
+    def _program_findings(
+        self, text: str, instruction: str | None, context: str | None
+    ) -> Iterator[Finding]:
         from autofeedback.flow._sequence import sequence_from_program
 
         checker = self.sequence_checker()
-        yield from checker.iter_findings(sequence_from_program(text, instruction=instruction))
+        seq = sequence_from_program(text, instruction=instruction, dialogue=context or "")
+        yield from checker.iter_findings(seq)
 
     def for_catalog(self, catalog: ApiCatalog) -> Scanner:
         """A scanner of ``catalog`` with this one's retriever (and the default

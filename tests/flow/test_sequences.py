@@ -533,3 +533,25 @@ def test_e5_3_hint_producer_named_by_the_description_breaks_a_tie() -> None:
     plain = SequenceChecker(Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog))
     (g,) = plain.check(seq)
     assert g.suggestion == f"call {tied[0].operation} first: its response has `{tied[0].path}`"
+
+
+def test_a_programs_values_are_grounded_by_the_context_as_a_calls_are(
+    bookshop: ApiCatalog,
+) -> None:
+    """An id the rest of the dialogue gives (a system prompt) is not made up, in a program
+    as in a single call: through the scanner, the decision and the audit (found by the
+    mutation pass of decide/, issue 39)."""
+    from autofeedback.decide import Decider
+
+    scanner = Scanner(bookshop, retriever=None)
+    program = "r = getBook(bookId=7)\nlistReviews(bookId=r.id)"
+    asked, seen = "Show me that book and its reviews", "The user is looking at book 7."
+    assert [f.code for f in scanner.iter_findings(program, instruction=asked)] == ["E5.3"]
+    assert list(scanner.iter_findings(program, instruction=asked, context=seen)) == []
+    [decision] = Decider(scanner).decide(program, instruction=asked, context=seen)
+    assert (decision.action, decision.findings) == ("forward", ())
+    record = {"instruction": asked, "context": seen, "output": program}
+    [result] = audit_lines([json.dumps(record)], bookshop, retriever=None)
+    assert (result.ok, result.findings) == (True, ())
+    [result] = audit_lines([json.dumps({**record, "context": None})], bookshop, retriever=None)
+    assert [f.code for f in result.findings] == ["E5.3"]
