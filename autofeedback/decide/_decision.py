@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -536,20 +536,3 @@ class Decider:
 
         judged = scanner if scanner is not None else self.scanner
         return CallRepairer(judged.catalog, check, judged._matcher)
-
-
-def as_arguments(value: Any) -> Mapping[str, Any] | None:
-    """A call's arguments as a mapping: as given, or decoded from JSON text (once, or
-    twice when the text holds a JSON string that holds the object)."""
-    if isinstance(value, Mapping):
-        return value
-    for _ in range(2):
-        if not isinstance(value, str):
-            return None
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):
-            return None
-        if isinstance(value, Mapping):
-            return value
-    return None

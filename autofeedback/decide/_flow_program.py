@@ -222,9 +222,8 @@ def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | N
     name = r.location[1]
     if r.code.startswith("E3") and name in spans.keywords:
         start, end = spans.keywords[name]
-        if r.after is None:  # dropped, with the comma that separates it
-            return _Edit(*_with_comma(text, start, end), "", index, name)
-        if text[start : start + len(name)] != name:
+        if r.after is None or text[start : start + len(name)] != name:
+            return None  # nothing is ever dropped (the repair rule)
             return None
         return _Edit(start, start + len(name), str(r.after), index, str(r.after))
     if r.code == "E4.1" and name in spans.values:
@@ -243,25 +242,6 @@ def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | N
         sep = ", " if call.arguments or call.positional else ""
         return _Edit(close, close, f"{sep}{name}={r.after!r}", index, name)
     return None
-
-
-def _with_comma(text: str, start: int, end: int) -> tuple[int, int]:
-    """The span of a keyword argument together with the comma joining it to the next
-    argument, or else to the one before."""
-    j = end
-    while j < len(text) and text[j] in " \t":
-        j += 1
-    if j < len(text) and text[j] == ",":
-        j += 1
-        while j < len(text) and text[j] in " \t\n":
-            j += 1
-        return start, j
-    i = start
-    while i > 0 and text[i - 1] in " \t\n":
-        i -= 1
-    if i > 0 and text[i - 1] == ",":
-        return i - 1, end
-    return start, end
 
 
 def _is_literal(value: Any) -> bool:

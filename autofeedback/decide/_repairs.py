@@ -486,16 +486,6 @@ class _Edits:
             return True
         return isinstance(self.body, dict) and name in self.body
 
-    def drop(self, where: str, name: str) -> None:
-        if where == "query":
-            self.params.pop(name, None)
-            self.query = [(k, v) for k, v in self.query or () if k != name]
-            return
-        store = self._store(where)
-        if store is not None:
-            store.pop(name, None)
-            self._body_changed = self._body_changed or where == "body"
-
     def rename(self, where: str, old: str, new: str) -> None:
         if where == "query":
             self.params = {(new if k == old else k): v for k, v in self.params.items()}
