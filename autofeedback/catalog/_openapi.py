@@ -182,11 +182,64 @@ def _http_operation(op: Operation, path: str) -> dict[str, Any]:
     if body_schema is None and body_params:
         body_schema = _object_schema(body_params, closed=False)
     if body_schema is not None:
-        out["requestBody"] = {
-            "required": bool(op.body_required),
-            "content": {"application/json": {"schema": sanitize_schema(body_schema)}},
-        }
+        media = request_media(op)
+        content: dict[str, Any] = {"schema": sanitize_schema(body_schema)}
+        if media == "multipart/form-data":
+            content = _multipart(content["schema"])
+        out["requestBody"] = {"required": bool(op.body_required), "content": {media: content}}
     out["responses"] = _responses(op.responses)
+    return out
+
+
+#: the body media kept as they are (any other body is written as JSON)
+_FORM_MEDIA = frozenset({"multipart/form-data", "application/x-www-form-urlencoded"})
+
+
+def request_media(op: Operation) -> str:
+    """The media type :func:`to_openapi` writes ``op``'s request body in: a form or an
+    upload stays one (its fields travel as the spec says), any other body is JSON.
+
+    >>> request_media(Operation("up", "POST", "/f", body_media="multipart/form-data; x=1"))
+    'multipart/form-data'
+    """
+    media = (op.body_media or "").split(";")[0].strip().lower()
+    return media if media in _FORM_MEDIA else "application/json"
+
+
+def _multipart(schema: dict[str, Any]) -> dict[str, Any]:
+    """A multipart body's media type: each file field (``format: binary``, alone or as a
+    list's items) takes any content (a file part is bytes, which the 3.1 document this
+    writes would check as a ``string`` and refuse), and each number or boolean field is
+    read from its text as JSON (``"2"`` is 2), as a server reads a form; OpenAPI's own
+    default for such a part is ``text/plain``, a string.
+
+    >>> m = _multipart({"type": "object", "properties": {"f": {"type": "string",
+    ...     "format": "binary"}, "n": {"type": "integer"}, "s": {"type": "string"}}})
+    >>> m["schema"]["properties"]["f"], m["encoding"]
+    ({}, {'n': {'contentType': 'application/json'}})
+    """
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return {"schema": schema}
+
+    def plain(s: Any) -> Any:
+        if isinstance(s, dict) and s.get("format") == "binary":
+            return {}
+        if isinstance(s, dict) and isinstance(s.get("items"), dict):
+            return {**s, "items": plain(s["items"])}
+        return s
+
+    def typed(s: Any) -> bool:
+        kind = s.get("type") if isinstance(s, dict) else None
+        kinds = set(kind) if isinstance(kind, list) else {kind}
+        return bool(kinds & {"integer", "number", "boolean"})
+
+    out: dict[str, Any] = {
+        "schema": {**schema, "properties": {k: plain(v) for k, v in props.items()}}
+    }
+    encoding = {k: {"contentType": "application/json"} for k, v in props.items() if typed(v)}
+    if encoding:
+        out["encoding"] = encoding
     return out
 
 

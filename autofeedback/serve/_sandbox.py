@@ -91,7 +91,7 @@ from openapi_core.validation.schemas.factories import SchemaValidatorsFactory
 from openapi_schema_validator import OAS30ReadValidator, OAS31Validator
 
 from autofeedback.catalog._catalog import ApiCatalog
-from autofeedback.catalog._openapi import _export
+from autofeedback.catalog._openapi import _export, request_media
 from autofeedback.catalog._schema import sanitize_schema
 from autofeedback.core._exceptions import AutoFeedbackError, ConfigurationError, SpecError
 from autofeedback.core._model import Operation, Response
@@ -453,8 +453,9 @@ class Sandbox:
                     )
                 ]
         errors: list[_Error] = []
+        media = request_media(route.operation)
         for problem in result.errors:
-            errors.extend(_explain(problem))
+            errors.extend(_explain(problem, media))
         return errors
 
     def _described(

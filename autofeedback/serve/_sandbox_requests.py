@@ -270,7 +270,9 @@ class _OpenAPIRequest:
         )
 
 
-def _explain(exc: BaseException) -> list[_Error]:
+def _explain(exc: BaseException, media: str = "application/json") -> list[_Error]:
+    """What ``exc`` (openapi-core's) says is wrong with a request; ``media``: the body's
+    documented media type."""
     cause = exc.__cause__
     if isinstance(exc, ParameterValidationError):
         where = (exc.location, exc.name)
@@ -294,7 +296,9 @@ def _explain(exc: BaseException) -> list[_Error]:
                 _Error("bad_value", "invalid request body", ("body",))
             ]
         if isinstance(cause, MediaTypeNotFound):
-            return [_Error("invalid_body", "the body must be sent as application/json", ("body",))]
+            return [_Error("invalid_body", f"the body must be sent as {media}", ("body",))]
+        if media != "application/json":
+            return [_Error("invalid_body", f"the body cannot be read as {media}", ("body",))]
         return [_Error("invalid_body", "the body is not valid JSON", ("body",))]
     if isinstance(exc, OperationNotFound):
         return [_Error("method_not_allowed", "method not documented for this path")]

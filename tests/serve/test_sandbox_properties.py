@@ -48,6 +48,7 @@ from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAP
 from openapi_core.templating.responses.exceptions import ResponseNotFound
 
 from autofeedback import ApiCatalog, Operation
+from autofeedback.catalog._openapi import request_media
 from autofeedback.catalog._schema import sample_value, sanitize_schema
 from autofeedback.serve._sandbox import Sandbox
 from autofeedback.serve._sandbox_store import Collection, props_of
@@ -251,6 +252,18 @@ def _spec(case: tuple[str, Any]) -> Spec:
 # -- the walk -------------------------------------------------------------------------------
 
 
+def _sent(op: Operation, body: Any) -> dict[str, Any]:
+    """``requests``' keyword for ``body`` in the media type ``op`` documents: JSON, a form,
+    or the parts of an upload (each field's text: JSON for what is not a string)."""
+    media = request_media(op)
+    if media == "application/json" or not isinstance(body, dict):
+        return {"json": body}
+    text = {k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}
+    if media == "application/x-www-form-urlencoded":
+        return {"data": text}
+    return {"files": {k: (None, v) for k, v in text.items()}}
+
+
 class _Walk(RuleBasedStateMachine):
     """List, create, read, update and delete over every collection of one spec."""
 
@@ -311,9 +324,9 @@ class _Walk(RuleBasedStateMachine):
             (op.method or "GET").upper(),
             self.sandbox.url + path,
             params=params,
-            json=body,
             headers=headers,
             timeout=30,
+            **_sent(op, body),
         )
         self.validate(op, path, params, body, headers, r)
         return r
@@ -330,8 +343,9 @@ class _Walk(RuleBasedStateMachine):
         """openapi-core's response validation against the spec's own document."""
         base = _server(self.spec.document, op)
         request = requests.Request(
-            (op.method or "GET").upper(), base + path, params=params, json=body, headers=headers
-        ).prepare()
+            (op.method or "GET").upper(), base + path, params=params, headers=headers,
+            **_sent(op, body),
+        ).prepare()  # fmt: skip
         try:
             self.spec.openapi.validate_response(
                 RequestsOpenAPIRequest(request), RequestsOpenAPIResponse(r)
