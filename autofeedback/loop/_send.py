@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import requests
 
 from autofeedback.catalog._catalog import ApiCatalog
-from autofeedback.catalog._openapi import function_path
+from autofeedback.catalog._openapi import function_path, request_media
 from autofeedback.checks._check_values import deserialize
 from autofeedback.core._exceptions import HostNotAllowed
 from autofeedback.core._model import ApiRequest, Operation, Parameter
@@ -47,6 +47,9 @@ class HttpCall:
     url: str
     headers: Mapping[str, str]
     json: Any = None
+    #: how the body travels: JSON, a form or an upload's parts (the operation's documented
+    #: media type); a text or bytes body goes as written, under its own Content-Type
+    media: str = "application/json"
 
     def redacted(self, extra: Iterable[str] = ()) -> dict[str, Any]:
         """This call as a JSON-able dict with every credential replaced.
@@ -118,7 +121,10 @@ def build_http(
         path = parts.path if not base or not urlsplit(base).path else _strip_base(parts.path, base)
         url = base + path + (f"?{query_text}" if query_text else "")
         out_headers.update({str(k): str(v) for k, v in request.headers.items()})
-        return HttpCall(request.method.upper(), url, out_headers, request.body)
+        # fields go as the request's own Content-Type says, else as the docs do
+        given = next((v for k, v in out_headers.items() if k.lower() == "content-type"), "")
+        media = given.split(";")[0].strip().lower() or request_media(op)
+        return HttpCall(request.method.upper(), url, out_headers, request.body, media=media)
     args = dict(request.arguments)
     if request.format == "xml":  # XML tool calls carry text: send the documented types
         args = {k: _typed(v, op.parameter(k)) for k, v in args.items()}
@@ -145,10 +151,30 @@ def build_http(
         else:
             query[k] = [_text(x) for x in v] if isinstance(v, list) else _text(v)
     if cookies:
-        given = out_headers.get("Cookie")
-        out_headers["Cookie"] = "; ".join([given, *cookies] if given else cookies)
+        jar = out_headers.get("Cookie")
+        out_headers["Cookie"] = "; ".join([jar, *cookies] if jar else cookies)
     url = base + path + (f"?{urlencode(query, doseq=True)}" if query else "")
-    return HttpCall(op.method, url, out_headers, body if (body or op.body_required) else None)
+    sent = body if (body or op.body_required) else None
+    return HttpCall(op.method, url, out_headers, sent, media=request_media(op))
+
+
+def _body(call: HttpCall) -> dict[str, Any]:
+    """``requests``' keyword for ``call``'s body: a text or bytes body as written, a form's
+    or an upload's fields as their text (``true``, ``3``, JSON for an object), else JSON.
+
+    >>> _body(HttpCall("POST", "/c", {}, {"amount": 5, "capture": True},
+    ...             media="application/x-www-form-urlencoded"))
+    {'data': {'amount': '5', 'capture': 'true'}}
+    """
+    body = call.json
+    if isinstance(body, (str, bytes)):
+        return {"data": body}
+    if not isinstance(body, Mapping) or call.media == "application/json":
+        return {"json": body}
+    fields = {str(k): _text(v) for k, v in body.items()}
+    if call.media == "multipart/form-data":
+        return {"files": {k: (None, v) for k, v in fields.items()}}
+    return {"data": fields}
 
 
 def _strip_base(path: str, base: str) -> str:
@@ -175,10 +201,10 @@ def send(
         call.method,
         call.url,
         headers=dict(call.headers),
-        json=call.json,
         timeout=timeout,
         allow_redirects=False,
         stream=True,
+        **_body(call),
     )
     try:
         chunks: list[bytes] = []

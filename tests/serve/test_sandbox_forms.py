@@ -85,3 +85,27 @@ def test_a_form_is_read_field_by_field(sandbox: Sandbox) -> None:
     assert _said(r) == (400, "amount: 500 is greater than the maximum of 100")
     r = requests.post(url, json={"amount": 50}, timeout=30)
     assert _said(r) == (400, "the body must be sent as application/x-www-form-urlencoded")
+
+
+def test_the_loop_sends_each_body_as_its_endpoint_reads_it(sandbox: Sandbox) -> None:
+    """A call in function form and a request written with a form body both reach the
+    sandbox in the documented media (they went as JSON: a JSON string for a text body)."""
+    from autofeedback import ApiRequest
+    from autofeedback.loop._send import allowed_hosts, build_http, send
+
+    catalog = ApiCatalog.from_obj(SPEC)
+    allowed = allowed_hosts(catalog, sandbox.url)
+    charge = ApiRequest(name="createCharge", arguments={"amount": 50, "capture": True})
+    call = build_http(charge, catalog.get("createCharge"), sandbox.url)
+    assert send(call, allowed=allowed).status_code == 201
+    upload = ApiRequest(name="uploadFile", arguments={"name": "a", "file": "hello", "copies": 2})
+    call = build_http(upload, catalog.get("uploadFile"), sandbox.url)
+    assert send(call, allowed=allowed).status_code == 201
+    written = ApiRequest(
+        method="POST",
+        url="/charges",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        body="amount=500",
+    )
+    r = send(build_http(written, catalog.get("createCharge"), sandbox.url), allowed=allowed)
+    assert _said(r) == (400, "amount: 500 is greater than the maximum of 100")
