@@ -5,12 +5,11 @@ sent was reported missing, a broken one passed, and the loop put it in the query
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+from _support.http import empty, serve
 
 from autofeedback import ApiCatalog, ApiRequest, Scanner
 from autofeedback.loop._send import allowed_hosts, build_http, send
@@ -110,38 +109,16 @@ def test_cookies_join_a_cookie_header_written_beside_them() -> None:
         request_from_http({"method": "GET", "url": "/items", "cookies": ["page=2"]})
 
 
-@pytest.fixture
-def server() -> Iterator[tuple[str, list[tuple[str, str | None]]]]:
-    """A real HTTP server on 127.0.0.1 that records each request's path and Cookie."""
-    seen: list[tuple[str, str | None]] = []
+def test_a_call_sends_its_cookie_parameters_in_the_cookie_header(catalog: ApiCatalog) -> None:
+    cookies: list[str | None] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    def answer(handler: BaseHTTPRequestHandler) -> None:
+        cookies.append(handler.headers.get("Cookie"))
+        empty(200)(handler)
 
-        def do_GET(self) -> None:
-            seen.append((self.path, self.headers.get("Cookie")))
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        thread.join()
-        httpd.server_close()
-
-
-def test_a_call_sends_its_cookie_parameters_in_the_cookie_header(
-    catalog: ApiCatalog, server: tuple[str, list[tuple[str, str | None]]]
-) -> None:
-    url, seen = server
-    call = ApiRequest(name="listItems", arguments={"page": 3, "theme": "dark;x y", "size": 2})
-    http = build_http(call, catalog.get("listItems"), url, {"Cookie": "sid=1"})
-    assert send(http, allowed=allowed_hosts(catalog, url)).status_code == 200
+    with serve(answer) as (url, paths):
+        call = ApiRequest(name="listItems", arguments={"page": 3, "theme": "dark;x y", "size": 2})
+        http = build_http(call, catalog.get("listItems"), url, {"Cookie": "sid=1"})
+        assert send(http, allowed=allowed_hosts(catalog, url)).status_code == 200
     # never in the query string; what a cookie value cannot hold as written is %-encoded
-    assert seen == [("/items?size=2", "sid=1; page=3; theme=dark%3Bx%20y")]
+    assert (paths, cookies) == (["/items?size=2"], ["sid=1; page=3; theme=dark%3Bx%20y"])

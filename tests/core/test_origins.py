@@ -4,15 +4,13 @@ user info in the URL)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
+from _support.http import serve as server
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,31 +21,6 @@ from autofeedback.loop._send import HttpCall, allowed_hosts, send
 from autofeedback.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@contextmanager
-def server(answer: Callable[[BaseHTTPRequestHandler], None]) -> Iterator[tuple[str, list[str]]]:
-    """A real HTTP server on 127.0.0.1; yields its URL and the paths it was asked for."""
-    hits: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            hits.append(self.path)
-            answer(self)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    finally:
-        httpd.shutdown()
-        thread.join()
-        httpd.server_close()
 
 
 def ok(handler: BaseHTTPRequestHandler) -> None:

@@ -5,13 +5,12 @@ never read."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 import requests
+from _support.http import empty, serve
 
 from autofeedback import ApiCatalog
 from autofeedback.integrations._adapter import RequestRejected, guard_session
@@ -20,30 +19,8 @@ from autofeedback.integrations._adapter import RequestRejected, guard_session
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[str]]]:
     """A real HTTP server on 127.0.0.1 that answers 201 and records each path."""
-    seen: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            seen.append(self.path)
-            self.send_response(201)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_POST
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    finally:
-        httpd.shutdown()
-        thread.join()
-        httpd.server_close()
+    with serve(empty(201)) as running:
+        yield running
 
 
 def _spec(url: str) -> dict[str, Any]:
