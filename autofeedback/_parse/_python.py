@@ -433,6 +433,9 @@ _CLIENT_KEYWORDS = {
     "headers": "headers",
     "cookies": "cookies",
 }
+#: a call whose first argument is a quoted URL or path (``get("https://...``, ``post('/x``),
+#: or a method before it (``request("PUT", "/x"``)
+_URL_FIRST = re.compile(r"""\(\s*(?:["'][A-Za-z]{1,10}["']\s*,\s*)?[rRuU]?["'](?:https?://|/)""")
 #: keywords that change how a request is sent, not what it says: not read
 _CLIENT_IGNORED = frozenset(
     {"timeout", "verify", "allow_redirects", "follow_redirects", "stream", "proxies", "cert"}
@@ -458,6 +461,9 @@ def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
     module, _, function = name.rpartition(".")
     if not module or (function not in _CLIENT_METHODS and function != "request"):
         return None
+    client = module.split(".")[-1] in _CLIENT_MODULES
+    if not client and _URL_FIRST.search(src) is None:
+        return None  # ``cache.get("key")``, ``d.get(x)``: not parsed twice
     node = _ast_parse(src, scan).body
     if not isinstance(node, ast.Call):
         return None
@@ -470,7 +476,6 @@ def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
         record["method"] = method
     else:
         record["method"] = function.upper()
-    client = module.split(".")[-1] in _CLIENT_MODULES
     url = _literal_or_none(positional[0]) if positional else None
     if not isinstance(url, str):
         if client:
