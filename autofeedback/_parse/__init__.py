@@ -52,6 +52,7 @@ from autofeedback._parse._common import (
 )
 from autofeedback._parse._curl import _detect_curl
 from autofeedback._parse._http import _detect_http
+from autofeedback._parse._httpie import _detect_httpie
 from autofeedback._parse._json import (
     _detect_json,
     _detect_react,
@@ -98,6 +99,7 @@ _DETECTORS: tuple[tuple[Callable[[_Scan], Iterator[_Candidate]], str], ...] = (
     (_detect_restgpt, "restgpt"),
     (_detect_react, "json"),
     (_detect_curl, "http"),
+    (_detect_httpie, "http"),
     (_detect_http, "http"),
     (_detect_json, "json"),
     (_detect_xml_elements, "xml"),
