@@ -49,6 +49,11 @@ def _nested(levels: int) -> dict[str, Any]:
         ("10", {"type": "string", "oneOf": [{"type": "integer"}]}, "10"),  # its type first
         ("10", _nested(8), 10),  # a type given eight compositions deep
         ("10", _nested(9), "10"),  # ...and no deeper
+        # an object sent as JSON text (a parameter documented with content: application/json)
+        (' {"id": 1}', {"type": "object"}, {"id": 1}),
+        ('{"id": 1}', {"type": "string"}, '{"id": 1}'),  # a string stays the text sent
+        ('["id"]', {"type": "object"}, '["id"]'),  # JSON, but no object: as it is
+        ("{id", {"type": ["object", "string"]}, "{id"),
     ],
 )
 def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any) -> None:
