@@ -190,3 +190,15 @@ def test_a_body_that_lists_no_fields(
     body: dict[str, Any] | None, sent: dict[str, Any], expected: list[Any]
 ) -> None:
     assert found(_fruit(body), {"method": "POST", "url": "/fruit", "json": sent}) == expected
+
+
+def test_an_argument_the_tool_takes_beyond_its_list_hides_no_listed_one(tools: Scanner) -> None:
+    call = {"name": "set_counts", "arguments": {"apples": 3, "label": 5}}
+    assert found(tools, call) == [
+        ("E4.1", ("argument", "label"), "label must be a string, got integer 5")
+    ]
+
+
+def test_an_open_body_takes_extra_fields_in_a_call_in_function_form() -> None:
+    call = {"name": "setFruit", "arguments": {"name": "bowl", "ripe": True}}
+    assert found(_fruit({"type": "object"}), call) == []
