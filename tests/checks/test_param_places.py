@@ -220,3 +220,23 @@ def test_an_object_sent_in_the_query_string_as_its_properties() -> None:
             "unknown query parameter 'limt'; did you mean 'limit'? search takes: filter, limit",
         )
     ]
+
+
+def test_a_call_in_function_form_that_sends_no_body_field_of_two_required() -> None:
+    spec = copy.deepcopy(SPEC)
+    body = spec["paths"]["/charges"]["post"]["requestBody"]["content"]["application/json"]
+    body["schema"]["properties"]["note"] = {"type": "string"}
+    body["schema"]["required"] = ["amount", "note"]
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    (f,) = scanner.iter_findings({"name": "createCharge", "arguments": {"currency": "eur"}})
+    assert (f.location, f.expected, f.suggestion, f.severity) == (
+        ("body",),
+        ["amount", "note"],
+        "amount",
+        "warning",
+    )
+    assert f.doc == "amount (body, integer, required); note (body, string, required)"
+    assert f.message == (
+        "no request body was sent; the documented body requires 'amount', 'note' "
+        "(the spec does not require the body itself)"
+    )
