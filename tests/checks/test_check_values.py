@@ -49,6 +49,11 @@ def _nested(levels: int) -> dict[str, Any]:
         ("10", {"type": "string", "oneOf": [{"type": "integer"}]}, "10"),  # its type first
         ("10", _nested(8), 10),  # a type given eight compositions deep
         ("10", _nested(9), "10"),  # ...and no deeper
+        # an object sent as JSON text (a parameter documented with content: application/json)
+        (' {"id": 1}', {"type": "object"}, {"id": 1}),
+        ('{"id": 1}', {"type": "string"}, '{"id": 1}'),  # a string stays the text sent
+        ('["id"]', {"type": "object"}, '["id"]'),  # JSON, but no object: as it is
+        ("{id", {"type": ["object", "string"]}, "{id"),
     ],
 )
 def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any) -> None:
@@ -643,3 +648,63 @@ def test_what_an_e4_message_shows(name: str, value: Any, messages: list[str]) ->
     )
     call = {"name": "put", "arguments": {name: value}}
     assert [f.message for f in Scanner(catalog, retriever=None).iter_findings(call)] == messages
+
+
+def _shape_findings(branches: list[Any], body: dict[str, Any]) -> list[Any]:
+    """Every finding on a JSON body ``oneOf`` ``branches``: code, location, expected,
+    operation, message."""
+    content = {"application/json": {"schema": {"oneOf": branches}}}
+    post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": post}}
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = ApiRequest(method="POST", url="/pets", body=body)
+    return [
+        (f.code, f.location, f.expected, f.operation, f.message)
+        for f in scanner.iter_findings(request)
+    ]
+
+
+def test_what_only_the_nearest_shape_requires_is_said_once() -> None:
+    named = {"name": {"type": "string"}}
+    a: dict[str, Any] = {"title": "A", "type": "object", "required": ["name", "kind"]}
+    a["properties"] = {**named, "kind": {"const": "a"}}
+    b: dict[str, Any] = {"title": "B", "type": "object", "required": ["name", "size"]}
+    b["properties"] = {**named, "size": {"type": "integer"}}
+    # `name` every shape requires: E3.4 says it, and the nearest shape (A) adds nothing
+    assert _shape_findings([a, b], {"kind": "a"}) == [
+        ("E3.4", ("body", "name"), "name", "addPet", "required body parameter 'name' is missing")
+    ]
+    # untitled shapes: a field sent is not missing; one only the nearest requires is
+    kind = {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind", "x"]}
+    size = {
+        "type": "object",
+        "properties": {"size": {"type": "integer"}},
+        "required": ["size", "y", "z"],
+    }
+    assert _shape_findings([kind, size], {"kind": "a"}) == [
+        (
+            "E3.4",
+            ("body", "x"),
+            "x",
+            "addPet",
+            "the body fits none of its documented shapes; the nearest, branch 1, requires 'x'",
+        )
+    ]
+
+
+def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
+    closed: dict[str, Any] = {"title": "Closed", "type": "object", "additionalProperties": False}
+    closed["properties"] = {"kind": {"const": "other"}}
+    wide: dict[str, Any] = {"title": "Wide", "type": "object", "required": ["age", "b", "c"]}
+    wide["properties"] = {"age": {"type": "integer"}}
+    assert _shape_findings([closed, wide], {"kind": "other", "age": 3}) == [
+        (
+            "E4.2",
+            ("body",),
+            None,
+            "addPet",
+            "the body fits none of its documented shapes; the nearest, Closed, is broken: "
+            "Additional properties are not allowed ('age' was unexpected)",
+        )
+    ]

@@ -131,3 +131,74 @@ def test_the_tools_a_catalog_writes_keep_what_they_take() -> None:
     assert schemas["tag_instance"]["additionalProperties"] == {"type": "string"}
     assert schemas["log_event"]["additionalProperties"] is True
     assert "additionalProperties" not in schemas["get_user"]
+
+
+def _fruit(body: dict[str, Any] | None) -> Scanner:
+    """A POST /fruit whose JSON body is ``body`` (none documented for ``None``), with one
+    query parameter."""
+    op: dict[str, Any] = {
+        "operationId": "setFruit",
+        "parameters": [{"name": "size", "in": "query", "schema": {"type": "integer"}}],
+        "responses": {"200": {"description": "ok"}},
+    }
+    if body is not None:
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    spec = {"openapi": "3.0.3", "info": {"title": "fruit", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/fruit": {"post": op}}
+    return Scanner(ApiCatalog.from_obj(spec), retriever=None)
+
+
+def test_what_a_body_takes_beyond_its_fields_is_no_query_parameter_or_header() -> None:
+    body = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "additionalProperties": {"type": "integer"},
+    }
+    scanner = _fruit(body)
+    request = {"method": "POST", "url": "/fruit?colour=red", "json": {"name": "bowl"}}
+    assert found(scanner, request) == [
+        ("E3", ("query", "colour"), "unknown query parameter 'colour'; setFruit takes: size, name")
+    ]
+    request = {"method": "POST", "url": "/fruit", "headers": {"X-Trace": "abc"}, "json": {}}
+    assert found(scanner, request) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "sent", "expected"),
+    [
+        # no body documented: a field sent is unknown, not a crash
+        (
+            None,
+            {"name": "bowl"},
+            [("E3", ("body", "name"), "unknown body parameter 'name'; setFruit takes: size")],
+        ),
+        # a body that lists no fields takes any, unless it says it takes none
+        ({"type": "object"}, {"name": "bowl"}, []),
+        (
+            {"type": "object", "additionalProperties": False},
+            {"name": "bowl"},
+            [("E3", ("body", "name"), "unknown body parameter 'name'; setFruit takes: size")],
+        ),
+        (
+            {"type": "object", "additionalProperties": {"type": "integer"}},
+            {"apples": "x"},
+            [("E4.1", ("body", "apples"), "apples must be an integer, got string 'x'")],
+        ),
+    ],
+)
+def test_a_body_that_lists_no_fields(
+    body: dict[str, Any] | None, sent: dict[str, Any], expected: list[Any]
+) -> None:
+    assert found(_fruit(body), {"method": "POST", "url": "/fruit", "json": sent}) == expected
+
+
+def test_an_argument_the_tool_takes_beyond_its_list_hides_no_listed_one(tools: Scanner) -> None:
+    call = {"name": "set_counts", "arguments": {"apples": 3, "label": 5}}
+    assert found(tools, call) == [
+        ("E4.1", ("argument", "label"), "label must be a string, got integer 5")
+    ]
+
+
+def test_an_open_body_takes_extra_fields_in_a_call_in_function_form() -> None:
+    call = {"name": "setFruit", "arguments": {"name": "bowl", "ripe": True}}
+    assert found(_fruit({"type": "object"}), call) == []

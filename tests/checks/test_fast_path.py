@@ -65,3 +65,75 @@ def test_a_valid_call_takes_the_fast_path_and_an_invalid_one_does_not() -> None:
     call = {"name": "book", "arguments": {"when": "2024-05-17", "seats": 0}}
     (f,) = _DETAILED.iter_findings(call)
     assert (f.code, f.location) == ("E4.2", ("argument", "seats"))
+
+
+# Each test below builds its catalog: a fast path compiled once at import (as _CATALOG's is)
+# would hide a change in how it is built from every test run after it.
+
+
+def _findings(catalog: ApiCatalog, call: dict[str, Any]) -> list[tuple[str, tuple[str, ...], str]]:
+    return [
+        (f.code, f.location, f.message)
+        for f in Scanner(catalog, retriever=None).iter_findings(call)
+    ]
+
+
+def test_a_call_missing_a_required_argument_is_never_accepted() -> None:
+    catalog = ApiCatalog.from_tools(_TOOLS)
+    assert _findings(catalog, {"name": "book", "arguments": {"when": "2024-05-17"}}) == [
+        ("E3.4", ("argument", "seats"), "required parameter 'seats' is missing")
+    ]
+
+
+def _spec(path: str, method: str, operation: dict[str, Any]) -> ApiCatalog:
+    operation = {**operation, "responses": {"200": {"description": "ok"}}}
+    info = {"title": "items", "version": "1"}
+    return ApiCatalog.from_obj(
+        {"openapi": "3.0.3", "info": info, "paths": {path: {method: operation}}}
+    )
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def test_a_name_documented_in_two_places_is_checked_as_the_first() -> None:
+    catalog = _spec(
+        "/items/{id}",
+        "put",
+        {
+            "operationId": "putItem",
+            "parameters": [
+                {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}
+            ],
+            "requestBody": _body({"type": "object", "properties": {"id": {"type": "string"}}}),
+        },
+    )
+    assert _findings(catalog, {"name": "putItem", "arguments": {"id": "abc"}}) == [
+        ("E4.1", ("argument", "id"), "id must be an integer, got string 'abc'")
+    ]
+
+
+def test_a_composed_body_called_by_name_takes_the_detailed_checks() -> None:
+    def shape(field: str) -> dict[str, Any]:
+        props = {field: {"type": "boolean"}}
+        return {
+            "type": "object",
+            "properties": props,
+            "required": [field],
+            "additionalProperties": False,
+        }
+
+    catalog = _spec(
+        "/pets",
+        "post",
+        {"operationId": "addPet", "requestBody": _body({"oneOf": [shape("bark"), shape("meow")]})},
+    )
+    assert _findings(catalog, {"name": "addPet", "arguments": {"bark": True, "meow": True}}) == [
+        (
+            "E4.2",
+            ("body",),
+            "the body fits none of its documented shapes; the nearest, branch 1, is broken: "
+            "Additional properties are not allowed ('meow' was unexpected)",
+        )
+    ]

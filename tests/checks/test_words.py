@@ -41,6 +41,8 @@ def test_plural_pairs(a: str, b: str, pair: bool) -> None:
         ("usenrame", "user_name", False),  # two letters swapped across words: not in one word
         ("laye2r", "layer_2", False),  # across a word and its number
         ("userrid", "user_id", False),  # read as the start of `id`, a word too short for a slip
+        ("get_usr", "get_user", True),  # a word of exactly four letters takes a slip
+        ("count_volume", "mount_volume", False),  # `count` is a word: no slip of `mount`
         # words written without separators
         ("geruser", "getuser", True),
         ("getuserr", "getuser", True),
@@ -103,6 +105,7 @@ def test_what_changes_nothing(operation: Operation, safe: bool) -> None:
     [
         ("crate_ticket", "create_ticket", True),  # `crate` is a word: no slip of `create`
         ("creat_tickets", "create_ticket", True),  # the rest of the name differs
+        ("creat_a_ticket", "create_ticket", True),  # ...by a one-letter word, no version
         ("日本", "create", True),  # a name with no words says at most a read
         ("v2_get_user", "v2_set_user", True),  # a version before the verb hides nothing
         ("v2_delet_user", "v2_delete_user", True),
