@@ -87,6 +87,13 @@ def check_parameters(
     ordered: list[Finding | Arg] = []
     for arg in args:
         if (arg.location, arg.name.lower()) in auth:
+            # a credential is sent: a parameter the docs give the same name (and place,
+            # for an HTTP request) is not missing
+            used.update(
+                p.name
+                for p in params
+                if p.name.lower() == arg.name.lower() and arg.location in ("argument", p.location)
+            )
             continue
         param = lookup.find(arg)
         if param is not None:

@@ -173,16 +173,15 @@ def test_a_required_header_that_is_also_the_credential_is_sent() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a credential named in a call in function form is set aside before the "
-    "parameters are matched, so a header parameter of the same name is reported missing "
-    "(found by the fourth mutation pass, issue 39; reported to the lead)",
-)
 def test_a_required_header_that_is_also_the_credential_is_sent_in_function_form() -> None:
+    """The credential is set aside before the parameters are matched: it still counts as
+    the header of its name (found by the fourth mutation pass, issue 39)."""
     scanner = _credential_also_a_header_parameter()
     call = {"name": "createCharge", "arguments": {"amount": 1, "X-Api-Key": "sk"}}
     assert found(scanner, call) == []
+    # ...and an unknown name beside it is not told to become it
+    call["arguments"] = {"amount": 1, "X-Api-Key": "sk", "colour": "red"}
+    assert [(f.code, f.suggestion) for f in scanner.iter_findings(call)] == [("E3", None)]
 
 
 def test_an_object_sent_in_the_query_string_as_its_properties() -> None:
