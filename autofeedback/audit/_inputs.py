@@ -258,8 +258,12 @@ def har_request(entry: Any) -> dict[str, Any]:
         if not name.startswith(":")  # HTTP/2 pseudo-headers are not API parameters
     }
     # the credentials a capture holds are masked before anything reads them, also
-    # where the same value shows up again (in the URL, the body...)
+    # where the same value shows up again (in the URL, the body...); but for the
+    # ``Cookie`` header, whose cookies are the parameters a spec documents ``in:
+    # cookie``: it is read as sent and its values are masked wherever the audit shows
+    # them, as in a JSONL record (masked here, a required cookie sent was missing)
     secrets = request_secrets(ApiRequest(method=method, url=url, headers=raw_headers))
+    cookies = {n: v for n, v in raw_headers.items() if n.lower() == "cookie"}
     headers = redact(raw_headers)
     if headers:
         out["headers"] = headers
@@ -281,7 +285,11 @@ def har_request(entry: Any) -> dict[str, Any]:
             out["data"] = dict(_pairs(post.get("params"), "postData.params"))
         elif isinstance(text, str) and text:
             out["data"] = text
-    return out if not secrets else dict(redact(out, secrets=secrets))
+    if secrets:
+        out = dict(redact(out, secrets=secrets))
+    if cookies:
+        out["headers"] = {n: cookies.get(n, v) for n, v in out["headers"].items()}
+    return out
 
 
 # -- OpenAI chat logs ------------------------------------------------------------------
