@@ -86,7 +86,12 @@ def _detect_curl(scan: _Scan) -> Iterator[_Candidate]:
 
 
 def _command_end(text: str, pos: int) -> int:
-    """End of a shell command, following backslash line continuations."""
+    """End of a shell command, following backslash line continuations; a command in an
+    inline code span (``Run `curl https://x.io/a` to see it``) ends with the span."""
+    if pos > 0 and text[pos - 1] == "`":
+        close, eol = text.find("`", pos), text.find("\n", pos)
+        if close != -1 and (eol == -1 or close < eol):
+            return close
     while True:
         eol = text.find("\n", pos)
         if eol == -1:
