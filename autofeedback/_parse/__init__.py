@@ -10,7 +10,9 @@ frameworks produce, everywhere in the text (inside Markdown fences and prose):
   ``{"tool", "tool_input"}``, ToolAlpaca's ``{"Action", "Action_Input"}``), the ReAct
   text form ``Action: Name`` / ``Action Input: {...}``, and OpenAI ``tool_calls``;
 * ``Operation: GET`` / ``Input: {"url": ...}`` (RestGPT);
-* ``GET /path?query`` request lines with an optional JSON body, and ``curl`` commands;
+* ``GET /path?query`` request lines with an optional JSON body, and ``curl``, HTTPie
+  and ``wget`` commands;
+* JavaScript's ``fetch(url, {...})`` and axios calls, read from their literals;
 * the native tool-call formats of the model families people run (Qwen, Llama, Mistral,
   Hermes, DeepSeek, Granite, Phi, xLAM, Gemma, GLM, InternLM, Kimi, gpt-oss, MiniMax...)
   and tool calls written as XML elements (see :mod:`autofeedback._parse._native`).
@@ -53,6 +55,7 @@ from autofeedback._parse._common import (
 from autofeedback._parse._curl import _detect_curl
 from autofeedback._parse._http import _detect_http
 from autofeedback._parse._httpie import _detect_httpie
+from autofeedback._parse._javascript import _detect_javascript
 from autofeedback._parse._json import (
     _detect_json,
     _detect_react,
@@ -74,6 +77,7 @@ from autofeedback._parse._native_tokens import (
 from autofeedback._parse._native_xml import _detect_xml_elements
 from autofeedback._parse._python import _detect_python
 from autofeedback._parse._tags import _detect_api_bank, _detect_api_tag, _detect_restgpt
+from autofeedback._parse._wget import _detect_wget
 from autofeedback.core._model import ApiRequest
 
 __all__ = [
@@ -100,6 +104,8 @@ _DETECTORS: tuple[tuple[Callable[[_Scan], Iterator[_Candidate]], str], ...] = (
     (_detect_react, "json"),
     (_detect_curl, "http"),
     (_detect_httpie, "http"),
+    (_detect_wget, "http"),
+    (_detect_javascript, "http"),
     (_detect_http, "http"),
     (_detect_json, "json"),
     (_detect_xml_elements, "xml"),

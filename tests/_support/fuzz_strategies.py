@@ -66,7 +66,7 @@ def py_args(args: dict[str, Any]) -> str:
 def formatted(draw: st.DrawFn) -> str:
     """One output in each format the parser reads."""
     name, args = draw(NAMES), draw(ARGS)
-    kind = draw(st.integers(0, 9))
+    kind = draw(st.integers(0, 12))
     if kind == 0:
         return f"<API>{name}({py_args(args)})</API>"
     if kind == 1:
@@ -88,6 +88,13 @@ def formatted(draw: st.DrawFn) -> str:
         return f"curl -X POST {draw(urls())} -H 'Content-Type: application/json' -d '{data}'"
     if kind == 8:
         return f"Here you go:\n```python\n{name}({py_args(args)})\n```"
+    if kind == 9:
+        init = f'{{method: "POST", body: JSON.stringify({json.dumps(args)})}}'
+        return f"const r = await fetch({json.dumps(draw(urls()))}, {init});"
+    if kind == 10:
+        return f"axios.get({json.dumps(draw(urls()))}, {{params: {json.dumps(args)}}})"
+    if kind == 11:
+        return f"wget -qO- --post-data '{json.dumps(args)}' {draw(urls())}"
     return f"{name}({py_args(args)})"
 
 
