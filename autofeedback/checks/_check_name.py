@@ -32,6 +32,7 @@ from autofeedback.checks._names import (
 from autofeedback.checks._words import slip, words
 from autofeedback.core._findings import Finding, Severity
 from autofeedback.core._model import ApiRequest, Operation
+from autofeedback.core._origins import without_default_port
 
 __all__ = [
     "ApiRanker",
@@ -367,7 +368,9 @@ def _check_http(
     split = urlsplit(request.url)
     target = f"{method} {split.path or '/'}"
     netloc = split.netloc.rsplit("@", 1)[-1]  # user info is not part of the host
-    if netloc and catalog.hosts and netloc.lower() not in catalog.hosts:
+    # ``https://api.example.com:443`` is ``https://api.example.com``
+    host = without_default_port(netloc.lower(), split.scheme)
+    if netloc and catalog.hosts and host not in catalog.hosts:
         servers = ", ".join(catalog.servers)
         return _fail(
             Finding(

@@ -76,6 +76,22 @@ class Origin:
         return f"{self.scheme}://{host}{port}" if self.scheme else f"{host}{port}"
 
 
+def without_default_port(netloc: str, scheme: str) -> str:
+    """``netloc`` without a port that is its scheme's default: the same server.
+
+    >>> without_default_port("api.example.com:443", "https")
+    'api.example.com'
+    >>> without_default_port("[::1]:80", "http")
+    '[::1]'
+    >>> without_default_port("api.example.com:8443", "https")
+    'api.example.com:8443'
+    """
+    host, sep, port = netloc.rpartition(":")
+    if sep and port.isdigit() and int(port) == _DEFAULT_PORTS.get(scheme.lower()):
+        return host
+    return netloc
+
+
 def origin_of(url: str) -> Origin | None:
     """The origin of an absolute URL, or ``None`` when it has none (relative, broken).
 
