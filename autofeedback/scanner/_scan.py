@@ -25,6 +25,7 @@ from autofeedback.checks._check_name import (
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
 from autofeedback.checks._names import NameMatcher, Scored
+from autofeedback.checks._object_queries import fold_object_queries
 from autofeedback.core._exceptions import ConfigurationError, SpecError
 from autofeedback.core._findings import Finding
 from autofeedback.core._model import ApiRequest, Operation, Output
@@ -394,7 +395,7 @@ class Scanner:
         budget = PatternBudget.current() or PatternBudget()
         if not request.is_http and accepts(op, request.arguments, budget):
             return  # the whole call fits the documented parameters: nothing to report
-        args = request_args(request, path_params)
+        args = fold_object_queries(op, request_args(request, path_params))
         needs_matcher = semantic and any(
             op.parameter(a.name) is None for a in args if a.location not in ("header", "cookie")
         )
