@@ -171,8 +171,9 @@ def provider_tools(tools: Any) -> Any:
         if isinstance(declarations, list):
             for d in declarations:
                 entry = _function(d, ("parameters", "parametersJsonSchema"))
-                if isinstance(entry, dict):  # Gemini's OpenAPI subset writes "STRING"
-                    entry["parameters"] = _lower_types(entry["parameters"])
+                if isinstance(entry, dict):  # "parameters": OpenAPI's subset
+                    openapi = d.get("parameters") is not None
+                    entry["parameters"] = _gemini_schema(entry["parameters"], openapi)
                 out.append(entry)
         elif isinstance(tool.get("toolSpec"), Mapping):
             spec = tool["toolSpec"]
@@ -199,14 +200,28 @@ def _function(tool: Any, schema_keys: tuple[str, ...]) -> Any:
     return entry
 
 
-def _lower_types(schema: Any, depth: int = 0) -> Any:
+def _gemini_schema(schema: Any, openapi: bool, depth: int = 0) -> Any:
+    """A Gemini declaration's schema in JSON Schema's terms: ``"STRING"`` is ``"string"``;
+    and in ``parameters`` (OpenAPI 3.0's schema subset, ``openapi``), ``nullable: true``
+    lets ``null`` in, as :func:`autofeedback._specs._refs.normalise_openapi_schema` folds
+    it for a spec (a null for a nullable parameter was an E4.1).
+
+    >>> _gemini_schema({"type": "INTEGER", "nullable": True, "enum": [1, 2]}, True)
+    {'type': ['integer', 'null'], 'enum': [1, 2, None]}
+    """
     if depth > 64:
         return schema
     if isinstance(schema, list):
-        return [_lower_types(v, depth + 1) for v in schema]
+        return [_gemini_schema(v, openapi, depth + 1) for v in schema]
     if not isinstance(schema, Mapping):
         return schema
-    out = {k: _lower_types(v, depth + 1) for k, v in schema.items()}
+    out = {k: _gemini_schema(v, openapi, depth + 1) for k, v in schema.items()}
     if isinstance(out.get("type"), str):
         out["type"] = out["type"].lower()
+    if openapi and isinstance(out.get("nullable"), bool) and out.pop("nullable"):
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
     return out

@@ -407,3 +407,31 @@ def test_a_log_line_gets_the_data_flow_check_from_its_request() -> None:
     }
     assert code == 1
     assert "tk-00000" not in json.dumps(rows)  # a credential's value is masked
+
+
+def test_a_gemini_declarations_nullable_parameter_takes_null() -> None:
+    # Gemini's ``parameters`` are OpenAPI 3.0's schema subset, where ``nullable: true``
+    # lets null in; its ``parametersJsonSchema`` is JSON Schema, where it is no keyword
+    from autofeedback import ApiCatalog, Scanner
+    from autofeedback._parse._providers import provider_tools
+
+    days = {"type": "INTEGER", "nullable": True}
+    tools = [
+        {
+            "functionDeclarations": [
+                {"name": "weather", "parameters": {"type": "OBJECT", "properties": {"days": days}}},
+                {"name": "rain", "parametersJsonSchema": {"properties": {"days": days}}},
+                {"name": "sun", "parameters": {"properties": {"days": {"type": "INTEGER"}}}},
+            ]
+        }
+    ]
+    scanner = Scanner(ApiCatalog.from_tools(provider_tools(tools)), retriever=None)
+
+    def codes(name: str, days: Any) -> list[str]:
+        call = {"name": name, "arguments": {"days": days}}
+        return [f.code for f in scanner.iter_findings(call)]
+
+    assert codes("weather", None) == [] and codes("weather", 3) == []
+    assert codes("weather", "3") == ["E4.1"]
+    assert codes("rain", None) == ["E4.1"]
+    assert codes("sun", None) == ["E4.1"]
