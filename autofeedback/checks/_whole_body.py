@@ -1,0 +1,87 @@
+"""A request body that is not an object of fields, checked as one value: a JSON array
+(``POST /users/createWithList`` takes ``[{...}, ...]``), a JSON scalar, or the text of a
+``text/*`` body, against the schema the docs give it. An object body's fields are the
+operation's parameters and are checked one by one (:mod:`._check_params`); these had
+nothing to be checked by, and a request sending ``[1, "x"]`` for an array of integers,
+or eleven characters where five are allowed, was reported clean."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from autofeedback.checks._branches import branch_errors
+from autofeedback.checks._check_values import (
+    _MAX_PER_PARAM,
+    _finding,
+    _spec_faults,
+    _validator,
+)
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import ApiRequest, Operation, Parameter
+from autofeedback.core._patterns import PatternBudget
+from autofeedback.core._resolve import Arg
+
+_UNREAD = object()
+
+
+def whole_body_schema(op: Operation) -> Mapping[str, Any] | None:
+    """The body's schema where the body is one value, not an object of fields."""
+    schema = op.body_schema
+    if not isinstance(schema, Mapping):
+        return None
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind}
+    if not kinds or kinds & {"object", None}:
+        return None  # fields, or a shape only a composition says: the other checks'
+    return schema
+
+
+def _body_value(op: Operation, request: ApiRequest) -> Any:
+    body = request.body
+    if not isinstance(body, (str, bytes)):
+        return body  # written as JSON: a list, a number...
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    media = str(
+        next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
+        or op.body_media
+        or ""
+    ).lower()
+    if media.startswith("text/"):
+        return text
+    if "json" in media or not media:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return _UNREAD  # not JSON: not judged here
+    return _UNREAD  # a form or another media: its own readers judge it
+
+
+def check_whole_body(
+    op: Operation, request: ApiRequest, budget: PatternBudget | None = None
+) -> Iterator[Finding]:
+    """E4 for a body sent as one value (see the module), located at ``("body", ...)``, at
+    most three, type errors first."""
+    schema = whole_body_schema(op)
+    if schema is None or request.body in (None, "", b""):
+        return
+    value = _body_value(op, request)
+    if value is _UNREAD:
+        return
+    budget = budget or PatternBudget.current() or PatternBudget()
+    try:
+        with budget:
+            found = [branch_errors(e) for e in _validator(schema).iter_errors(value)]
+    except _spec_faults():
+        return
+    errors = sorted(
+        (pair for group in found for pair in group),
+        key=lambda pair: (pair[0].validator != "type", len(pair[0].absolute_path)),
+    )
+    param = Parameter("body", "body", schema=schema)
+    arg = Arg("body", "body", value)
+    for err, branch in errors[:_MAX_PER_PARAM]:
+        finding = _finding(op, arg, param, err, "", branch)
+        yield dataclasses.replace(finding, location=("body", *finding.location[2:]))

@@ -1,0 +1,81 @@
+"""A body that is one value, not an object of fields (a JSON array, a JSON scalar, the
+text of a ``text/*`` body), is checked against the schema the docs give it. Before,
+nothing checked it: ``[1, "x"]`` for an array of integers, an object for an array, or
+eleven characters where five are allowed were all reported clean."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from autofeedback import ApiCatalog, Scanner
+
+USERS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+    },
+}
+
+
+def findings(media: str, schema: dict[str, Any], **request: Any) -> list[tuple[Any, ...]]:
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/x": {
+                "post": {
+                    "operationId": "post",
+                    "requestBody": {"required": True, "content": {media: {"schema": schema}}},
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_obj(spec, source="t"), retriever=None)
+    sent = {"method": "POST", "url": "https://api.example.com/x", **request}
+    return [(f.code, f.location, f.message) for f in scanner.iter_findings(sent)]
+
+
+JSON = {"Content-Type": "application/json"}
+TEXT = {"Content-Type": "text/plain"}
+
+
+@pytest.mark.parametrize(
+    ("media", "schema", "request_", "expected"),
+    [
+        ("application/json", USERS, {"json": [{"id": 1}, {"id": 2, "name": "b"}]}, []),
+        ("application/json", USERS, {"body": '[{"id": 1}]', "headers": JSON}, []),
+        ("application/json", USERS, {"json": [{"id": 1}, {"id": "2"}]},
+         [("E4.1", ("body", "1", "id"), "body.1.id must be an integer, got string '2'")]),
+        ("application/json", USERS, {"json": [{"name": "x"}]},
+         [("E4.2", ("body", "0"), "body.0: {'name': 'x'} breaks the documented required ['id']")]),
+        ("application/json", USERS, {"json": {"id": 1}},
+         [("E4.1", ("body",), "body must be an array, got object {'id': 1}")]),
+        ("application/json", {"type": "integer", "maximum": 5}, {"json": 9},
+         [("E4.2", ("body",), "body: 9 breaks the documented maximum 5")]),
+        ("application/json", {"type": "string", "enum": ["a"]}, {"body": '"b"', "headers": JSON},
+         [("E4.2", ("body",), "body must be one of 'a'; got 'b'")]),
+        ("text/plain", {"type": "string", "maxLength": 5}, {"body": "hi", "headers": TEXT}, []),
+        ("text/plain", {"type": "string", "maxLength": 5},
+         {"body": "hello world", "headers": TEXT},
+         [("E4.2", ("body",), "body: 'hello world' breaks the documented maxLength 5")]),
+        # text that is not JSON under a JSON media type is not judged here
+        ("application/json", USERS, {"body": "[oops", "headers": JSON}, []),
+    ],
+)  # fmt: skip
+def test_a_body_that_is_one_value_is_checked(
+    media: str, schema: dict[str, Any], request_: dict[str, Any], expected: list[Any]
+) -> None:
+    assert findings(media, schema, **request_) == expected
+
+
+def test_an_object_body_is_still_checked_field_by_field() -> None:
+    schema = {"type": "object", "properties": {"id": {"type": "integer"}}}
+    assert findings("application/json", schema, json={"id": "x"}) == [
+        ("E4.1", ("body", "id"), "id must be an integer, got string 'x'")
+    ]
