@@ -90,10 +90,11 @@ def test_renames_stay_in_place_and_holes_are_typed() -> None:
     assert repr(args["field_2"]) == "<string>"
 
 
-def test_a_schema_is_compiled_at_first_use_and_only_when_small() -> None:
-    """jsonschema-rs compiles a tool's schema in native code at its first use; a schema
-    of more than _MAX_COMPILED_VALUES values (a 30,000-value enum from one hostile log
-    record) gets no compiled copy and is validated by jsonschema."""
+def test_a_schema_is_compiled_at_its_second_use_and_only_when_small() -> None:
+    """jsonschema-rs compiles a tool's schema in native code at its second use (the
+    first call of a plain schema is walked: checks/_quick.py); a schema of more than
+    _MAX_COMPILED_VALUES values (a 30,000-value enum from one hostile log record) gets
+    no compiled copy and is validated by jsonschema."""
     import jsonschema_rs
 
     from autofeedback.checks._check_values import (
@@ -108,6 +109,8 @@ def test_a_schema_is_compiled_at_first_use_and_only_when_small() -> None:
     assert small is not None
     assert _stored(_strict, small) is _MISSING
     assert accepts(small, {"field_0": "x"})
+    assert _stored(_strict, small) is _MISSING
+    assert accepts(small, {"field_0": "y"})
     assert type(_stored(_strict, small)).__module__ == jsonschema_rs.__name__
     values = [f"v{i}" for i in range(_MAX_COMPILED_VALUES + 10_000)]
     tool = {
