@@ -269,7 +269,22 @@ class ApiCatalog:
         >>> [(op.name, params) for op, params in catalog.match_path("/movie/latest")]
         [('latest', {}), ('movie', {'id': 'latest'})]
         """
-        return [(op, params) for _, op, params in self._router.match(path)]
+        return [(op, params) for _, op, params in self._matches(path)]
+
+    def _matches(self, path: str) -> list[tuple[int, Operation, dict[str, str]]]:
+        """The router's matches of ``path``, where a custom method (``/jobs/{job}:cancel``,
+        Google's style) is a literal of its template, never the end of a parameter's
+        value: ``/jobs/j1:cancel`` is not ``/jobs/{job}`` with ``job = "j1:cancel"`` (a
+        ``GET`` of it is a cancel sent with the wrong method, not a read)."""
+        found = self._router.match(path)
+        verbs = {v for _, op, _ in found for v in _CUSTOM_METHOD.findall(op.path or "")}
+        if not verbs:
+            return found
+        return [
+            t
+            for t in found
+            if not any(value.endswith(verb) for value in t[2].values() for verb in verbs)
+        ]
 
     def match_http(
         self, method: str, url: str, names: Iterable[str] = ()
@@ -297,7 +312,7 @@ class ApiCatalog:
         split = urlsplit(url)
         method = method.upper()
         candidates: list[tuple[int, Operation, dict[str, str]]] = [
-            t for t in self._router.match(self.relative_path(url)) if t[1].method == method
+            t for t in self._matches(self.relative_path(url)) if t[1].method == method
         ]
         if not candidates:
             return None
@@ -320,6 +335,10 @@ class ApiCatalog:
             )
 
         return max(tied, key=fit)
+
+
+#: a custom method after a path parameter: ``{job}:cancel`` -> ``:cancel``
+_CUSTOM_METHOD = re.compile(r"\}(:[A-Za-z][A-Za-z0-9_]*)(?=/|$)")
 
 
 def _digest(value: Any, memo: dict[int, bytes]) -> bytes:
