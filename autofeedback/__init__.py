@@ -25,6 +25,7 @@ from typing import Any as _Any
 from autofeedback.core._exceptions import (
     AutoFeedbackError,
     ConfigurationError,
+    FileNotRead,
     HostNotAllowed,
     SpecError,
     SpecWarning,
@@ -195,6 +196,7 @@ __all__ = [
     "Decider",
     "Decision",
     "FeedbackLoop",
+    "FileNotRead",
     "Finding",
     "HostNotAllowed",
     "InvalidPatternWarning",

@@ -162,6 +162,7 @@ def _request_from_curl(command: str) -> ApiRequest | None:
     payload = "&".join(data)
     params: dict[str, str] = {}
     body: Any = None
+    unread: tuple[str, ...] = ()
     if get:
         params = dict(parse_qsl(payload, keep_blank_values=True))
         method = method or "GET"
@@ -171,7 +172,8 @@ def _request_from_curl(command: str) -> ApiRequest | None:
         except (ValueError, RecursionError):
             body = payload  # form data stays text
     elif form:
-        body = multipart_body(_form_parts(form))
+        parts, unread = _form_parts(form)
+        body = multipart_body(parts)
         # curl names its boundary, also in a multipart Content-Type written without one
         key = next((k for k in headers if k.lower() == "content-type"), "Content-Type")
         given = headers.get(key, "multipart/form-data")
@@ -181,19 +183,29 @@ def _request_from_curl(command: str) -> ApiRequest | None:
     if method not in _HTTP_METHODS:
         raise _Problem(f"unknown HTTP method {method!r}")
     return ApiRequest(
-        method=method, url=url, params=params, headers=headers, body=body, format="http"
+        method=method,
+        url=url,
+        params=params,
+        headers=headers,
+        body=body,
+        format="http",
+        unread_files=unread,
     )
 
 
-def _form_parts(fields: list[tuple[str, bool]]) -> list[tuple[str, str, str | None]]:
+def _form_parts(
+    fields: list[tuple[str, bool]],
+) -> tuple[list[tuple[str, str, str | None]], tuple[str, ...]]:
     """The parts curl sends for its ``-F name=value`` fields (``--form-string``: the
-    value as written). A file curl would read (``name=@path``, ``name=<path``) is a part
-    whose content is not known here: empty, with the file's name for ``@``.
+    value as written), and the names of those whose content is a file curl would read
+    (``name=@path``, ``name=<path``): not known here, so empty, with the file's name for
+    ``@``.
 
     >>> _form_parts([("n=5", False), ("f=@docs/a.txt;type=text/plain", False), ("x", False)])
-    [('n', '5', None), ('f', '', 'a.txt')]
+    ([('n', '5', None), ('f', '', 'a.txt')], ('f',))
     """
     parts: list[tuple[str, str, str | None]] = []
+    unread: list[str] = []
     for field, literal in fields:
         name, eq, value = field.partition("=")
         if not eq or not name:
@@ -201,6 +213,7 @@ def _form_parts(fields: list[tuple[str, bool]]) -> list[tuple[str, str, str | No
         if not literal and value[:1] in ("@", "<"):
             path = value[1:].split(";", 1)[0]
             parts.append((name, "", path.rsplit("/", 1)[-1] if value[0] == "@" else None))
+            unread.append(name)
         else:
             parts.append((name, value, None))
-    return parts
+    return parts, tuple(dict.fromkeys(unread))

@@ -136,7 +136,13 @@ def request_from_httpie(command: str) -> ApiRequest | None:
         body = fields
     method = method or ("POST" if body is not None else "GET")
     return ApiRequest(
-        method=method, url=url, params=params, headers=headers, body=body, format="http"
+        method=method,
+        url=url,
+        params=params,
+        headers=headers,
+        body=body,
+        format="http",
+        unread_files=tuple(dict.fromkeys(k for k, _ in files)),
     )
 
 

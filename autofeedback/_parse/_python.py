@@ -11,6 +11,7 @@ import json
 import keyword
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from autofeedback._parse._common import (
@@ -520,9 +521,10 @@ def _client_call(name: str, src: str, scan: _Scan) -> ApiRequest | None:
     from autofeedback._parse._json import _http_from_record
 
     try:
-        return _http_from_record(record, "http")
+        request = _http_from_record(record, "http")
     except RequestFormatError as exc:
         raise _Problem(str(exc)) from None
+    return replace(request, unread_files=tuple(dict.fromkeys(files))) if files else request
 
 
 def _literal_or_none(node: ast.expr) -> Any:

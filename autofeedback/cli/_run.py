@@ -227,8 +227,9 @@ def _run_loop(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
     if result.status is not None:
         body = escape(str(redact(result.response_body or "")))
         console.print(f"[bold]Final response:[/] HTTP {result.status} {body}")
-    if result.stop_reason == "unreachable":
-        # the infrastructure failed, not the model: bad input, as an unreachable --llm is
+    if result.stop_reason in ("unreachable", "file-not-read"):
+        # the infrastructure failed, or the call uploads a local file that is not read:
+        # not the model's error, bad input, as an unreachable --llm is
         err.write(f"{_ERROR}{result.attempts[-1].error}\n")
         return 2
     return 0 if result.success else 1
@@ -332,7 +333,7 @@ def _run_task(args: argparse.Namespace, out: IO[str], err: IO[str]) -> int:
         console.print(f"[red]error:[/] {escape(str(redact(str(f))))}")
     if result.answer is not None:
         console.print(f"[bold]Final answer:[/] {escape(str(redact(result.answer)))}")
-    if result.stop_reason == "unreachable":
+    if result.stop_reason in ("unreachable", "file-not-read"):
         err.write(f"{_ERROR}{result.turns[-1].error}\n")
         return 2
     return 0 if ok else 1

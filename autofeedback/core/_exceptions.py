@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AutoFeedbackError",
     "ConfigurationError",
+    "FileNotRead",
     "HostNotAllowed",
     "SpecError",
     "SpecWarning",
@@ -61,6 +62,21 @@ class SpecWarning(UserWarning):
 
 class ConfigurationError(AutoFeedbackError):
     """A bad option, unknown backend name, or a missing optional dependency."""
+
+
+class FileNotRead(AutoFeedbackError):
+    """A request was about to be sent with a file part whose content is a file on the
+    machine that would run the command (``curl -F photo=@photo.jpg``): autofeedback does
+    not read local files, and an empty part is not the upload the model wrote, so the
+    request is not sent. ``files`` names the parts."""
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.files = tuple(files)
+        names = ", ".join(repr(f) for f in self.files)
+        super().__init__(
+            f"not sent: the upload of {names} reads a local file, which autofeedback does not "
+            "read (an empty part is not the upload written); send it yourself once checked"
+        )
 
 
 class HostNotAllowed(AutoFeedbackError):

@@ -172,6 +172,11 @@ class ApiRequest:
     #: the arguments came as a JSON string holding the JSON object (encoded twice): read,
     #: and reported as E4.1 at ``arguments``
     double_encoded: bool = False
+    #: the files a command or code uploads from the machine it runs on (``curl -F
+    #: f=@photo.jpg``, HTTPie's ``f@photo.jpg``, requests' ``files=``), by part name:
+    #: their content is not known here, so the body holds those parts empty. Such a
+    #: request is checked, never sent: an empty file is not the upload that was written
+    unread_files: tuple[str, ...] = ()
 
     @property
     def is_http(self) -> bool:

@@ -44,6 +44,7 @@ __all__ = [
     "CORRECTED",
     "DYNAMIC_BUDGET",
     "FEEDBACK_BUDGET",
+    "FILE_NOT_READ",
     "HOST_NOT_ALLOWED",
     "NO_CALL",
     "REPAIRED",
@@ -81,6 +82,7 @@ StopReason = Literal[
     "repeated",
     "token-budget",
     "host-not-allowed",
+    "file-not-read",
     "blocked",
     "unreachable",
     # after a refusal nothing in the request could fix (a quota), the model answered in
@@ -98,6 +100,7 @@ TaskStop = Literal[
     "token-budget",
     "no-call",
     "host-not-allowed",
+    "file-not-read",
     "unreachable",
 ]
 #: Every stop a run can name: the loop's, the task runners', the proxy's (which adds
@@ -118,6 +121,8 @@ DYNAMIC_BUDGET: Final = "dynamic-budget"
 BASE: Final = "base"
 NO_CALL: Final = "no-call"
 HOST_NOT_ALLOWED: Final = "host-not-allowed"
+#: a checked request uploads a local file, which is not read: not sent, the run ends
+FILE_NOT_READ: Final = "file-not-read"
 UNREACHABLE: Final = "unreachable"
 
 #: the kinds of run: the feedback loop, the program runner, the ReAct runner, the

@@ -62,13 +62,14 @@ import requests
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_name
 from autofeedback.checks._check_response import DocumentedResponse, Requirement
-from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback.core._exceptions import ConfigurationError, FileNotRead, HostNotAllowed
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.core._redact import auth_names, credential_values, redact_finding
 from autofeedback.decide import Decider, Policy, RepairMode, check_repair
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._run import (
+    FILE_NOT_READ,
     HOST_NOT_ALLOWED,
     SEND_GATE,
     SUCCESS,
@@ -459,6 +460,9 @@ class FeedbackLoop:
         except HostNotAllowed as exc:
             run.end(HOST_NOT_ALLOWED)
             return _done(base, started, sent=sent, error=str(exc))
+        except FileNotRead as exc:
+            run.end(FILE_NOT_READ)  # checked, and not the model's error: nothing to feed back
+            return _done(base, started, sent=None, error=str(exc))
         except (requests.ConnectionError, requests.Timeout) as exc:
             # the infrastructure's failure, not the model's: no feedback, no retry
             run.end(UNREACHABLE)

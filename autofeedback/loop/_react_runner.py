@@ -18,7 +18,7 @@ import requests
 from autofeedback._parse._output import to_requests
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import check_name
-from autofeedback.core._exceptions import ConfigurationError, HostNotAllowed
+from autofeedback.core._exceptions import ConfigurationError, FileNotRead, HostNotAllowed
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.core._redact import credential_values
@@ -32,6 +32,7 @@ from autofeedback.decide._feedback import (
 )
 from autofeedback.decide._render import rewrite_output
 from autofeedback.decide._run import (
+    FILE_NOT_READ,
     HOST_NOT_ALLOWED,
     NO_CALL,
     UNREACHABLE,
@@ -345,6 +346,9 @@ class ReactRunner(_Runner):
         except HostNotAllowed as exc:
             run.end(HOST_NOT_ALLOWED)
             return sent, None, str(exc)
+        except FileNotRead as exc:
+            run.end(FILE_NOT_READ)
+            return None, None, str(exc)
         except requests.RequestException as exc:
             run.end(UNREACHABLE)
             return sent, None, f"cannot reach the API: {type(exc).__name__}"

@@ -18,7 +18,7 @@ import requests
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.catalog._openapi import function_path, request_media
 from autofeedback.checks._check_values import deserialize
-from autofeedback.core._exceptions import HostNotAllowed
+from autofeedback.core._exceptions import FileNotRead, HostNotAllowed
 from autofeedback.core._model import ApiRequest, Operation, Parameter
 from autofeedback.core._origins import Origins, shown_origin
 from autofeedback.core._redact import REDACTED, SENSITIVE, redact
@@ -50,6 +50,9 @@ class HttpCall:
     #: how the body travels: JSON, a form or an upload's parts (the operation's documented
     #: media type); a text or bytes body goes as written, under its own Content-Type
     media: str = "application/json"
+    #: the upload parts whose content is a local file not read here
+    #: (:attr:`~autofeedback.core._model.ApiRequest.unread_files`): never sent
+    unread_files: tuple[str, ...] = ()
 
     def redacted(self, extra: Iterable[str] = ()) -> dict[str, Any]:
         """This call as a JSON-able dict with every credential replaced.
@@ -124,7 +127,14 @@ def build_http(
         # fields go as the request's own Content-Type says, else as the docs do
         given = next((v for k, v in out_headers.items() if k.lower() == "content-type"), "")
         media = given.split(";")[0].strip().lower() or request_media(op)
-        return HttpCall(request.method.upper(), url, out_headers, request.body, media=media)
+        return HttpCall(
+            request.method.upper(),
+            url,
+            out_headers,
+            request.body,
+            media=media,
+            unread_files=request.unread_files,
+        )
     args = dict(request.arguments)
     if request.format == "xml":  # XML tool calls carry text: send the documented types
         args = {k: _typed(v, op.parameter(k)) for k, v in args.items()}
@@ -190,12 +200,15 @@ def send(
     timeout: float = 10.0,
     max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> requests.Response:
-    """Send ``call`` if its origin is allowed; raise :class:`HostNotAllowed` otherwise.
+    """Send ``call`` if its origin is allowed; raise :class:`HostNotAllowed` otherwise,
+    and :class:`FileNotRead` for an upload of a local file (an empty part is not it).
 
     Redirects are not followed (a redirect is the answer), and the body is read as a
     stream and cut at ``max_bytes``: ``response.content`` holds at most that much."""
     if not allowed.allows(call.url):
         raise HostNotAllowed(shown_origin(call.url), list(allowed))
+    if call.unread_files:
+        raise FileNotRead(call.unread_files)
     s = session or requests.Session()
     response = s.request(
         call.method,
