@@ -1051,3 +1051,23 @@ def test_a_call_to_a_tool_listed_twice_is_fed_back_as_written() -> None:
             "calling it",
         )
     ]
+
+
+def test_a_program_is_checked_and_repaired_with_what_else_the_model_saw(
+    bookshop: ApiCatalog,
+) -> None:
+    """The context (a system prompt: "book 7") grounds a program's id both when the
+    program is checked and when its repaired text is checked again: ``getBok`` respelt,
+    and nothing left; without the context the id is E5.3 (found by the fifth mutation
+    pass of decide/: ``decide_program`` 5-6, 13, 18, 42, 49 survived)."""
+    decider = Decider(Scanner(bookshop, retriever=None))
+    asked, seen = "Show me that book and its reviews", "The user is looking at book 7."
+    clean = "r = getBook(bookId=7)\nlistReviews(bookId=r.id)"
+    [decision] = decider.decide(clean, instruction=asked, context=seen)
+    assert (decision.action, decision.reason, decision.findings) == ("forward", "clean", ())
+    [decision] = decider.decide(clean.replace("getBook", "getBok"), instruction=asked, context=seen)
+    assert (decision.action, decision.reason, decision.text) == ("forward", "repaired", clean)
+    assert [str(r) for r in decision.repairs] == ["E2 step[0].api: 'getBok' -> 'getBook'"]
+    assert decision.remaining == ()
+    [alone] = decider.decide(clean, instruction=asked)
+    assert [f.code for f in alone.errors] == ["E5.3"]
