@@ -160,3 +160,20 @@ def test_a_slip_of_two_parameters_one_of_them_sent_is_the_other_one() -> None:
     )
     [alone] = decider.decide({"name": "list_books", "arguments": {"pags": 3}})
     assert _outcome(alone)[:4] == ("feedback", "list_books", {"pags": 3}, [])
+
+
+def test_the_corrected_call_keeps_the_api_its_first_round_chose(api_retriever: Any) -> None:
+    """The corrected call shown with the feedback respells ``get_weathr``; the next
+    round's E2.1 (the stock price fits the user's words better) is a second opinion on
+    that choice and does not flip it to another API."""
+    from autofeedback import ApiRequest
+    from autofeedback.decide._corrected import corrected_call
+
+    scanner = Scanner(_travel(), retriever=api_retriever)
+    asked = "What's the stock price of Apple?"
+    request = ApiRequest(name="get_weathr", arguments={"city": "Paris"})
+    findings = list(scanner.iter_findings(request, instruction=asked))
+    assert [(f.code, f.suggestion) for f in findings] == [("E2", "get_weather")]
+    assert corrected_call(scanner, request, findings, instruction=asked) == (
+        "<API>get_weather(city='Paris')</API>"
+    )
