@@ -1071,3 +1071,47 @@ def test_a_program_is_checked_and_repaired_with_what_else_the_model_saw(
     assert decision.remaining == ()
     [alone] = decider.decide(clean, instruction=asked)
     assert [f.code for f in alone.errors] == ["E5.3"]
+
+
+def test_calls_made_together_are_each_judged_among_as_many_apis_as_there_are_calls(
+    api_retriever: Any,
+) -> None:
+    """Four calls that answer one request of four parts: each API is judged against the
+    user's words among the four that fit best (E2.1's top-k is the number of calls), so
+    none is doubted, nor two of them; the flight search or the weather alone is
+    doubted (a warning), the trip's other parts fitting the words better (issue 39:
+    ``decide`` 36, ``decide_request`` 11, 19, 22, 26 survived)."""
+
+    def tool(name: str, description: str, *params: str) -> dict[str, Any]:
+        properties = {p: {"type": "integer" if p == "nights" else "string"} for p in params}
+        schema = {"type": "object", "properties": properties, "required": list(params)}
+        return {"name": name, "description": description, "parameters": schema}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("get_weather", "Weather forecast for a city.", "city"),
+            tool("search_flights", "Flights between two airports.", "origin", "destination"),
+            tool("book_hotel", "Book a hotel room in a city.", "city", "nights"),
+            tool("send_email", "Send an email message to a recipient.", "to"),
+            tool("get_stock_price", "Current price of a stock ticker.", "ticker"),
+            tool("translate_text", "Translate text into another language.", "text"),
+            tool("get_news", "Latest news headlines on a topic.", "topic"),
+            tool("set_alarm", "Set an alarm clock for a time.", "time"),
+        ]
+    )
+    decider = Decider(Scanner(catalog, retriever=api_retriever))
+    asked = (
+        "I'm going to Paris: find flights from London, book a hotel for two nights, "
+        "tell me the weather there, and email my boss at boss@example.org"
+    )
+    flights = '<API>search_flights(origin="London", destination="Paris")</API>'
+    hotel = '<API>book_hotel(city="Paris", nights=2)</API>'
+    weather = '<API>get_weather(city="Paris")</API>'
+    email = '<API>send_email(to="boss@example.org")</API>'
+    decisions = decider.decide("\n".join([flights, hotel, weather, email]), instruction=asked)
+    assert [(d.action, d.findings) for d in decisions] == [("forward", ())] * 4
+    decisions = decider.decide(f"{hotel}\n{weather}", instruction=asked)
+    assert [(d.action, d.findings) for d in decisions] == [("forward", ())] * 2
+    for alone in (flights, weather):
+        [decision] = decider.decide(alone, instruction=asked)
+        assert [(f.code, f.severity) for f in decision.findings] == [("E2.1", "warning")]
