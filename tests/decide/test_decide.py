@@ -227,6 +227,7 @@ def test_the_output_text_is_written_back_in_its_own_format(decider: Decider) -> 
         ("3.14159265358979323846", ["number"], [], NOT_COERCIBLE),  # rounds
         ("0.1", ["number"], [], 0.1),
         ("1e5", ["number"], [], 100000.0),
+        ("-0", ["number"], [], NOT_COERCIBLE),  # 0 would lose the sign
         ('{"a": 1, "a": 2}', ["object"], [], NOT_COERCIBLE),  # which a?
         ('{"a": NaN}', ["object"], [], NOT_COERCIBLE),
         ("[1e400]", ["array"], [], NOT_COERCIBLE),
@@ -260,6 +261,8 @@ def test_only_lossless_coercions(
     ("text", "fmt", "expect"),
     [
         ("2147483647", "int32", 2147483647),
+        ("-2147483648", "int32", -2147483648),
+        ("5", ["int32"], 5),  # a format that is no name bounds nothing
         ("2147483648", "int32", NOT_COERCIBLE),
         ("-2147483649", "int32", NOT_COERCIBLE),
         ("9223372036854775808", "int64", NOT_COERCIBLE),
@@ -269,6 +272,16 @@ def test_only_lossless_coercions(
 def test_an_integer_is_coerced_only_within_its_format(text: str, fmt: Any, expect: Any) -> None:
     got = coerce(text, ["integer"], schema={"type": "integer", "format": fmt})
     assert got is expect if expect is NOT_COERCIBLE else got == expect
+
+
+def test_json_text_is_decoded_for_a_coercion_up_to_one_mebibyte() -> None:
+    """A bounded cost per value: an object written as text is decoded up to 1 MiB of
+    text, and left as written past it (issue 39: ``_one`` 41-42, 51 survived)."""
+    size = 1 << 20
+    fits = '{"a": "' + "x" * (size - 9) + '"}'
+    assert len(fits) == size
+    assert coerce(fits, ["object"]) == {"a": "x" * (size - 9)}
+    assert coerce(fits[:-2] + 'x"}', ["object"]) is NOT_COERCIBLE
 
 
 # -- sequences ---------------------------------------------------------------------------
