@@ -1093,7 +1093,7 @@ def test_calls_made_together_are_each_judged_among_as_many_apis_as_there_are_cal
     user's words among the four that fit best (E2.1's top-k is the number of calls), so
     none is doubted, nor two of them; the flight search or the weather alone is
     doubted (a warning), the trip's other parts fitting the words better (issue 39:
-    ``decide`` 36, ``decide_request`` 11, 19, 22, 26 survived)."""
+    ``decide`` 36, ``decide_request`` 1, 11, 19, 22, 26 survived)."""
 
     def tool(name: str, description: str, *params: str) -> dict[str, Any]:
         properties = {p: {"type": "integer" if p == "nights" else "string"} for p in params}
@@ -1128,3 +1128,7 @@ def test_calls_made_together_are_each_judged_among_as_many_apis_as_there_are_cal
     for alone in (flights, weather):
         [decision] = decider.decide(alone, instruction=asked)
         assert [(f.code, f.severity) for f in decision.findings] == [("E2.1", "warning")]
+    # a call decided on its own (a guard, a gate) is one call
+    one = ApiRequest(name="get_weather", arguments={"city": "Paris"})
+    decision = decider.decide_request(one, instruction=asked)
+    assert [(f.code, f.severity) for f in decision.findings] == [("E2.1", "warning")]
