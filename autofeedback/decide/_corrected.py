@@ -81,7 +81,9 @@ def _as_call(request: ApiRequest, scanner: Scanner) -> tuple[str, dict[str, Any]
 
 
 def _param(f: Finding) -> str | None:
-    return f.location[-1] if len(f.location) >= 2 else None
+    """The parameter a finding lies in: ``paging`` for a value inside it
+    (``("argument", "paging", "limit")``), never a parameter named as the inner key."""
+    return f.location[1] if len(f.location) >= 2 else None
 
 
 def _apply(

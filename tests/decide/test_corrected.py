@@ -495,3 +495,29 @@ def test_a_placeholder_is_a_hole_once_the_api_is_renamed() -> None:
     assert corrected_call(scanner, written, found, instruction=asked) == (
         "<API>searchBooks(query=<string>)</API>"
     )
+
+
+def test_arguments_encoded_twice_and_nothing_else_wrong_get_no_corrected_call() -> None:
+    """Their one finding (E4.1 at ``arguments``) names nothing to change in the call's
+    words: no corrected copy of it is shown; beside a misnamed parameter, the copy has
+    the parameter renamed (issue 39: ``_apply`` 13 survived)."""
+    import json
+
+    from autofeedback._parse._output import to_requests
+
+    tool = {
+        "name": "get_weather",
+        "description": "Weather.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        },
+    }
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    shown = []
+    for arguments in ({"city": "Paris"}, {"city": "Paris", "dayz": 2}):
+        call = {"name": "get_weather", "arguments": json.dumps(json.dumps(arguments))}
+        [request], problem = to_requests(call)
+        assert problem is None and request.double_encoded
+        shown.append(corrected_call(scanner, request, list(scanner.iter_findings(request))))
+    assert shown == [None, "<API>get_weather(city='Paris', days=2)</API>"]

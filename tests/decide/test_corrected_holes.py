@@ -75,3 +75,30 @@ def test_a_placeholder_alone_is_a_hole(scanner: Scanner) -> None:
     assert corrected_call(scanner, request, findings, instruction=ASKED, style="json") == (
         '{"name": "getBook", "arguments": {"bookId": "<integer>"}}'
     )
+
+
+PAGED = {
+    "name": "list_events",
+    "description": "Events, page by page.",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "limit": {"type": "integer"},
+            "paging": {"type": "object", "properties": {"limit": {"type": "integer"}}},
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("name", ["list_events", "list_evnts"])
+def test_a_wrong_value_inside_an_object_is_a_hole_for_its_parameter_only(name: str) -> None:
+    """The E4.1 of ``paging.limit`` holes ``paging``, the parameter it lies in; the
+    call's own ``limit=5`` is right and stays (it was the one blanked, by the inner
+    key's name, and the wrong value kept), after the API's slip is respelt too."""
+    scanner = Scanner(ApiCatalog.from_tools([PAGED]), retriever=None)
+    request = ApiRequest(name=name, arguments={"limit": 5, "paging": {"limit": "ten"}})
+    findings = list(scanner.iter_findings(request))
+    assert ("E4.1", ("argument", "paging", "limit")) in [(f.code, f.location) for f in findings]
+    assert corrected_call(scanner, request, findings) == (
+        "<API>list_events(limit=5, paging=<object>)</API>"
+    )

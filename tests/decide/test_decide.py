@@ -227,6 +227,7 @@ def test_the_output_text_is_written_back_in_its_own_format(decider: Decider) -> 
         ("3.14159265358979323846", ["number"], [], NOT_COERCIBLE),  # rounds
         ("0.1", ["number"], [], 0.1),
         ("1e5", ["number"], [], 100000.0),
+        ("-0", ["number"], [], NOT_COERCIBLE),  # 0 would lose the sign
         ('{"a": 1, "a": 2}', ["object"], [], NOT_COERCIBLE),  # which a?
         ('{"a": NaN}', ["object"], [], NOT_COERCIBLE),
         ("[1e400]", ["array"], [], NOT_COERCIBLE),
@@ -260,6 +261,8 @@ def test_only_lossless_coercions(
     ("text", "fmt", "expect"),
     [
         ("2147483647", "int32", 2147483647),
+        ("-2147483648", "int32", -2147483648),
+        ("5", ["int32"], 5),  # a format that is no name bounds nothing
         ("2147483648", "int32", NOT_COERCIBLE),
         ("-2147483649", "int32", NOT_COERCIBLE),
         ("9223372036854775808", "int64", NOT_COERCIBLE),
@@ -269,6 +272,16 @@ def test_only_lossless_coercions(
 def test_an_integer_is_coerced_only_within_its_format(text: str, fmt: Any, expect: Any) -> None:
     got = coerce(text, ["integer"], schema={"type": "integer", "format": fmt})
     assert got is expect if expect is NOT_COERCIBLE else got == expect
+
+
+def test_json_text_is_decoded_for_a_coercion_up_to_one_mebibyte() -> None:
+    """A bounded cost per value: an object written as text is decoded up to 1 MiB of
+    text, and left as written past it (issue 39: ``_one`` 41-42, 51 survived)."""
+    size = 1 << 20
+    fits = '{"a": "' + "x" * (size - 9) + '"}'
+    assert len(fits) == size
+    assert coerce(fits, ["object"]) == {"a": "x" * (size - 9)}
+    assert coerce(fits[:-2] + 'x"}', ["object"]) is NOT_COERCIBLE
 
 
 # -- sequences ---------------------------------------------------------------------------
@@ -1051,3 +1064,71 @@ def test_a_call_to_a_tool_listed_twice_is_fed_back_as_written() -> None:
             "calling it",
         )
     ]
+
+
+def test_a_program_is_checked_and_repaired_with_what_else_the_model_saw(
+    bookshop: ApiCatalog,
+) -> None:
+    """The context (a system prompt: "book 7") grounds a program's id both when the
+    program is checked and when its repaired text is checked again: ``getBok`` respelt,
+    and nothing left; without the context the id is E5.3 (found by the fifth mutation
+    pass of decide/: ``decide_program`` 5-6, 13, 18, 42, 49 survived)."""
+    decider = Decider(Scanner(bookshop, retriever=None))
+    asked, seen = "Show me that book and its reviews", "The user is looking at book 7."
+    clean = "r = getBook(bookId=7)\nlistReviews(bookId=r.id)"
+    [decision] = decider.decide(clean, instruction=asked, context=seen)
+    assert (decision.action, decision.reason, decision.findings) == ("forward", "clean", ())
+    [decision] = decider.decide(clean.replace("getBook", "getBok"), instruction=asked, context=seen)
+    assert (decision.action, decision.reason, decision.text) == ("forward", "repaired", clean)
+    assert [str(r) for r in decision.repairs] == ["E2 step[0].api: 'getBok' -> 'getBook'"]
+    assert decision.remaining == ()
+    [alone] = decider.decide(clean, instruction=asked)
+    assert [f.code for f in alone.errors] == ["E5.3"]
+
+
+def test_calls_made_together_are_each_judged_among_as_many_apis_as_there_are_calls(
+    api_retriever: Any,
+) -> None:
+    """Four calls that answer one request of four parts: each API is judged against the
+    user's words among the four that fit best (E2.1's top-k is the number of calls), so
+    none is doubted, nor two of them; the flight search or the weather alone is
+    doubted (a warning), the trip's other parts fitting the words better (issue 39:
+    ``decide`` 36, ``decide_request`` 1, 11, 19, 22, 26 survived)."""
+
+    def tool(name: str, description: str, *params: str) -> dict[str, Any]:
+        properties = {p: {"type": "integer" if p == "nights" else "string"} for p in params}
+        schema = {"type": "object", "properties": properties, "required": list(params)}
+        return {"name": name, "description": description, "parameters": schema}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("get_weather", "Weather forecast for a city.", "city"),
+            tool("search_flights", "Flights between two airports.", "origin", "destination"),
+            tool("book_hotel", "Book a hotel room in a city.", "city", "nights"),
+            tool("send_email", "Send an email message to a recipient.", "to"),
+            tool("get_stock_price", "Current price of a stock ticker.", "ticker"),
+            tool("translate_text", "Translate text into another language.", "text"),
+            tool("get_news", "Latest news headlines on a topic.", "topic"),
+            tool("set_alarm", "Set an alarm clock for a time.", "time"),
+        ]
+    )
+    decider = Decider(Scanner(catalog, retriever=api_retriever))
+    asked = (
+        "I'm going to Paris: find flights from London, book a hotel for two nights, "
+        "tell me the weather there, and email my boss at boss@example.org"
+    )
+    flights = '<API>search_flights(origin="London", destination="Paris")</API>'
+    hotel = '<API>book_hotel(city="Paris", nights=2)</API>'
+    weather = '<API>get_weather(city="Paris")</API>'
+    email = '<API>send_email(to="boss@example.org")</API>'
+    decisions = decider.decide("\n".join([flights, hotel, weather, email]), instruction=asked)
+    assert [(d.action, d.findings) for d in decisions] == [("forward", ())] * 4
+    decisions = decider.decide(f"{hotel}\n{weather}", instruction=asked)
+    assert [(d.action, d.findings) for d in decisions] == [("forward", ())] * 2
+    for alone in (flights, weather):
+        [decision] = decider.decide(alone, instruction=asked)
+        assert [(f.code, f.severity) for f in decision.findings] == [("E2.1", "warning")]
+    # a call decided on its own (a guard, a gate) is one call
+    one = ApiRequest(name="get_weather", arguments={"city": "Paris"})
+    decision = decider.decide_request(one, instruction=asked)
+    assert [(f.code, f.severity) for f in decision.findings] == [("E2.1", "warning")]
