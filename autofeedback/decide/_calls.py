@@ -28,7 +28,7 @@ from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, ToolCallShape
 from autofeedback.decide._decision import Decider, Decision
 from autofeedback.decide._feedback import tool_feedback
-from autofeedback.scanner._scan import Scanner, one_line
+from autofeedback.scanner._scan import one_line
 
 __all__ = [
     "Call",
@@ -44,7 +44,6 @@ __all__ = [
     "flow_graph",
     "located",
     "reply",
-    "sequence_findings",
     "tool_calls_of",
 ]
 
@@ -258,16 +257,6 @@ def _reshaped(request: ApiRequest | None, own: dict[str, Any]) -> ApiRequest | N
     if request is None or (request.shape, request.call_id) == (own["shape"], own["call_id"]):
         return request
     return dataclasses.replace(request, **own)
-
-
-def sequence_findings(
-    calls: Sequence[Call], scanner: Scanner, history: Sequence[Any], graph: Any = None
-) -> list[list[Finding]]:
-    """The findings of each of ``calls`` (one assistant turn), checked as the last steps
-    of the chat ``history`` (OpenAI chat form: user turns, earlier assistant
-    ``tool_calls`` and the ``tool`` messages answering them); one list per call."""
-    decider = Decider(scanner, repair="off")
-    return [list(d.findings) for d in decide_in_sequence(calls, decider, history, graph)]
 
 
 def located(per_call: Sequence[Sequence[Finding]]) -> list[Finding]:
