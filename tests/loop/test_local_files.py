@@ -98,3 +98,19 @@ def test_the_loop_checks_the_upload_and_stops_without_sending_it() -> None:
     (attempt,) = result.attempts
     assert attempt.findings == () and attempt.status is None and attempt.feedback is None
     assert attempt.error is not None and "'photo'" in attempt.error
+
+
+def test_the_react_runner_stops_without_sending_the_upload() -> None:
+    from autofeedback.loop._react_runner import ReactRunner
+
+    catalog = ApiCatalog.from_obj(SPEC, source="photos")
+    outputs = ["Thought: upload.\nAction: curl -F photo=@photo.jpg http://127.0.0.1/photos"]
+
+    def model(messages: list[dict[str, Any]]) -> tuple[str, Usage]:
+        return outputs.pop(0), Usage(prompt_tokens=10, completion_tokens=5)
+
+    with serve(empty(201)) as (url, paths):
+        result = ReactRunner(CallableLLM(model), catalog, base_url=url).run("upload my photo")
+    assert paths == [] and result.calls == ()
+    assert result.stop_reason == "file-not-read"
+    assert result.turns[-1].error is not None and "'photo'" in result.turns[-1].error
