@@ -70,7 +70,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schema=schemas(), value=VALUES)
 def test_a_walk_never_says_clean_what_the_validators_refuse(
     schema: dict[str, Any], value: Any
