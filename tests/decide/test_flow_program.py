@@ -483,3 +483,114 @@ def test_a_program_s_stand_in_is_read_from_the_one_step_that_gives_it(
     written = program + 'get_book(book_id="<book_id>")'
     decision = decider.decide_program(written, instruction=instruction)
     assert decision.text == program + f"get_book(book_id={read})"
+
+
+# -- a program: a reference written with keys, repaired as its attribute form is -------------
+
+_BOOK = {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}}}
+_SHELF = [
+    {
+        "name": "get_books",
+        "parameters": _takes(),
+        "outputSchema": {
+            "type": "object",
+            "properties": {"books": {"type": "array", "items": _BOOK}},
+        },
+        "annotations": READS,
+    },
+    {
+        "name": "search",
+        "parameters": _takes("q"),
+        "outputSchema": {
+            "type": "object",
+            "properties": {
+                "data": {
+                    "type": "object",
+                    "properties": {"books": {"type": "array", "items": _BOOK}},
+                }
+            },
+        },
+        "annotations": READS,
+    },
+    {"name": "get_book", "parameters": _takes("book_id")},
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "repair"),
+    [
+        # a plural left out, on the step's own line
+        (
+            'b = get_books()\nget_book(book_id=b["book"][0]["id"])',
+            'b = get_books()\nget_book(book_id=b["books"][0]["id"])',
+            """E5.2 step[1].argument.book_id: 'b["book"][0]["id"]' -> 'b["books"][0]["id"]'""",
+        ),
+        # a keyboard slip, in single quotes
+        (
+            "b = get_books()\nget_book(book_id=b['boks'][0]['id'])",
+            "b = get_books()\nget_book(book_id=b['books'][0]['id'])",
+            """E5.2 step[1].argument.book_id: "b['boks'][0]['id']" -> "b['books'][0]['id']\"""",
+        ),
+        # read through a name assigned on the line before
+        (
+            'b = get_books()\nbook_id = b["book"][0]["id"]\nget_book(book_id=book_id)',
+            'b = get_books()\nbook_id = b["books"][0]["id"]\nget_book(book_id=book_id)',
+            """E5.2 step[1].argument.book_id: 'b["book"][0]["id"]' -> 'b["books"][0]["id"]'""",
+        ),
+        # a level left out: written in as a key too
+        (
+            'r = search(q="Dune")\nget_book(book_id=r["books"][0]["id"])',
+            'r = search(q="Dune")\nget_book(book_id=r["data"]["books"][0]["id"])',
+            "E5.2 step[1].argument.book_id: "
+            """'r["books"][0]["id"]' -> 'r["data"]["books"][0]["id"]'""",
+        ),
+        # a key and an attribute: each field as it was written
+        (
+            'b = get_books()\nget_book(book_id=b["book"][0].id)',
+            'b = get_books()\nget_book(book_id=b["books"][0].id)',
+            """E5.2 step[1].argument.book_id: 'b["book"][0].id' -> 'b["books"][0].id'""",
+        ),
+        # inside an f-string
+        (
+            'b = get_books()\nget_book(book_id=f\'{b["book"][0]["id"]}\')',
+            'b = get_books()\nget_book(book_id=f\'{b["books"][0]["id"]}\')',
+            """E5.2 step[1].argument.book_id: 'b["book"][0]["id"]' -> 'b["books"][0]["id"]'""",
+        ),
+        # E5.1: a variable the program never assigned, read as the one that gives the path
+        (
+            'books = get_books()\nget_book(book_id=b["books"][0]["id"])',
+            'books = get_books()\nget_book(book_id=books["books"][0]["id"])',
+            "E5.1 step[1].argument.book_id: "
+            """'b["books"][0]["id"]' -> 'books["books"][0]["id"]'""",
+        ),
+    ],
+)
+def test_a_reference_written_with_keys_is_repaired_in_its_own_style(
+    program: str, repaired: str, repair: str
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SHELF), retriever=None))
+    decision = decider.decide_program(program, instruction="the first book")
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [str(r) for r in decision.repairs] == [repair]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        # a level left out of a read written both ways: how to write it is not known
+        'r = search(q="Dune")\nget_book(book_id=r["books"][0].id)',
+        # a key with a prefix is not rewritten
+        'b = get_books()\nget_book(book_id=b[u"book"][0]["id"])',
+        # the same read assigned twice: which one the step reads is not certain
+        'b = get_books()\nx = b["book"][0]["id"]\ny = b["book"][0]["id"]\nget_book(book_id=x)',
+    ],
+)
+def test_a_reference_written_with_keys_is_left_where_the_attribute_form_would_be(
+    program: str,
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SHELF), retriever=None))
+    decision = decider.decide_program(program, instruction="the first book")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E5.2", ("step[1]", "argument", "book_id"))
+    ]
