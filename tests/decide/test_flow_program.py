@@ -620,6 +620,24 @@ def test_a_reference_written_with_keys_is_repaired_in_its_own_style(
     assert [str(r) for r in decision.repairs] == [repair]
 
 
+def test_the_same_read_in_two_calls_is_repaired_in_both() -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SHELF), retriever=None))
+    program = (
+        'b = get_books()\nget_book(book_id=b["book"][0]["id"])\n'
+        'get_reviews(book_id=b["book"][0]["id"])'
+    )
+    decision = decider.decide_program(program, instruction="the first book")
+    assert (decision.action, decision.text) == (
+        "forward",
+        'b = get_books()\nget_book(book_id=b["books"][0]["id"])\n'
+        'get_reviews(book_id=b["books"][0]["id"])',
+    )
+    assert [str(r) for r in decision.repairs] == [
+        f'E5.2 step[{i}].argument.book_id: \'b["book"][0]["id"]\' -> \'b["books"][0]["id"]\''
+        for i in (1, 2)
+    ]
+
+
 @pytest.mark.parametrize(
     ("program", "left"),
     [
@@ -637,7 +655,7 @@ def test_a_reference_written_with_keys_is_repaired_in_its_own_style(
         # nor a list the response does not have
         ('r = search(q="Dune")\nget_book(book_id=r["shelf"][0]["id"])', ("E5.2", 1)),
         # never from a call the program makes after the step
-        ('get_book(book_id=b["books"][0]["id"])\nb = get_books()', ("E5.1", 0)),
+        ('get_book(book_id=x["books"][0]["id"])\nb = get_books()', ("E5.1", 0)),
     ],
 )
 def test_a_reference_written_with_keys_is_left_where_the_attribute_form_would_be(
@@ -849,3 +867,65 @@ def test_a_read_of_a_variable_never_assigned_is_rebound_to_the_one_response_with
         program + "get_book(book_id=x.items[0].id)", instruction="the first book"
     )
     assert decision.text == program + f"get_book(book_id={read})"
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "repairs", "left"),
+    [
+        # a misspelt function is renamed only where the call fits the function it meant
+        (
+            'b = searchBooks(query="Dune")\ngetBok(bookId=b.books[0].id, foo=1)',
+            'b = searchBooks(query="Dune")\ngetBok(bookId=b.books[0].id, foo=1)',
+            [],
+            [("E2", ("step[1]", "api")), ("E3", ("step[1]", "argument", "foo"))],
+        ),
+        (
+            "getBok()",
+            "getBok()",
+            [],
+            [("E2", ("step[0]", "api")), ("E3.4", ("step[0]", "path", "bookId"))],
+        ),
+        # a parameter given by reference, renamed
+        (
+            'b = searchBooks(query="Dune")\ngetBook(Bookid=b.books[0].id)',
+            'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
+            ["E3.2 step[1].argument.Bookid: 'Bookid' -> 'bookId'"],
+            [],
+        ),
+        # renamed, the function's references are judged: a round that would read a list
+        # into bookId is undone, the rename kept
+        (
+            'b = searchBooks(query="Dune")\ngetBok(bookId=x.books)',
+            'b = searchBooks(query="Dune")\ngetBook(bookId=x.books)',
+            ["E2 step[1].api: 'getBok' -> 'getBook'"],
+            [("E5.1", ("step[1]", "path", "bookId"))],
+        ),
+        # a line that cannot be read does not stop the repair of the others
+        (
+            'b = searchBooks(Query="Dune")\nprint(b.books[0].id',
+            'b = searchBooks(query="Dune")\nprint(b.books[0].id',
+            ["E3.2 step[0].argument.Query: 'Query' -> 'query'"],
+            [("E1", ("line[2]",))],
+        ),
+        # a response that is a list of names has no id to read
+        (
+            "g = listGenres()\ngetBook(bookId=g.id)",
+            "g = listGenres()\ngetBook(bookId=g.id)",
+            [],
+            [("E5.2", ("step[1]", "path", "bookId"))],
+        ),
+    ],
+)
+def test_a_program_s_repairs_round_by_round(
+    bookshop: ApiCatalog,
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    decision = Decider(Scanner(bookshop, retriever=None)).decide_program(
+        program, instruction="Show me Dune"
+    )
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
