@@ -900,6 +900,17 @@ def test_a_read_of_a_variable_never_assigned_is_rebound_to_the_one_response_with
             ["E2 step[1].api: 'getBok' -> 'getBook'"],
             [("E5.1", ("step[1]", "path", "bookId"))],
         ),
+        # a round is undone whole: the parameter renamed beside that read too
+        (
+            'b = searchBooks(Query="Dune")\ngetBook(bookId=x.books)',
+            'b = searchBooks(Query="Dune")\ngetBook(bookId=x.books)',
+            [],
+            [
+                ("E3.2", ("step[0]", "argument", "Query")),
+                ("E3.4", ("step[0]", "query", "query")),
+                ("E5.1", ("step[1]", "path", "bookId")),
+            ],
+        ),
         # a line that cannot be read does not stop the repair of the others
         (
             'b = searchBooks(Query="Dune")\nprint(b.books[0].id',
@@ -929,3 +940,23 @@ def test_a_program_s_repairs_round_by_round(
     assert decision.text == repaired
     assert [str(r) for r in decision.repairs] == repairs
     assert [(f.code, f.location) for f in decision.errors] == left
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        'd = devices()\nplay_all(device_ids=["<device_id>"])',
+        'd = devices()\nplay_any(device_ids="<device_id>")',
+    ],
+)
+def test_one_item_read_from_an_earlier_step_is_never_written_into_a_list_parameter(
+    program: str,
+) -> None:
+    # which devices the user meant is not certain: one id for a list would play on one
+    decision = Decider(Scanner(PLAYER, retriever=None)).decide_program(
+        program, instruction="play music"
+    )
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E5.3", ("step[1]", "argument", "device_ids"))
+    ]
