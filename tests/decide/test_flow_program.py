@@ -654,6 +654,8 @@ def test_the_same_read_in_two_calls_is_repaired_in_both() -> None:
         ('b = get_books()\nget_book(book_id=b["books"][0]["name"])', ("E5.2", 1)),
         # nor a list the response does not have
         ('r = search(q="Dune")\nget_book(book_id=r["shelf"][0]["id"])', ("E5.2", 1)),
+        # read through a loop's variable: the response it iterates is not rewritten
+        ('b = get_books()\nfor x in b["book"]:\n    get_book(book_id=x["id"])', ("E5.2", 1)),
         # never from a call the program makes after the step
         ('get_book(book_id=x["books"][0]["id"])\nb = get_books()', ("E5.1", 0)),
     ],
