@@ -372,6 +372,8 @@ def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[i
         read = (
             f"{variable.group(0)}.{path}" if not path.startswith("[") else variable.group(0) + path
         )
+        if _fix_keyed(finding.got, read, lines, number, fixed):
+            return
         for i in range(number, 0, -1):  # the line the reference is written on
             line = fixed.get(i, lines[i - 1])
             if finding.got in line:
@@ -384,6 +386,37 @@ def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[i
         fixed[number] = new
 
 
+def _fix_keyed(
+    shown: str, read: str, lines: Sequence[str], number: int, fixed: dict[int, str]
+) -> bool:
+    """A read written with keys in one kind of quotes (``r["id"]``, which a finding shows
+    ``r['id']``), on the line ``number`` or the nearest before it: ``read`` written in
+    those keys and quotes, into ``fixed``. Whether it was."""
+    from autofeedback.decide._flow_program import _chain, _written
+    from autofeedback.flow._program import reads_at
+
+    text = "\n".join(lines)
+    spans = [(s, e) for s, e in reads_at(text, shown) if text.count("\n", 0, s) < number]
+    if not spans:
+        return False
+    start, end = spans[-1]
+    written = text[start:end]
+    chain, new = _chain(written), _chain(read)
+    if chain is None or new is None:
+        return False
+    quotes = {style for kind, _, style in chain[1] if kind == "field"}
+    if len(quotes) != 1 or "." in quotes:
+        return False
+    quote = quotes.pop()
+    keyed = _written(new[0], [(kind, value, quote) for kind, value, _ in new[1]])
+    i = text.count("\n", 0, start) + 1
+    line = fixed.get(i, lines[i - 1])
+    if written not in line:
+        return False
+    fixed[i] = line.replace(written, keyed, 1)
+    return True
+
+
 def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
     """Where a reference was written when it is not on the call's own line
     (``mid = r.items[0].id`` two lines up): ", reading `r.items[0].id` (line 2)"."""
@@ -394,6 +427,14 @@ def _read_on(finding: Finding, lines: Sequence[str], number: int) -> str:
     for i in range(number - 1, 0, -1):
         if finding.got in lines[i - 1]:
             return f", reading `{finding.got[:120]}` (line {i})"
+    # written in other quotes or spacing than the finding shows it (b["books"][0]["id"])
+    from autofeedback.flow._program import reads_at
+
+    text = "\n".join(lines)
+    for start, end in reversed(reads_at(text, finding.got)):
+        i = text.count("\n", 0, start) + 1
+        if i < number:
+            return f", reading `{text[start:end][:120]}` (line {i})"
     return ""
 
 

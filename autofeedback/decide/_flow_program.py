@@ -266,15 +266,20 @@ def _flow_repair(
     if param not in spans.values:
         return None
     start, end = spans.values[param]
-    written = text[start:end]
     variables = _variables(seq, index)
-    new: str | None = None
-    before: Any = f.got
-    if f.code == "E5.1" and isinstance(f.got, str):
-        new = _rebound(checker, variables, f.got, f)
-    elif f.code == "E5.2" and isinstance(f.got, str):
-        new = _repathed(checker, seq, f)
-    elif f.code == "E5.3" and _is_literal(call.arguments.get(param)):
+    if f.code in ("E5.1", "E5.2") and isinstance(f.got, str):
+        at = _written_at(text, f.got, start, end)
+        if at is None:
+            return None
+        before = text[at[0] : at[1]]  # as written: b["books"][0]["id"] is shown b['books']...
+        if f.code == "E5.1":
+            new = _rebound(checker, variables, before, f)
+        else:
+            new = _repathed(checker, seq, f, before)
+        if new is None or new == before:
+            return None
+        return _Edit(*at, new, index, param), Repair(f.code, f.location, before, new)
+    if f.code == "E5.3" and _is_literal(call.arguments.get(param)):
         op = checker.scanner.catalog.get(call.name)
         if op is None:
             return None
@@ -285,17 +290,21 @@ def _flow_repair(
             _Edit(start, end, reference, index, param),
             Repair("E5.3", f.location, call.arguments.get(param), reference),
         )
-    if new is None or not isinstance(before, str) or before == new:
-        return None
-    at = written.find(before)
-    if at >= 0:
-        edit = _Edit(start + at, start + at + len(before), new, index, param)
-    else:
-        where = text.find(before)  # read through a name assigned on another line
-        if where < 0 or text.find(before, where + 1) >= 0:
-            return None
-        edit = _Edit(where, where + len(before), new, index, param)
-    return edit, Repair(f.code, f.location, before, new)
+    return None
+
+
+def _written_at(text: str, shown: str, start: int, end: int) -> tuple[int, int] | None:
+    """Where ``text`` writes the read a finding shows as ``shown`` (in :func:`ast.unparse`'s
+    spelling, ``b['books'][0]['id']`` for ``b["books"][0]["id"]``): the first in the value
+    ``text[start:end]``, else the one place in the program (a name assigned on another
+    line), else ``None``."""
+    from autofeedback.flow._program import reads_at
+
+    spans = reads_at(text, shown)
+    inside = [s for s in spans if start <= s[0] and s[1] <= end]
+    if inside:
+        return inside[0]
+    return spans[0] if len(spans) == 1 else None
 
 
 def _insert_producer(
@@ -453,24 +462,31 @@ def _variables(seq: StepSequence, index: int) -> dict[str, str]:
     return out
 
 
-def _chain(text: str) -> tuple[str, list[tuple[str, str]]] | None:
-    """``r.results[0].id`` -> ``("r", [("field", "results"), ("index", "0"), ("field",
-    "id")])``; ``None`` for anything but a plain chain of fields and subscripts."""
+def _chain(text: str) -> tuple[str, list[tuple[str, str, str]]] | None:
+    """``r.results[0]["id"]`` -> ``("r", [("field", "results", "."), ("index", "0", ""),
+    ("field", "id", '"')])``: each step and how it is written (a field read as an
+    attribute, or as a key in its quotes); ``None`` for anything but a plain chain of
+    fields and subscripts."""
+    source = text.strip()
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(source, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    steps: list[tuple[str, str]] = []
+    steps: list[tuple[str, str, str]] = []
     while True:
         if isinstance(node, ast.Attribute):
-            steps.append(("field", node.attr))
+            steps.append(("field", node.attr, "."))
             node = node.value
         elif isinstance(node, ast.Subscript):
             key = node.slice
             if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                steps.append(("field", key.value))
+                quoted = ast.get_source_segment(source, key) or ""
+                quote = quoted[:1]
+                if quoted != f"{quote}{key.value}{quote}":
+                    return None  # a key written with escapes or a prefix: not rewritten
+                steps.append(("field", key.value, quote))
             else:
-                steps.append(("index", ast.unparse(key)))
+                steps.append(("index", ast.unparse(key), ""))
             node = node.value
         elif isinstance(node, ast.Name):
             steps.reverse()
@@ -479,15 +495,18 @@ def _chain(text: str) -> tuple[str, list[tuple[str, str]]] | None:
             return None
 
 
-def _written(root: str, steps: Sequence[tuple[str, str]]) -> str:
+def _written(root: str, steps: Sequence[tuple[str, str, str]]) -> str:
     out = root
-    for kind, value in steps:
-        out += f"[{value}]" if kind == "index" else f".{value}"
+    for kind, value, style in steps:
+        if kind == "index":
+            out += f"[{value}]"
+        else:
+            out += f".{value}" if style == "." else f"[{style}{value}{style}]"
     return out
 
 
-def _schema_path(steps: Sequence[tuple[str, str]]) -> list[Any]:
-    return [ITEM if kind == "index" else value for kind, value in steps]
+def _schema_path(steps: Sequence[tuple[str, str, str]]) -> list[Any]:
+    return [ITEM if kind == "index" else value for kind, value, _ in steps]
 
 
 def _rebound(
@@ -520,11 +539,11 @@ def _rebound(
     return _written(fits[0], steps)
 
 
-def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | None:
-    """E5.2: the reference ``f.got`` along the one documented path that keeps every field
-    it wrote in order (a level left out), or changes one misspelt field."""
-    assert isinstance(f.got, str)
-    chain = _chain(f.got)
+def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding, got: str) -> str | None:
+    """E5.2: the reference ``got`` (``f.got`` as written) along the one documented path
+    that keeps every field it wrote in order (a level left out), or changes one misspelt
+    field; each field written as the model wrote its fields."""
+    chain = _chain(got)
     if chain is None:
         return None
     root, steps = chain
@@ -534,7 +553,7 @@ def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | 
     schema = checker.response_schema(function) if function else None
     if schema is None:
         return None
-    written = [value for kind, value in steps if kind == "field"]
+    written = [value for kind, value, _ in steps if kind == "field"]
     if not written:
         return None
     fits = [p for p, _ in iter_paths(schema) if _fits(written, [s for s in p if s != ITEM])]
@@ -551,10 +570,19 @@ def _repathed(checker: SequenceChecker, seq: StepSequence, f: Finding) -> str | 
     if len(fits) != 1:
         return None
     path = list(fits[0])
-    indexes = iter(value for kind, value in steps if kind == "index")
-    rebuilt: list[tuple[str, str]] = []
+    styles = [style for kind, _, style in steps if kind == "field"]
+    if len(styles) < len([s for s in path if s != ITEM]):
+        if len(set(styles)) > 1:
+            return None  # a level added to a read written two ways: how to write it is not known
+        styles.append(styles[0])
+    indexes = iter(value for kind, value, _ in steps if kind == "index")
+    fields = iter(styles)
+    rebuilt: list[tuple[str, str, str]] = []
     for s in path:
-        rebuilt.append(("index", next(indexes, "0")) if s == ITEM else ("field", str(s)))
+        if s == ITEM:
+            rebuilt.append(("index", next(indexes, "0"), ""))
+        else:
+            rebuilt.append(("field", str(s), next(fields)))
     if next(indexes, None) is not None:
         return None  # the model indexed something the documented path does not hold
     if format_path(path) == format_path(_schema_path(steps)):

@@ -38,7 +38,7 @@ from typing import Any
 from autofeedback.core._findings import Finding
 from autofeedback.core._model import ApiRequest
 
-__all__ = ["CallSpans", "Derived", "Ref", "Unbound", "parse_program", "path_text"]
+__all__ = ["CallSpans", "Derived", "Ref", "Unbound", "parse_program", "path_text", "reads_at"]
 
 #: An item of an array (an index, a slice or an iteration), in a reference path.
 ITEM = "[]"
@@ -718,6 +718,25 @@ def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute) and _callee(func.value) is not None:
         return ast.unparse(func)
     return None
+
+
+def reads_at(text: str, shown: str) -> list[tuple[int, int]]:
+    """Where the program ``text`` writes the read a finding shows as ``shown``: a finding
+    shows a reference in :func:`ast.unparse`'s spelling (``b['books'][0]['id']`` for
+    ``b["books"][0]["id"]``). The ``(start, end)`` character offsets of each, in order.
+
+    >>> reads_at('b = f()\\ng(id=b["books"][0]["id"])', "b['books'][0]['id']")
+    [(13, 32)]
+    """
+    offsets = _Offsets(text)
+    spans: list[tuple[int, int]] = []
+    for stmt in program_statements(text)[0]:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+                span = offsets.span(node)
+                if span is not None and ast.unparse(node) == shown:
+                    spans.append(span)
+    return sorted(spans)
 
 
 def literal_request(call: ProgramCall) -> ApiRequest:

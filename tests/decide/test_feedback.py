@@ -391,6 +391,51 @@ def test_the_feedback_for_a_program_puts_each_error_on_its_line_with_the_sure_fi
     ]
 
 
+_NO_ID = "E5.2 searchBooks's documented response has no 'id' (did you mean books[].id?)"
+
+
+@pytest.mark.parametrize(
+    ("program", "feedback"),
+    [
+        # read on an earlier line: named there, and fixed in its keys and quotes
+        (
+            'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)',
+            [
+                f'- line 3 `getBook(bookId=first)`, reading `r["id"]` (line 2): {_NO_ID}',
+                "With the suggested fixes, these lines read:",
+                'line 2: `first = r["books"][0]["id"]`',
+            ],
+        ),
+        # in single quotes, on the call's own line
+        (
+            "r = searchBooks(query='Dune')\ngetBook(bookId=r['id'])",
+            [
+                f"- line 2 `getBook(bookId=r['id'])`: {_NO_ID}",
+                "With the suggested fixes, these lines read:",
+                "line 2: `getBook(bookId=r['books'][0]['id'])`",
+            ],
+        ),
+        # a key and an attribute: named, but how to write the fix is not known
+        (
+            'r = searchBooks(query="Dune")\nfirst = r["book"][0].id\ngetBook(bookId=first)',
+            [
+                '- line 3 `getBook(bookId=first)`, reading `r["book"][0].id` (line 2): E5.2 '
+                "searchBooks's documented response has no 'book[].id' (did you mean "
+                "books[].id?)"
+            ],
+        ),
+    ],
+)
+def test_a_program_s_reference_written_with_keys_is_named_and_fixed_in_its_keys(
+    program: str, feedback: list[str]
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[1:-1] == feedback
+
+
 def test_the_sure_fixes_of_a_program_follow_each_other_on_a_line_and_guesses_are_named() -> None:
     """Two calls on one line, a reference on the first line, a capitalised variable, a
     parameter and a reference fixed on the same line, and another function of a similar
@@ -504,15 +549,6 @@ def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
         "got string 'two'",
         f"{line}E5.3 'bookId' = 7 is not given by the user or an earlier response; call "
         "searchBooks first: its response has `books[].id`",
-        "Write the whole corrected program in a ```python block.",
-    ]
-    # a reference written as a subscript is not found where it was written (its finding
-    # reads ``r.id``): only the call's line is named, and no line is shown fixed
-    program = 'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)'
-    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
-    assert program_feedback(found, program).splitlines()[1:] == [
-        "- line 3 `getBook(bookId=first)`: E5.2 searchBooks's documented response has no 'id' "
-        "(did you mean books[].id?)",
         "Write the whole corrected program in a ```python block.",
     ]
 
