@@ -339,7 +339,8 @@ def program_statements(
     the rest: when the whole text does not parse, each top-level statement (a line at
     column 0 with its indented or bracketed continuation) is parsed on its own, and a
     part that still fails is reported alone. A part without a ``(`` is text around the
-    program (a sentence, a Markdown fence), not a call: it is left out.
+    program (a sentence, a Markdown fence), not a call: it is left out, unless it assigns
+    a name (``y = b.x.x...``, too deep to parse), whose reads would go unchecked.
 
     >>> body, bad = program_statements('r = S(q="x")\\nD(id=r.items[0].id\\u200b)\\nE(n=1)')
     >>> [type(s).__name__ for s in body], [(line, part[:2]) for line, part, _ in bad]
@@ -347,7 +348,7 @@ def program_statements(
     """
     source = text.strip()
     try:
-        return ast.parse(source).body, []
+        return _shallow(ast.parse(source).body, source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         whole = exc
     body: list[ast.stmt] = []
@@ -364,14 +365,45 @@ def program_statements(
                 parts.insert(0, (start + cut, lines[cut:]))
                 lines = lines[:cut]
                 part = "\n".join(lines)
-            if "(" in part:
+            if "(" in part or _STATEMENT.match(part.strip()):
                 unreadable.append((start + 1, part.strip(), exc))
             continue
         ast.increment_lineno(tree, start)
-        body.extend(tree.body)
+        kept, deep = _shallow(tree.body, source)
+        body.extend(kept)
+        unreadable.extend(deep)
     if not body:
         return [], [(1, source, whole)]
-    return body, unreadable
+    return body, sorted(unreadable, key=lambda u: u[0])
+
+
+#: how deep a statement's syntax tree may nest: a read of 400 fields (``b.x.x.x...``)
+#: parses, then overflows the recursion of the readers (``ast.unparse``) after it
+_MAX_TREE_DEPTH = 100
+
+
+def _shallow(
+    statements: list[ast.stmt], source: str
+) -> tuple[list[ast.stmt], list[tuple[int, str, BaseException]]]:
+    """``statements`` that nest at most :data:`_MAX_TREE_DEPTH` levels, and the others as
+    unreadable parts (walked without recursion)."""
+    kept: list[ast.stmt] = []
+    deep: list[tuple[int, str, BaseException]] = []
+    lines = source.split("\n")
+    for stmt in statements:
+        stack: list[tuple[ast.AST, int]] = [(stmt, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > _MAX_TREE_DEPTH:
+                end = stmt.end_lineno or stmt.lineno
+                part = "\n".join(lines[stmt.lineno - 1 : end])
+                too_deep = SyntaxError(f"it nests deeper than {_MAX_TREE_DEPTH} levels")
+                deep.append((stmt.lineno, part.strip(), too_deep))
+                break
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        else:
+            kept.append(stmt)
+    return kept, deep
 
 
 #: lines that continue the compound statement before them, though at column 0

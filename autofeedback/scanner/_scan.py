@@ -529,17 +529,18 @@ def is_program(text: str) -> bool:
     (``r = F(q="x")`` then ``G(id=r.items[0].id)``): a sequence, not one request."""
     if "=" not in text or "\n" not in text.strip() or "." not in text:
         return False  # cheap: one line, or no attribute read at all
-    from autofeedback.flow._program import Derived, Ref, parse_program
+    from autofeedback.flow._program import Derived, Ref, Unbound, parse_program
 
     try:
-        calls, _ = parse_program(text)
+        calls, problems = parse_program(text)
     except Exception:
         return False
     if len(calls) < 2:
         return False  # a line that cannot be read is that line's E1 in the sequence
-    return any(
-        isinstance(v, (Ref, Derived)) for c in calls for v in (*c.arguments.values(), *c.positional)
-    )
+    # a name read that no readable line binds, beside a line that cannot be read: the
+    # assignment was on that line (``y = b.x.x...`` 400 levels deep), a program still
+    kinds = (Ref, Derived, Unbound) if problems else (Ref, Derived)
+    return any(isinstance(v, kinds) for c in calls for v in (*c.arguments.values(), *c.positional))
 
 
 _default: weakref.WeakKeyDictionary[ApiCatalog, Scanner] = weakref.WeakKeyDictionary()
