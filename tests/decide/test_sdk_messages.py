@@ -1,20 +1,16 @@
-"""A model's message as its SDK gives it (pydantic objects: OpenAI's
-``ChatCompletionMessage`` and ``Response``, Anthropic's ``Message``) comes back from
-:func:`decide_tool_calls` as plain data with the certain repairs written in, the calls'
-decisions saying the same. The repairs were made and shown, and the message came back
-without them: the chat message's calls are no mappings to write into, and the Responses
-one was dumped twice, the second time into other objects than the calls were read from.
-
-The pydantic classes here stand in for an SDK's (outside the product); the last test
-uses OpenAI's own where the package is installed."""
+"""A model's message as an SDK object (OpenAI's ``ChatCompletionMessage`` and the like
+are pydantic models) is decided as the JSON its API sends: ``model_dump(mode="json",
+by_alias=True, exclude_none=True)``, and the repaired message is that JSON with the
+repair written in. Here a pydantic model stands for the SDK's: a field whose name differs
+from its JSON key (an alias), a time, and a field left ``None``."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any
 
-import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from autofeedback import decide_tool_calls
 
@@ -23,11 +19,7 @@ TOOLS = [
         "type": "function",
         "function": {
             "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "required": ["city"],
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-            },
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
         },
     }
 ]
@@ -40,41 +32,28 @@ class Function(BaseModel):
 
 class ToolCall(BaseModel):
     id: str
-    type: Literal["function"] = "function"
+    type: str = "function"
     function: Function
 
 
-class ChatMessage(BaseModel):
-    role: Literal["assistant"] = "assistant"
+class Message(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    role: str = "assistant"
     content: str | None = None
-    tool_calls: list[ToolCall] | None = None
+    calls: list[ToolCall] = Field(alias="tool_calls")
+    created: datetime
 
 
-class FunctionCall(BaseModel):
-    type: Literal["function_call"] = "function_call"
-    call_id: str
-    name: str
-    arguments: str
+def message(arguments: dict[str, Any]) -> Message:
+    call = ToolCall(id="c1", function=Function(name="get_weather", arguments=json.dumps(arguments)))
+    return Message(calls=[call], created=datetime(2026, 11, 28, tzinfo=UTC))
 
 
-class Response(BaseModel):
-    id: str
-    object: Literal["response"] = "response"
-    output: list[FunctionCall]
-
-
-def _chat(name: str, arguments: dict[str, Any]) -> ChatMessage:
-    call = ToolCall(id="c1", function=Function(name=name, arguments=json.dumps(arguments)))
-    return ChatMessage(tool_calls=[call])
-
-
-def test_a_chat_sdk_message_comes_back_repaired() -> None:
-    decided = decide_tool_calls(_chat("Get_Weather", {"City": "Lima"}), TOOLS, retriever=None)
-    assert decided.ok
-    assert [(r.before, r.after) for r in decided.repairs] == [
-        ("Get_Weather", "get_weather"),
-        ("City", "city"),
-    ]
+def test_an_sdk_message_is_decided_as_the_json_its_api_sends() -> None:
+    decided = decide_tool_calls(message({"City": "Lima"}), TOOLS, retriever=None)
+    assert decided.ok and decided.calls[0].arguments == {"city": "Lima"}
+    # the JSON keys (the alias), the time as JSON text, no key for what is None
     assert decided.message == {
         "role": "assistant",
         "tool_calls": [
@@ -84,51 +63,26 @@ def test_a_chat_sdk_message_comes_back_repaired() -> None:
                 "function": {"name": "get_weather", "arguments": '{"city": "Lima"}'},
             }
         ],
+        "created": "2026-11-28T00:00:00Z",
     }
 
 
-def test_a_responses_sdk_object_comes_back_repaired_as_its_api_writes_it() -> None:
-    response = Response(
-        id="resp_1",
-        output=[FunctionCall(call_id="r1", name="Get_Weather", arguments='{"City": "Lima"}')],
-    )
-    decided = decide_tool_calls(response, TOOLS, retriever=None)
-    assert decided.ok
-    assert decided.message == {
-        "id": "resp_1",
-        "object": "response",
-        "output": [
-            {
-                "type": "function_call",
-                "call_id": "r1",
-                "name": "get_weather",
-                "arguments": '{"city": "Lima"}',
-            }
+def test_a_right_sdk_message_is_forwarded_as_it_came() -> None:
+    sent = message({"city": "Lima"})
+    decided = decide_tool_calls(sent, TOOLS, retriever=None)
+    assert decided.ok and not decided.repairs and decided.message is sent
+
+
+def test_an_unreadable_call_in_a_chat_is_answered_not_raised() -> None:
+    # decided as the last step of the chat (history given): no request could be read
+    broken = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": '}}
         ],
-    }
-
-
-def test_a_clean_sdk_message_comes_back_as_given() -> None:
-    message = _chat("get_weather", {"city": "Lima"})
-    decided = decide_tool_calls(message, TOOLS, retriever=None)
-    assert decided.ok and not decided.repairs
-    assert decided.message is message
-
-
-def test_a_call_that_goes_back_to_the_model_is_left_as_written() -> None:
-    message = _chat("get_weather", {"city": "Lima", "days": "three"})
-    decided = decide_tool_calls(message, TOOLS, retriever=None)
-    assert not decided.ok
-    assert decided.message is message
-    assert [c.decision.action for c in decided.calls] == ["feedback"]
-
-
-def test_openais_own_chat_message_comes_back_repaired() -> None:
-    chat = pytest.importorskip("openai.types.chat", reason="the openai package is not installed")
-    message = chat.ChatCompletionMessage.model_validate(
-        _chat("Get_Weather", {"City": "Lima"}).model_dump()
-    )
-    decided = decide_tool_calls(message, TOOLS, retriever=None)
-    assert decided.ok
-    call = decided.message["tool_calls"][0]["function"]
-    assert (call["name"], json.loads(call["arguments"])) == ("get_weather", {"city": "Lima"})
+    }  # fmt: skip
+    history = [{"role": "user", "content": "the weather in Lima?"}]
+    decided = decide_tool_calls(broken, TOOLS, retriever=None, history=history)
+    assert not decided.ok and decided.calls[0].arguments is None
+    assert [f.code for f in decided.calls[0].decision.findings] == ["E1"]
