@@ -662,3 +662,62 @@ def test_the_words_of_a_run_that_ends_inserts_a_call_or_questions_an_answer() ->
         "Unknown tool: 'get_wether'; did you mean 'get_weather'?",
         "Unknown tool: 'get_wether'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "fixes"),
+    [
+        # the read the call takes is the one before it, not the same read written after
+        (
+            'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)\n'
+            'again = r["id"]',
+            ['line 2: `first = r["books"][0]["id"]`'],
+        ),
+        # two calls on one line, each reading it: both reads fixed
+        (
+            'r = searchBooks(query="Dune")\ngetBook(bookId=r["id"]); listReviews(bookId=r["id"])',
+            [
+                'line 2: `getBook(bookId=r["books"][0]["id"]); '
+                'listReviews(bookId=r["books"][0]["id"])`'
+            ],
+        ),
+        # the call's own read fixed, an earlier copy of it (read by nothing) left as written
+        (
+            "r = searchBooks(query='Dune')\nx = r['id']\ngetBook(bookId=r['id'])",
+            ["line 3: `getBook(bookId=r['books'][0]['id'])`"],
+        ),
+    ],
+)
+def test_a_keyed_read_is_fixed_where_the_call_reads_it(program: str, fixes: list[str]) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    lines = program_feedback(found, program).splitlines()
+    start = lines.index("With the suggested fixes, these lines read:")
+    assert lines[start + 1 : -1] == fixes
+
+
+@pytest.mark.parametrize(
+    ("program", "first"),
+    [
+        # read two lines up in other quotes than the finding shows, a line after the call
+        (
+            'r = searchBooks(query="Dune")\nfirst = r["id"]\ngetBook(bookId=first)\nprint(first)',
+            f'- line 3 `getBook(bookId=first)`, reading `r["id"]` (line 2): {_NO_ID}',
+        ),
+        # read on the call's own line in other quotes: no other line to name
+        (
+            'r = searchBooks(query="Dune")\ngetBook(bookId=r["id"])',
+            f'- line 2 `getBook(bookId=r["id"])`: {_NO_ID}',
+        ),
+    ],
+)
+def test_the_line_a_keyed_read_is_on_is_named_only_when_it_is_not_the_call_s(
+    program: str, first: str
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[1] == first
