@@ -69,7 +69,11 @@ def test_the_id_of_another_entity_is_the_other_apis_parameter(scanner: Scanner) 
     )
     first = findings[0]
     assert first.code == "E3.1", findings
-    assert "GET_movie-movie_id-credits" in first.message
+    assert first.message == (
+        "parameter 'movie_id' belongs to GET_movie-movie_id-credits, "
+        "not to GET_person-person_id-movie_credits"
+    )
+    assert first.suggestion is None  # not the missing person_id either
     # the missing person_id is still reported, with nothing pointing movie_id at it
     assert [f.code for f in findings[1:]] == ["E3.4"]
 
