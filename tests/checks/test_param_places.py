@@ -149,6 +149,23 @@ def test_a_parameter_in_the_wrong_place_hides_no_unknown_name_after_it(scanner: 
     ]
 
 
+def test_a_parameter_in_the_wrong_place_after_a_hundred_unknown_names(scanner: Scanner) -> None:
+    # the unknown names past the hundredth are one finding; what comes after them is still read
+    query = "&".join(f"u{i}=1" for i in range(101))
+    request = {"method": "POST", "url": f"{URL}?{query}&X-Rate=3", "json": {"amount": 1}}
+    findings = list(scanner.iter_findings(request))
+    assert len(findings) == 102
+    assert [(f.code, f.location, f.message) for f in findings[-2:]] == [
+        (
+            "E3",
+            ("query", "u100"),
+            "unknown query parameter 'u100' (the first 100 are reported one by one); "
+            "createCharge takes: X-Rate, currency, amount",
+        ),
+        ("E3", ("query", "X-Rate"), "parameter 'X-Rate' belongs in the header, not the query"),
+    ]
+
+
 def _credential_also_a_header_parameter() -> Scanner:
     spec = copy.deepcopy(SPEC)
     parameters = spec["paths"]["/charges"]["post"]["parameters"]
@@ -182,6 +199,11 @@ def test_a_required_header_that_is_also_the_credential_is_sent_in_function_form(
     # ...and an unknown name beside it is not told to become it
     call["arguments"] = {"amount": 1, "X-Api-Key": "sk", "colour": "red"}
     assert [(f.code, f.suggestion) for f in scanner.iter_findings(call)] == [("E3", None)]
+    # ...and counts as sent for no parameter of another name
+    call["arguments"] = {"X-Api-Key": "sk"}
+    assert [(f.code, f.location, f.severity) for f in scanner.iter_findings(call)] == [
+        ("E3.4", ("body",), "warning")
+    ]
 
 
 def test_an_object_sent_in_the_query_string_as_its_properties() -> None:
