@@ -181,3 +181,21 @@ def test_names_past_those_searched_get_no_suggestion() -> None:
         "f",
         "unknown parameter 'limt'; f takes: limit, q",
     )
+
+
+def test_names_past_those_searched_are_not_compared_by_meaning(api_retriever: Any) -> None:
+    scanner = Scanner(ApiCatalog.from_tools([SESSION]), retriever=api_retriever)
+    junk = {f"u{i}": "1" for i in range(32)}
+    rows = _rows(scanner, "createSession", password="p", **junk, user="u")
+    assert rows[-2:] == [
+        (
+            "E3",
+            ("argument", "user"),
+            "user",
+            ["login", "password"],
+            None,
+            "createSession",
+            "unknown parameter 'user'; createSession takes: login, password",
+        ),
+        MISSING_LOGIN,
+    ]
