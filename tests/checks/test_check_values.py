@@ -708,3 +708,48 @@ def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
             "Additional properties are not allowed ('age' was unexpected)",
         )
     ]
+
+
+def _body_findings(schema: dict[str, Any], body: dict[str, Any]) -> list[Any]:
+    content = {"application/json": {"schema": schema}}
+    post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": post}}
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = ApiRequest(method="POST", url="/pets", body=body)
+    return [
+        (f.code, f.location, f.expected, f.operation, f.message)
+        for f in scanner.iter_findings(request)
+    ]
+
+
+def test_a_constraint_of_a_composed_body_itself_is_the_documented_bodys() -> None:
+    named = {"type": "object", "properties": {"name": {"type": "string"}, "age": {}}}
+    tagged = {"type": "object", "properties": {"tag": {"type": "string"}}}
+    schema = {"oneOf": [named, tagged], "maxProperties": 1}
+    assert _body_findings(schema, {"name": "rex", "age": 3}) == [
+        (
+            "E4.2",
+            ("body",),
+            None,
+            "addPet",
+            "the documented body is broken: {'name': 'rex', 'age': 3} has too many properties",
+        )
+    ]
+    # the validator's message is cut at 300 characters
+    ((*_, message),) = _body_findings(schema, {"name": "r" * 400, "age": 3})
+    assert message == "the documented body is broken: {'name': '" + "r" * 290
+
+
+def test_a_shape_is_named_by_its_whole_title() -> None:
+    card = {"title": "Debit card", "type": "object", "properties": {"name": {"type": "string"}}}
+    token = {"title": "Token", "type": "object", "required": ["tag"]}
+    assert _body_findings({"oneOf": [card, token]}, {"name": 5}) == [
+        (
+            "E4.1",
+            ("body", "name"),
+            "string",
+            "addPet",
+            "name (as Debit card) must be a string, got integer 5",
+        )
+    ]
