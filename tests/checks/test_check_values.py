@@ -753,3 +753,35 @@ def test_a_shape_is_named_by_its_whole_title() -> None:
             "name (as Debit card) must be a string, got integer 5",
         )
     ]
+
+
+def _nested_shapes(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"title": f"L{levels}", "type": "integer"}
+    for i in range(levels - 1, 0, -1):
+        schema = {"title": f"L{i}", "oneOf": [schema, {"type": "boolean"}]}
+    return {"oneOf": [schema, {"type": "boolean"}]}
+
+
+@pytest.mark.parametrize(
+    ("levels", "found"),
+    [
+        (
+            7,
+            ("E4.1", "v (as L1 > L2 > L3 > L4 > L5 > L6 > L7) must be an integer, got string 'x'"),
+        ),
+        (
+            8,  # the seventh nested choice is the last one followed
+            (
+                "E4.2",
+                "v (as L1 > L2 > L3 > L4 > L5 > L6 > L7): 'x' breaks the documented oneOf "
+                "[{'title': 'L8', 'type': 'integer'}, ...",
+            ),
+        ),
+    ],
+)
+def test_nested_shapes_are_followed_seven_deep(levels: int, found: tuple[str, str]) -> None:
+    properties = {"v": _nested_shapes(levels)}
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    call = {"name": "f", "arguments": {"v": "x"}}
+    assert [(f.code, f.message) for f in scanner.iter_findings(call)] == [found]
