@@ -271,6 +271,25 @@ def test_a_name_sharing_no_word_is_guessed_by_spelling() -> None:
     assert (finding.code, finding.suggestion) == ("E2", None)
 
 
+def test_a_name_no_slip_away_is_guessed_by_its_whole_spelling() -> None:
+    catalog = ApiCatalog.from_tools([_tool("getWeather", "city"), _tool("listCities", "city")])
+    (finding,) = check_name(ApiRequest(name="getWeatherNow", arguments={"q": 1}), catalog).findings
+    assert (finding.code, finding.expected, finding.suggestion) == (
+        "E2",
+        ["getWeather", "listCities"],
+        "getWeather",
+    )
+    assert finding.message == (
+        "API 'getWeatherNow' does not exist; did you mean 'getWeather'? "
+        "documented APIs: getWeather, listCities"
+    )
+
+
+def test_a_catalog_without_apis_says_so() -> None:
+    (finding,) = check_name(ApiRequest(name="getWeather", arguments={}), ApiCatalog([])).findings
+    assert finding.message == "API 'getWeather' does not exist; documented APIs: none"
+
+
 @pytest.mark.parametrize(
     ("length", "doc"),
     [(200, "a" * 200), (201, "a" * 197 + "...")],
