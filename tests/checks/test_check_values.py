@@ -710,7 +710,7 @@ def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
     ]
 
 
-def _body_findings(schema: dict[str, Any], body: dict[str, Any]) -> list[Any]:
+def _composed_findings(schema: dict[str, Any], body: dict[str, Any]) -> list[Any]:
     content = {"application/json": {"schema": schema}}
     post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
     spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
@@ -727,7 +727,7 @@ def test_a_constraint_of_a_composed_body_itself_is_the_documented_bodys() -> Non
     named = {"type": "object", "properties": {"name": {"type": "string"}, "age": {}}}
     tagged = {"type": "object", "properties": {"tag": {"type": "string"}}}
     schema = {"oneOf": [named, tagged], "maxProperties": 1}
-    assert _body_findings(schema, {"name": "rex", "age": 3}) == [
+    assert _composed_findings(schema, {"name": "rex", "age": 3}) == [
         (
             "E4.2",
             ("body",),
@@ -737,14 +737,14 @@ def test_a_constraint_of_a_composed_body_itself_is_the_documented_bodys() -> Non
         )
     ]
     # the validator's message is cut at 300 characters
-    ((*_, message),) = _body_findings(schema, {"name": "r" * 400, "age": 3})
+    ((*_, message),) = _composed_findings(schema, {"name": "r" * 400, "age": 3})
     assert message == "the documented body is broken: {'name': '" + "r" * 290
 
 
 def test_a_shape_is_named_by_its_whole_title() -> None:
     card = {"title": "Debit card", "type": "object", "properties": {"name": {"type": "string"}}}
     token = {"title": "Token", "type": "object", "required": ["tag"]}
-    assert _body_findings({"oneOf": [card, token]}, {"name": 5}) == [
+    assert _composed_findings({"oneOf": [card, token]}, {"name": 5}) == [
         (
             "E4.1",
             ("body", "name"),
