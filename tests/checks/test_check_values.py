@@ -785,3 +785,23 @@ def test_nested_shapes_are_followed_seven_deep(levels: int, found: tuple[str, st
     scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
     call = {"name": "f", "arguments": {"v": "x"}}
     assert [(f.code, f.message) for f in scanner.iter_findings(call)] == [found]
+
+
+def test_a_body_nested_past_the_shapes_followed_is_never_clean() -> None:
+    """Eight nested choices: the seventh is the last followed, and the body that fits
+    none of them is said to, at the nearest shape named so far."""
+    schema = _nested_shapes(8)
+    inner = schema["oneOf"][0]
+    while "oneOf" in inner:
+        inner = inner["oneOf"][0]
+    inner.update(type="object", properties={"v": {"type": "integer"}})
+    assert _composed_findings(schema, {"v": "x"}) == [
+        (
+            "E4.2",
+            ("body",),
+            None,
+            "addPet",
+            "the body fits none of its documented shapes; the nearest, L1 > L2 > L3 > L4 > L5 "
+            "> L6 > L7, is broken: {'v': 'x'} is not valid under any of the given schemas",
+        )
+    ]
