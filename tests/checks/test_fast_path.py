@@ -137,3 +137,20 @@ def test_a_composed_body_called_by_name_takes_the_detailed_checks() -> None:
             "Additional properties are not allowed ('meow' was unexpected)",
         )
     ]
+
+
+def test_a_value_whose_schema_is_not_compiled_is_judged_by_the_detailed_checks() -> None:
+    """jsonschema-rs takes 0.3 as a multiple of 0.1 and python-jsonschema does not
+    (0.3 / 0.1 = 2.9999999999999996): a fraction divisor is never compiled, for the call
+    or for one of its values, so both paths say what the detailed checks say."""
+    properties = {"x": {"type": "number", "multipleOf": 0.1}, "q": {"type": "string"}}
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    catalog = ApiCatalog.from_tools([tool])
+    found = [("E4.2", ("argument", "x"), "x: 0.3 breaks the documented multipleOf 0.1")]
+    assert _findings(catalog, {"name": "f", "arguments": {"x": 0.3}}) == found
+    # a call that fails the fast path for another reason: each value is judged alone
+    call = {"name": "f", "arguments": {"x": 0.3, "q": 1}}
+    assert _findings(catalog, call) == [
+        *found,
+        ("E4.1", ("argument", "q"), "q must be a string, got integer 1"),
+    ]
