@@ -154,3 +154,16 @@ def test_a_value_whose_schema_is_not_compiled_is_judged_by_the_detailed_checks()
         *found,
         ("E4.1", ("argument", "q"), "q must be a string, got integer 1"),
     ]
+
+
+def test_a_call_whose_schema_is_not_compiled_has_its_formats_checked() -> None:
+    properties = {
+        "x": {"type": "number", "multipleOf": 0.1},
+        "day": {"type": "string", "format": "date"},
+    }
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    catalog = ApiCatalog.from_tools([tool])
+    assert _findings(catalog, {"name": "f", "arguments": {"day": "2024-05-17"}}) == []
+    assert _findings(catalog, {"name": "f", "arguments": {"day": "2024-13-45"}}) == [
+        ("E4.2", ("argument", "day"), "day must be a valid date; got '2024-13-45'")
+    ]
