@@ -143,7 +143,9 @@ def test_a_value_whose_schema_is_not_compiled_is_judged_by_the_detailed_checks()
     """jsonschema-rs takes 0.3 as a multiple of 0.1 and python-jsonschema does not
     (0.3 / 0.1 = 2.9999999999999996): a fraction divisor is never compiled, for the call
     or for one of its values, so both paths say what the detailed checks say."""
-    properties = {"x": {"type": "number", "multipleOf": 0.1}, "q": {"type": "string"}}
+    # an extension keyword before it hides nothing after it
+    x = {"x-unit": "m", "type": "number", "multipleOf": 0.1}
+    properties = {"x": x, "q": {"type": "string"}}
     tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
     catalog = ApiCatalog.from_tools([tool])
     found = [("E4.2", ("argument", "x"), "x: 0.3 breaks the documented multipleOf 0.1")]
