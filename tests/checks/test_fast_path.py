@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +170,28 @@ def test_a_call_whose_schema_is_not_compiled_has_its_formats_checked() -> None:
     assert _findings(catalog, {"name": "f", "arguments": {"day": "2024-13-45"}}) == [
         ("E4.2", ("argument", "day"), "day must be a valid date; got '2024-13-45'")
     ]
+
+
+_FRACTION = {"type": "number", "multipleOf": 0.1}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        ({"type": "array", "items": _FRACTION}, [0.3]),
+        ({"type": "object", "additionalProperties": _FRACTION}, {"v": 0.3}),
+        ({"type": "object", "properties": {"v": _FRACTION}}, {"v": 0.3}),
+        ({"anyOf": [_FRACTION, {"type": "null"}]}, 0.3),
+        ({"allOf": [{"type": "number"}, {"multipleOf": 0.1}]}, 0.3),
+    ],
+)
+def test_a_fraction_divisor_anywhere_in_a_schema_is_never_compiled(
+    schema: dict[str, Any], value: Any
+) -> None:
+    tool = {"name": "f", "description": "d", "parameters": {"properties": {"x": schema}}}
+    catalog = ApiCatalog.from_tools([tool])
+    found = _findings(catalog, {"name": "f", "arguments": {"x": value}})
+    assert [code for code, _, _ in found] == ["E4.2"]
+    # and as one value of a call that fails the fast path for another reason
+    found = _findings(catalog, {"name": "f", "arguments": {"x": value, "y": 1}})
+    assert [code for code, _, _ in found] == ["E3", "E4.2"]
