@@ -805,3 +805,24 @@ def test_a_body_nested_past_the_shapes_followed_is_never_clean() -> None:
             "> L6 > L7, is broken: {'v': 'x'} is not valid under any of the given schemas",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "s must be a string, got null None"),
+        (True, "s must be a string, got boolean True"),
+        (1.5, "s must be a string, got number 1.5"),
+        ([1], "s must be a string, got array [1]"),
+        ({"a": 1}, "s must be a string, got object {'a': 1}"),
+    ],
+)
+def test_the_json_type_a_wrong_value_has_is_named(value: Any, message: str) -> None:
+    tool = {
+        "name": "f",
+        "description": "d",
+        "parameters": {"properties": {"s": {"type": "string"}}},
+    }
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    call = {"name": "f", "arguments": {"s": value}}
+    assert [f.message for f in scanner.iter_findings(call)] == [message]
