@@ -108,8 +108,8 @@ def misfit(op: Operation, err: ValidationError, branch: str) -> Finding | None:
     """The finding for an error of the body itself that E3 leaves unsaid: a field the
     shape ``branch`` requires and no other does (E3.4 reports those every shape
     requires), or another constraint of that shape on the body (E4.2)."""
-    if err.absolute_path or err.validator in ("anyOf", "oneOf"):
-        return None  # a field's error, or no branch to name
+    if err.absolute_path:
+        return None  # a field's error
     where = (
         f"the body fits none of its documented shapes; the nearest, {branch},"
         if branch

@@ -414,10 +414,11 @@ def _unknown(
         best = ranked[0].name if ranked and ranked[0].score >= bar else None
         if best is not None and best not in candidates:
             # closest to a parameter the request already sends (login ~ password
-            # while password is there): what it meant is one not sent yet
+            # while password is there): what it meant is one not sent yet (never the id
+            # of another entity: movie_id for a missing person_id)
             best = (
                 sole.name
-                if sole is not None
+                if sole is not None and not other_entities(arg.name, sole.name)
                 else next((r.name for r in ranked if r.name in candidates), best)
             )
             if owners and scores.get(best, 0.0) < bar:

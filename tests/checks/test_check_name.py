@@ -271,6 +271,38 @@ def test_a_name_sharing_no_word_is_guessed_by_spelling() -> None:
     assert (finding.code, finding.suggestion) == ("E2", None)
 
 
+def test_a_name_no_slip_away_is_guessed_by_its_whole_spelling() -> None:
+    catalog = ApiCatalog.from_tools([_tool("getWeather", "city"), _tool("listCities", "city")])
+    (finding,) = check_name(ApiRequest(name="getWeatherNow", arguments={"q": 1}), catalog).findings
+    assert (finding.code, finding.expected, finding.suggestion) == (
+        "E2",
+        ["getWeather", "listCities"],
+        "getWeather",
+    )
+    assert finding.message == (
+        "API 'getWeatherNow' does not exist; did you mean 'getWeather'? "
+        "documented APIs: getWeather, listCities"
+    )
+
+
+def test_a_look_alike_set_aside_is_named_beside_the_documented_apis() -> None:
+    with pytest.warns(SpecWarning):
+        catalog = ApiCatalog.from_tools(
+            [_tool("re\u0430d_file", "path"), _tool("list_files", "path")]
+        )
+    (finding,) = check_name(ApiRequest(name="read_file", arguments={"path": "a"}), catalog).findings
+    assert finding.message == (
+        "API 'read_file' does not exist; did you mean 'list_files'? documented APIs: "
+        "list_files ('re\\u0430d_file' is listed too, but never called: its name mixes "
+        "Latin and Cyrillic letters ('re\\u0430d_file'))"
+    )
+
+
+def test_a_catalog_without_apis_says_so() -> None:
+    (finding,) = check_name(ApiRequest(name="getWeather", arguments={}), ApiCatalog([])).findings
+    assert finding.message == "API 'getWeather' does not exist; documented APIs: none"
+
+
 @pytest.mark.parametrize(
     ("length", "doc"),
     [(200, "a" * 200), (201, "a" * 197 + "...")],

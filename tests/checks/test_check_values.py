@@ -708,3 +708,121 @@ def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
             "Additional properties are not allowed ('age' was unexpected)",
         )
     ]
+
+
+def _composed_findings(schema: dict[str, Any], body: dict[str, Any]) -> list[Any]:
+    content = {"application/json": {"schema": schema}}
+    post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": post}}
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = ApiRequest(method="POST", url="/pets", body=body)
+    return [
+        (f.code, f.location, f.expected, f.operation, f.message)
+        for f in scanner.iter_findings(request)
+    ]
+
+
+def test_a_constraint_of_a_composed_body_itself_is_the_documented_bodys() -> None:
+    named = {"type": "object", "properties": {"name": {"type": "string"}, "age": {}}}
+    tagged = {"type": "object", "properties": {"tag": {"type": "string"}}}
+    schema = {"oneOf": [named, tagged], "maxProperties": 1}
+    assert _composed_findings(schema, {"name": "rex", "age": 3}) == [
+        (
+            "E4.2",
+            ("body",),
+            None,
+            "addPet",
+            "the documented body is broken: {'name': 'rex', 'age': 3} has too many properties",
+        )
+    ]
+    # the validator's message is cut at 300 characters
+    ((*_, message),) = _composed_findings(schema, {"name": "r" * 400, "age": 3})
+    assert message == "the documented body is broken: {'name': '" + "r" * 290
+
+
+def test_a_shape_is_named_by_its_whole_title() -> None:
+    card = {"title": "Debit card", "type": "object", "properties": {"name": {"type": "string"}}}
+    token = {"title": "Token", "type": "object", "required": ["tag"]}
+    assert _composed_findings({"oneOf": [card, token]}, {"name": 5}) == [
+        (
+            "E4.1",
+            ("body", "name"),
+            "string",
+            "addPet",
+            "name (as Debit card) must be a string, got integer 5",
+        )
+    ]
+
+
+def _nested_shapes(levels: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"title": f"L{levels}", "type": "integer"}
+    for i in range(levels - 1, 0, -1):
+        schema = {"title": f"L{i}", "oneOf": [schema, {"type": "boolean"}]}
+    return {"oneOf": [schema, {"type": "boolean"}]}
+
+
+@pytest.mark.parametrize(
+    ("levels", "found"),
+    [
+        (
+            7,
+            ("E4.1", "v (as L1 > L2 > L3 > L4 > L5 > L6 > L7) must be an integer, got string 'x'"),
+        ),
+        (
+            8,  # the seventh nested choice is the last one followed
+            (
+                "E4.2",
+                "v (as L1 > L2 > L3 > L4 > L5 > L6 > L7): 'x' breaks the documented oneOf "
+                "[{'title': 'L8', 'type': 'integer'}, ...",
+            ),
+        ),
+    ],
+)
+def test_nested_shapes_are_followed_seven_deep(levels: int, found: tuple[str, str]) -> None:
+    properties = {"v": _nested_shapes(levels)}
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    call = {"name": "f", "arguments": {"v": "x"}}
+    assert [(f.code, f.message) for f in scanner.iter_findings(call)] == [found]
+
+
+def test_a_body_nested_past_the_shapes_followed_is_never_clean() -> None:
+    """Eight nested choices: the seventh is the last followed, and the body that fits
+    none of them is said to, at the nearest shape named so far."""
+    schema = _nested_shapes(8)
+    inner = schema["oneOf"][0]
+    while "oneOf" in inner:
+        inner = inner["oneOf"][0]
+    inner.update(type="object", properties={"v": {"type": "integer"}})
+    assert _composed_findings(schema, {"v": "x"}) == [
+        (
+            "E4.2",
+            ("body",),
+            None,
+            "addPet",
+            "the body fits none of its documented shapes; the nearest, L1 > L2 > L3 > L4 > L5 "
+            "> L6 > L7, is broken: {'v': 'x'} is not valid under any of the given schemas",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "s must be a string, got null None"),
+        (True, "s must be a string, got boolean True"),
+        (1.5, "s must be a string, got number 1.5"),
+        ([1], "s must be a string, got array [1]"),
+        ({"a": 1}, "s must be a string, got object {'a': 1}"),
+    ],
+)
+def test_the_json_type_a_wrong_value_has_is_named(value: Any, message: str) -> None:
+    tool = {
+        "name": "f",
+        "description": "d",
+        "parameters": {"properties": {"s": {"type": "string"}}},
+    }
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    call = {"name": "f", "arguments": {"s": value}}
+    assert [f.message for f in scanner.iter_findings(call)] == [message]

@@ -202,3 +202,23 @@ def test_an_argument_the_tool_takes_beyond_its_list_hides_no_listed_one(tools: S
 def test_an_open_body_takes_extra_fields_in_a_call_in_function_form() -> None:
     call = {"name": "setFruit", "arguments": {"name": "bowl", "ripe": True}}
     assert found(_fruit({"type": "object"}), call) == []
+
+
+def test_a_composed_bodys_extra_fields_are_checked_with_its_fields() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "tag": {"type": "string"}},
+        "oneOf": [{"required": ["name"]}, {"required": ["tag"]}],
+        "additionalProperties": {"type": "integer"},
+    }
+    content = {"application/json": {"schema": schema}}
+    post = {"operationId": "addPet", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": post}}
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = {"method": "POST", "url": "/pets", "json": {"name": "rex", "age": "old"}}
+    assert found(scanner, request) == [
+        ("E4.1", ("body", "age"), "age must be an integer, got string 'old'")
+    ]
+    request["json"] = {"name": "rex", "age": 3}
+    assert found(scanner, request) == []

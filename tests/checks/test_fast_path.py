@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -137,3 +138,60 @@ def test_a_composed_body_called_by_name_takes_the_detailed_checks() -> None:
             "Additional properties are not allowed ('meow' was unexpected)",
         )
     ]
+
+
+def test_a_value_whose_schema_is_not_compiled_is_judged_by_the_detailed_checks() -> None:
+    """jsonschema-rs takes 0.3 as a multiple of 0.1 and python-jsonschema does not
+    (0.3 / 0.1 = 2.9999999999999996): a fraction divisor is never compiled, for the call
+    or for one of its values, so both paths say what the detailed checks say."""
+    # an extension keyword before it hides nothing after it
+    x = {"x-unit": "m", "type": "number", "multipleOf": 0.1}
+    properties = {"x": x, "q": {"type": "string"}}
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    catalog = ApiCatalog.from_tools([tool])
+    found = [("E4.2", ("argument", "x"), "x: 0.3 breaks the documented multipleOf 0.1")]
+    assert _findings(catalog, {"name": "f", "arguments": {"x": 0.3}}) == found
+    # a call that fails the fast path for another reason: each value is judged alone
+    call = {"name": "f", "arguments": {"x": 0.3, "q": 1}}
+    assert _findings(catalog, call) == [
+        *found,
+        ("E4.1", ("argument", "q"), "q must be a string, got integer 1"),
+    ]
+
+
+def test_a_call_whose_schema_is_not_compiled_has_its_formats_checked() -> None:
+    properties = {
+        "x": {"type": "number", "multipleOf": 0.1},
+        "day": {"type": "string", "format": "date"},
+    }
+    tool = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    catalog = ApiCatalog.from_tools([tool])
+    assert _findings(catalog, {"name": "f", "arguments": {"day": "2024-05-17"}}) == []
+    assert _findings(catalog, {"name": "f", "arguments": {"day": "2024-13-45"}}) == [
+        ("E4.2", ("argument", "day"), "day must be a valid date; got '2024-13-45'")
+    ]
+
+
+_FRACTION = {"type": "number", "multipleOf": 0.1}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value"),
+    [
+        ({"type": "array", "items": _FRACTION}, [0.3]),
+        ({"type": "object", "additionalProperties": _FRACTION}, {"v": 0.3}),
+        ({"type": "object", "properties": {"v": _FRACTION}}, {"v": 0.3}),
+        ({"anyOf": [_FRACTION, {"type": "null"}]}, 0.3),
+        ({"allOf": [{"type": "number"}, {"multipleOf": 0.1}]}, 0.3),
+    ],
+)
+def test_a_fraction_divisor_anywhere_in_a_schema_is_never_compiled(
+    schema: dict[str, Any], value: Any
+) -> None:
+    tool = {"name": "f", "description": "d", "parameters": {"properties": {"x": schema}}}
+    catalog = ApiCatalog.from_tools([tool])
+    found = _findings(catalog, {"name": "f", "arguments": {"x": value}})
+    assert [code for code, _, _ in found] == ["E4.2"]
+    # and as one value of a call that fails the fast path for another reason
+    found = _findings(catalog, {"name": "f", "arguments": {"x": value, "y": 1}})
+    assert [code for code, _, _ in found] == ["E3", "E4.2"]

@@ -69,7 +69,11 @@ def test_the_id_of_another_entity_is_the_other_apis_parameter(scanner: Scanner) 
     )
     first = findings[0]
     assert first.code == "E3.1", findings
-    assert "GET_movie-movie_id-credits" in first.message
+    assert first.message == (
+        "parameter 'movie_id' belongs to GET_movie-movie_id-credits, "
+        "not to GET_person-person_id-movie_credits"
+    )
+    assert first.suggestion is None  # not the missing person_id either
     # the missing person_id is still reported, with nothing pointing movie_id at it
     assert [f.code for f in findings[1:]] == ["E3.4"]
 
@@ -104,3 +108,31 @@ def test_another_apis_name_close_only_to_a_sent_parameter_is_e3_1(api_retriever:
     assert "belongs to ModifyPassword" in first.message
     (first, *_) = list(scanner.iter_findings("<API>GetUserToken(login='u1', password='p1')</API>"))
     assert (first.code, first.suggestion) == ("E3.3", "username")
+
+
+def test_the_id_of_another_entity_is_no_variant_of_the_one_missing(api_retriever: Any) -> None:
+    """``movie_id`` is close to the sent ``film_id`` (0.93) and is the one unknown name
+    beside one missing required ``person_id``: it is never read as a person's id."""
+    params = {"film_id": {"type": "integer"}, "person_id": {"type": "integer"}}
+    tool = {
+        "name": "credits",
+        "description": "Credits of a film for a person",
+        "parameters": {"type": "object", "properties": params, "required": list(params)},
+    }
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=api_retriever)
+    call = {"name": "credits", "arguments": {"film_id": 1, "movie_id": 2}}
+    assert [(f.code, f.location, f.suggestion, f.message) for f in scanner.iter_findings(call)] == [
+        (
+            "E3.3",
+            ("argument", "movie_id"),
+            "film_id",
+            "unknown parameter 'movie_id'; the closest documented one is 'film_id' "
+            "(similarity 0.93)",
+        ),
+        (
+            "E3.4",
+            ("argument", "person_id"),
+            "person_id",
+            "required parameter 'person_id' is missing",
+        ),
+    ]

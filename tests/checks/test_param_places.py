@@ -149,6 +149,23 @@ def test_a_parameter_in_the_wrong_place_hides_no_unknown_name_after_it(scanner: 
     ]
 
 
+def test_a_parameter_in_the_wrong_place_after_a_hundred_unknown_names(scanner: Scanner) -> None:
+    # the unknown names past the hundredth are one finding; what comes after them is still read
+    query = "&".join(f"u{i}=1" for i in range(101))
+    request = {"method": "POST", "url": f"{URL}?{query}&X-Rate=3", "json": {"amount": 1}}
+    findings = list(scanner.iter_findings(request))
+    assert len(findings) == 102
+    assert [(f.code, f.location, f.message) for f in findings[-2:]] == [
+        (
+            "E3",
+            ("query", "u100"),
+            "unknown query parameter 'u100' (the first 100 are reported one by one); "
+            "createCharge takes: X-Rate, currency, amount",
+        ),
+        ("E3", ("query", "X-Rate"), "parameter 'X-Rate' belongs in the header, not the query"),
+    ]
+
+
 def _credential_also_a_header_parameter() -> Scanner:
     spec = copy.deepcopy(SPEC)
     parameters = spec["paths"]["/charges"]["post"]["parameters"]
@@ -182,6 +199,11 @@ def test_a_required_header_that_is_also_the_credential_is_sent_in_function_form(
     # ...and an unknown name beside it is not told to become it
     call["arguments"] = {"amount": 1, "X-Api-Key": "sk", "colour": "red"}
     assert [(f.code, f.suggestion) for f in scanner.iter_findings(call)] == [("E3", None)]
+    # ...and counts as sent for no parameter of another name
+    call["arguments"] = {"X-Api-Key": "sk"}
+    assert [(f.code, f.location, f.severity) for f in scanner.iter_findings(call)] == [
+        ("E3.4", ("body",), "warning")
+    ]
 
 
 def test_an_object_sent_in_the_query_string_as_its_properties() -> None:
@@ -239,3 +261,45 @@ def test_a_call_in_function_form_that_sends_no_body_field_of_two_required() -> N
         "no request body was sent; the documented body requires 'amount', 'note' "
         "(the spec does not require the body itself)"
     )
+
+
+def test_a_required_header_is_missing_whatever_other_headers_are_sent() -> None:
+    scanner = _credential_also_a_header_parameter()
+    missing = ("E3.4", ("header", "X-Api-Key"), "required header parameter 'X-Api-Key' is missing")
+    request = {"method": "POST", "url": URL, "headers": {"X-Rate": "3"}, "json": {"amount": 1}}
+    assert found(scanner, request) == [missing]
+    # its name in the query string is no header
+    request = {"method": "POST", "url": f"{URL}?x-api-key=sk", "json": {"amount": 1}}
+    assert found(scanner, request) == [
+        (
+            "E3.2",
+            ("query", "x-api-key"),
+            "unknown query parameter 'x-api-key'; it is a spelling variant of 'X-Api-Key'",
+        ),
+        missing,
+    ]
+
+
+def test_a_header_documented_twice_in_two_cases_is_sent_once() -> None:
+    spec = copy.deepcopy(SPEC)
+    parameters = spec["paths"]["/charges"]["post"]["parameters"]
+    parameters[0]["required"] = True
+    parameters.append({"name": "x-rate", "in": "header", "required": True, "schema": {}})
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = {"method": "POST", "url": URL, "headers": {"x-rate": "3"}, "json": {"amount": 1}}
+    assert found(scanner, request) == []
+    request["json"] = {}  # ...and hides no required parameter after them
+    assert found(scanner, request) == [
+        ("E3.4", ("body", "amount"), "required body parameter 'amount' is missing")
+    ]
+
+
+def test_a_body_left_out_shows_the_first_five_fields_it_requires() -> None:
+    spec = copy.deepcopy(SPEC)
+    body = spec["paths"]["/charges"]["post"]["requestBody"]["content"]["application/json"]
+    body["schema"]["properties"] = {n: {"type": "integer"} for n in "abcdef"}
+    body["schema"]["required"] = list("abcdef")
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    (f,) = scanner.iter_findings({"name": "createCharge", "arguments": {"currency": "eur"}})
+    assert f.expected == ["a", "b", "c", "d", "e", "f"]
+    assert f.doc == "; ".join(f"{n} (body, integer, required)" for n in "abcde")
