@@ -92,6 +92,11 @@ def test_a_walk_never_says_clean_what_the_validators_refuse(
         ({"type": "object", "required": ["a"]}, {}),
         ({"type": "object", "properties": {}, "additionalProperties": False}, {"x": 1}),
         ({"type": "array", "items": {"type": "string"}}, ["a", 2]),
+        # schemas no tool list should hold, still never clean
+        ({"type": "object", "properties": {"a": False}}, {"a": 1}),
+        ({"properties": ["a"]}, {"a": 1}),
+        ({"type": ["string", "dict"]}, "x"),
+        ({"type": 5}, 5),
     ],
 )
 def test_what_the_walk_does_not_say_clean(schema: dict[str, Any], value: Any) -> None:
