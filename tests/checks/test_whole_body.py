@@ -79,3 +79,31 @@ def test_an_object_body_is_still_checked_field_by_field() -> None:
     assert findings("application/json", schema, json={"id": "x"}) == [
         ("E4.1", ("body", "id"), "id must be an integer, got string 'x'")
     ]
+
+
+def test_type_errors_come_first_and_three_at_most() -> None:
+    schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
+    assert findings("application/json", schema, json=[0, "x", 0, "y", 0]) == [
+        ("E4.1", ("body", "1"), "body.1 must be an integer, got string 'x'"),
+        ("E4.1", ("body", "3"), "body.3 must be an integer, got string 'y'"),
+        ("E4.2", ("body", "0"), "body.0: 0 breaks the documented minimum 1"),
+    ]
+
+
+def test_a_body_as_bytes_is_read_as_utf8_text() -> None:
+    schema = {"type": "array", "items": {"type": "string", "maxLength": 2}}
+    body = b'["ok", "caf\\u00e9!"]'
+    assert findings("application/json", schema, body=body, headers=JSON) == [
+        ("E4.2", ("body", "1"), "body.1: 'café!' breaks the documented maxLength 2")
+    ]
+    # a byte that is no UTF-8 is read as the replacement character, not raised
+    assert findings("application/json", schema, body=b'["\xff\xfe\xfd"]', headers=JSON) == [
+        ("E4.2", ("body", "0"), "body.0: '\ufffd\ufffd\ufffd' breaks the documented maxLength 2")
+    ]
+
+
+def test_a_body_without_a_content_type_is_read_as_the_docs_say() -> None:
+    schema = {"type": "string", "maxLength": 5}
+    assert findings("text/plain", schema, body="hello world") == [
+        ("E4.2", ("body",), "body: 'hello world' breaks the documented maxLength 5")
+    ]
