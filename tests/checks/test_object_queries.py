@@ -7,6 +7,7 @@ bracketed field was an unknown parameter (E3)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -166,3 +167,101 @@ def test_a_json_body_s_key_is_what_it_says_brackets_and_all() -> None:
             "takes: amount, metadata, expand, items",
         )
     ]
+
+
+FILTERS = {
+    "openapi": "3.1.0",
+    "info": {"title": "f", "version": "1"},
+    "servers": [{"url": "https://api.example.com"}],
+    "paths": {
+        "/things": {
+            "get": {
+                "operationId": "listThings",
+                "parameters": [
+                    # properties without a type: an object all the same
+                    {"name": "where", "in": "query", "style": "deepObject",
+                     "schema": {"properties": {"min": {"type": "integer"}}}},
+                    {"name": "filter", "in": "query", "style": "deepObject", "schema": FILTER},
+                    {"name": "tags", "in": "query", "schema": {"type": "array"}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("where[min]=ten",
+         [("E4.1", ("query", "where", "min"), "where.min must be an integer, got string 'ten'")]),
+        # a deepObject's properties are no query keys of their own
+        ("status=open",
+         [("E3", ("query", "status"),
+           "unknown query parameter 'status'; did you mean 'tags'? listThings takes: where, "
+           "filter, tags")]),
+        # an array without items takes any item
+        ("tags[]=a&tags[]=b", []),
+    ],
+)  # fmt: skip
+def test_objects_without_a_type_and_deep_objects_own_keys(
+    query: str, expected: list[tuple[Any, ...]]
+) -> None:
+    scanner = Scanner(ApiCatalog.from_obj(FILTERS, source="f"), retriever=None)
+    request = {"method": "GET", "url": f"https://api.example.com/things?{query}"}
+    assert [(f.code, f.location, f.message) for f in scanner.iter_findings(request)] == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # a map's values read as its additionalProperties say
+        ("amount=1&metadata[count]=5", []),
+        # indexes in their numeric order, not their text's
+        ("amount=1&items[2][quantity]=x&items[10][quantity]=2",
+         [("E4.1", ("body", "items", "0", "quantity"),
+           "items.0.quantity must be an integer, got string 'x'")]),
+        # a list written both ways is no one value; what follows it is still read
+        ("expand[]=a&expand[0]=b&amount=x",
+         [("E3.2", ("body", "expand[]"), "unknown body parameter 'expand[]'; it is a spelling "
+           "variant of 'expand'"),
+          ("E3", ("body", "expand[0]"), "unknown body parameter 'expand[0]'; did you mean "
+           "'expand'? createCharge takes: amount, metadata, expand, items"),
+          ("E4.1", ("body", "amount"), "amount must be an integer, got string 'x'")]),
+        ("metadata[a]=1&metadata[a][b]=2&amount=x",
+         [("E3", ("body", "metadata[a]"), "unknown body parameter 'metadata[a]'; did you mean "
+           "'metadata'? createCharge takes: amount, metadata, expand, items"),
+          ("E3", ("body", "metadata[a][b]"), "unknown body parameter 'metadata[a][b]'; did you "
+           "mean 'metadata'? createCharge takes: amount, metadata, expand, items"),
+          ("E4.1", ("body", "amount"), "amount must be an integer, got string 'x'")]),
+        # deeper than 32 brackets: left as it came
+        ("amount=1&metadata" + "[a]" * 40 + "=1",
+         [("E3", ("body", "metadata" + "[a]" * 40), "unknown body parameter 'metadata"
+           + "[a]" * 40 + "'; createCharge takes: amount, metadata, expand, items")]),
+    ],
+)  # fmt: skip
+def test_how_form_pieces_are_put_together(body: str, expected: list[tuple[Any, ...]]) -> None:
+    spec = json.loads(json.dumps(CHARGES))
+    schema = spec["paths"]["/charges"]["post"]["requestBody"]["content"][
+        "application/x-www-form-urlencoded"
+    ]["schema"]
+    schema["properties"]["metadata"]["additionalProperties"] = {"type": "integer"}
+    scanner = Scanner(ApiCatalog.from_obj(spec, source="pay"), retriever=None)
+    sent = {
+        "method": "POST",
+        "url": "https://api.example.com/charges",
+        "body": body,
+        "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+    }
+    assert [(f.code, f.location, f.message) for f in scanner.iter_findings(sent)] == expected
+
+
+def test_one_item_written_with_brackets_is_a_list_of_it() -> None:
+    from autofeedback.checks._object_queries import fold_object_queries
+    from autofeedback.core._resolve import Arg
+
+    op = ApiCatalog.from_obj(CHARGES, source="pay").get("createCharge")
+    assert op is not None
+    folded = fold_object_queries(op, [Arg("expand[]", "body", "customer", raw=True)])
+    assert [(a.name, a.value) for a in folded] == [("expand", ["customer"])]
