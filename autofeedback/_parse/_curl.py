@@ -6,7 +6,7 @@ import base64
 import json
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -65,24 +65,32 @@ _CURL_DATA = frozenset(
 
 
 def _detect_curl(scan: _Scan) -> Iterator[_Candidate]:
+    starts = (
+        m.start() for m in _CURL.finditer(scan.text) if not _glued(scan.text, m.start(), "_.-")
+    )
+    return detect_commands(scan, starts, "a curl command", _request_from_curl)
+
+
+def detect_commands(
+    scan: _Scan, starts: Iterable[int], what: str, read: Callable[[str], ApiRequest | None]
+) -> Iterator[_Candidate]:
+    """The candidates of the shell commands starting at ``starts`` (``what``: "a curl
+    command"), each read by ``read`` up to its end (:func:`_command_end`); a command
+    ``read`` finds no URL in is prose, and one it cannot read is a problem."""
     text = scan.text
-    for m in _CURL.finditer(text):
-        if _glued(text, m.start(), "_.-"):
-            continue
-        scan.tick("curl command")
-        end = _command_end(text, m.start())
+    for start in starts:
+        scan.tick(what.split(" ", 1)[1])
+        end = _command_end(text, start)
         try:
-            if end - m.start() > _MAX_CURL_CHARS:
+            if end - start > _MAX_CURL_CHARS:
                 raise _Problem(f"the command is longer than {_MAX_CURL_CHARS} characters")
-            request = _request_from_curl(text[m.start() : end])
+            request = read(text[start:end])
         except (_Problem, RequestFormatError) as exc:
             reason = exc.reason if isinstance(exc, _Problem) else str(exc)
-            yield _Candidate(
-                m.start(), end, "http", problem=f"looks like a curl command but {reason}"
-            )
+            yield _Candidate(start, end, "http", problem=f"looks like {what} but {reason}")
         else:
             if request is not None:
-                yield _Candidate(m.start(), end, "http", requests=(request,))
+                yield _Candidate(start, end, "http", requests=(request,))
 
 
 def _command_end(text: str, pos: int) -> int:

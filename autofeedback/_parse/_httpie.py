@@ -13,15 +13,13 @@ from typing import Any
 
 from autofeedback._parse._common import (
     _HTTP_METHODS,
-    _MAX_CURL_CHARS,
     MULTIPART_BOUNDARY,
-    RequestFormatError,
     _Candidate,
     _Problem,
     _Scan,
     multipart_body,
 )
-from autofeedback._parse._curl import _command_end
+from autofeedback._parse._curl import detect_commands
 from autofeedback._parse._http import _url_problem
 from autofeedback.core._model import ApiRequest
 
@@ -46,22 +44,8 @@ _SEPARATORS = (":=@", ":=", "==", "=@", "=", "@", ":")
 
 
 def _detect_httpie(scan: _Scan) -> Iterator[_Candidate]:
-    text = scan.text
-    for m in _HTTPIE.finditer(text):
-        scan.tick("HTTPie command")
-        end = _command_end(text, m.start())
-        try:
-            if end - m.start() > _MAX_CURL_CHARS:
-                raise _Problem(f"the command is longer than {_MAX_CURL_CHARS} characters")
-            request = request_from_httpie(text[m.start() : end])
-        except (_Problem, RequestFormatError) as exc:
-            reason = exc.reason if isinstance(exc, _Problem) else str(exc)
-            yield _Candidate(
-                m.start(), end, "http", problem=f"looks like an HTTPie command but {reason}"
-            )
-        else:
-            if request is not None:
-                yield _Candidate(m.start(), end, "http", requests=(request,))
+    starts = (m.start() for m in _HTTPIE.finditer(scan.text))
+    return detect_commands(scan, starts, "an HTTPie command", request_from_httpie)
 
 
 def request_from_httpie(command: str) -> ApiRequest | None:

@@ -15,13 +15,11 @@ from typing import Any
 
 from autofeedback._parse._common import (
     _HTTP_METHODS,
-    _MAX_CURL_CHARS,
-    RequestFormatError,
     _Candidate,
     _Problem,
     _Scan,
 )
-from autofeedback._parse._curl import _command_end
+from autofeedback._parse._curl import detect_commands
 from autofeedback._parse._http import _url_problem
 from autofeedback._parse._httpie import _URLISH
 from autofeedback.core._model import ApiRequest
@@ -44,21 +42,8 @@ _FORM = "application/x-www-form-urlencoded"
 
 
 def _detect_wget(scan: _Scan) -> Iterator[_Candidate]:
-    text = scan.text
-    for m in _WGET.finditer(text):
-        scan.tick("wget command")
-        end = _command_end(text, m.start())
-        try:
-            if end - m.start() > _MAX_CURL_CHARS:
-                raise _Problem(f"the command is longer than {_MAX_CURL_CHARS} characters")
-            request = request_from_wget(text[m.start() : end])
-        except (_Problem, RequestFormatError) as exc:
-            reason = exc.reason if isinstance(exc, _Problem) else str(exc)
-            problem = f"looks like a wget command but {reason}"
-            yield _Candidate(m.start(), end, "http", problem=problem)
-        else:
-            if request is not None:
-                yield _Candidate(m.start(), end, "http", requests=(request,))
+    starts = (m.start() for m in _WGET.finditer(scan.text))
+    return detect_commands(scan, starts, "a wget command", request_from_wget)
 
 
 def _options(words: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
