@@ -22,7 +22,7 @@ from autofeedback.checks._check_values import (
 from autofeedback.core._findings import Finding
 from autofeedback.core._model import ApiRequest, Operation, Parameter
 from autofeedback.core._patterns import PatternBudget
-from autofeedback.core._resolve import Arg
+from autofeedback.core._resolve import Arg, content_type
 
 _UNREAD = object()
 
@@ -44,11 +44,7 @@ def _body_value(op: Operation, request: ApiRequest) -> Any:
     if not isinstance(body, (str, bytes)):
         return body  # written as JSON: a list, a number...
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-    media = str(
-        next((v for k, v in request.headers.items() if k.lower() == "content-type"), "")
-        or op.body_media
-        or ""
-    ).lower()
+    media = (content_type(request.headers) or op.body_media or "").lower()
     if media.startswith("text/"):
         return text
     if "json" in media or not media:

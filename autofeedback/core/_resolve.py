@@ -90,6 +90,15 @@ def cookie_args(header: str) -> list[Arg]:
     return out
 
 
+def content_type(headers: Mapping[str, Any]) -> str:
+    """The ``Content-Type`` header's value (named in any case), or ``""``.
+
+    >>> content_type({"content-type": "text/plain"})
+    'text/plain'
+    """
+    return str(next((v for k, v in headers.items() if str(k).lower() == "content-type"), ""))
+
+
 def _read_body(request: ApiRequest) -> Any:
     """The body as a mapping (JSON), a list of form fields, or as it came. A body logged
     as text is JSON text or, as payment APIs take it, ``a=1&b=2``."""
@@ -103,7 +112,7 @@ def _read_body(request: ApiRequest) -> Any:
             return json.loads(stripped)
         except (ValueError, RecursionError):
             return body
-    kind = str(next((v for k, v in request.headers.items() if k.lower() == "content-type"), ""))
+    kind = content_type(request.headers)
     if "multipart/form-data" in kind.lower():
         parts = _multipart(body, kind)
         if parts is not None:

@@ -22,6 +22,7 @@ from autofeedback.core._exceptions import FileNotRead, HostNotAllowed
 from autofeedback.core._model import ApiRequest, Operation, Parameter
 from autofeedback.core._origins import Origins, shown_origin
 from autofeedback.core._redact import REDACTED, SENSITIVE, redact
+from autofeedback.core._resolve import content_type
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -125,7 +126,7 @@ def build_http(
         url = base + path + (f"?{query_text}" if query_text else "")
         out_headers.update({str(k): str(v) for k, v in request.headers.items()})
         # fields go as the request's own Content-Type says, else as the docs do
-        given = next((v for k, v in out_headers.items() if k.lower() == "content-type"), "")
+        given = content_type(out_headers)
         media = given.split(";")[0].strip().lower() or request_media(op)
         return HttpCall(
             request.method.upper(),
