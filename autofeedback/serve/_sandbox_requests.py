@@ -29,6 +29,7 @@ from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 from autofeedback.catalog._catalog import _fullmatch
 from autofeedback.core._model import Operation
+from autofeedback.core._resolve import cookie_args
 
 #: Error kind -> (HTTP status, terse code) when the docs define no code for it.
 DEFAULT_ERROR_CODES: Mapping[str, tuple[int, int]] = {
@@ -257,11 +258,8 @@ class _OpenAPIRequest:
         self.method = method.lower()
         self.body = body
         self.content_type = content_type
-        cookies: list[tuple[str, str]] = []
-        for part in headers.get("cookie", "").split(";"):
-            if "=" in part:
-                k, v = part.split("=", 1)
-                cookies.append((k.strip(), v.strip()))
+        # read as the scanner reads a Cookie header (RFC 6265: quotes dropped)
+        cookies = [(a.name, str(a.value)) for a in cookie_args(headers.get("cookie", ""))]
         self.parameters = RequestParameters(
             query=ImmutableMultiDict(list(query)),
             header=Headers(list(headers.items())),

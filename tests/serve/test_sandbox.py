@@ -550,3 +550,20 @@ def test_an_interrupt_while_a_connection_is_handed_over_stops_the_server(
         server.server_close()
     # both slots free again: released once by the handler thread, never twice
     assert server.slots.acquire(blocking=False) and server.slots.acquire(blocking=False)
+
+
+def test_cookies_are_read_as_rfc_6265_reads_them() -> None:
+    # a quoted cookie value is the value inside the quotes, and a piece with no name is
+    # no cookie: the sandbox reads the header as the scanner does (core._resolve.cookie_args)
+    theme = Parameter("theme", "cookie", {"type": "string", "enum": ["dark", "light"]}, True)
+    catalog = ApiCatalog([Operation("getHome", method="GET", path="/home", parameters=(theme,))])
+    with Sandbox(catalog) as sandbox:
+
+        def status(cookie: str) -> int:
+            r = requests.get(sandbox.url + "/home", headers={"Cookie": cookie}, timeout=10)
+            return r.status_code
+
+        assert status('theme="dark"') == 200
+        assert status("=x; theme=light") == 200
+        assert status("theme=blue") == 400
+        assert status("mode=dark") == 400
