@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from autofeedback._parse._streams import assemble_stream, is_stream
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._names import closest_literal
@@ -363,6 +364,12 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
         reason = str(redact(" ".join(exc.reason.split())[:300]))
         return AuditResult(rid, False, error=f"bad 'tools': {reason}", line=line)
     value = record[kinds[0]]
+    if kinds[0] == "output" and is_stream(value) and not isinstance(value, str):
+        # the events of a streamed answer: read as the response they make up
+        try:
+            value = assemble_stream(value)
+        except ValueError as exc:
+            return AuditResult(rid, False, error=f"'output' stream: {exc}", line=line)
     if kinds[0] == "output" and isinstance(value, (Mapping, list)):
         # a provider's message or response as logged (Anthropic, Gemini, Responses...):
         # read as the JSON text the model's API returned

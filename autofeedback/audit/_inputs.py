@@ -20,6 +20,7 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._parse._providers import find_tool_calls, provider_tools
+from autofeedback._parse._streams import assemble_stream, is_stream
 from autofeedback.audit._audit import Unit
 from autofeedback.core._model import ApiRequest
 from autofeedback.core._redact import redact, request_secrets
@@ -71,6 +72,8 @@ def sniff_format(name: str, head: str) -> InputFormat:
     except (json.JSONDecodeError, RecursionError):
         # a pretty-printed JSON document, not one object per line
         return "har" if first.lstrip().startswith("{") and '"log"' in head else "jsonl"
+    if is_stream(value) and not isinstance(value, str):
+        return "openai"  # a line that is a streamed answer's events
     if isinstance(value, Mapping):
         if "log" in value and isinstance(value["log"], Mapping):
             return "har"
@@ -312,11 +315,15 @@ def _text(content: Any) -> str | None:
 
 
 def _split(line: Mapping[str, Any]) -> tuple[Mapping[str, Any], Any]:
-    """(request, response) of one log line, whatever wrapping it uses."""
+    """(request, response) of one log line, whatever wrapping it uses. A response logged
+    as the stream it came in (its events, or their server-sent-events text) is read as
+    the response they make up."""
     request = _unwrap(line.get("request"))
     if not isinstance(request, Mapping):
         request = _unwrap(line) if "messages" in _unwrap(line) else {}
     response = _unwrap(line.get("response"))
+    if is_stream(response):
+        response = assemble_stream(response)
     if response is None and "choices" in _unwrap(line):
         response = _unwrap(line)
     if response is None and find_tool_calls(_unwrap(line)) is not None:
@@ -422,6 +429,8 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     >>> openai_records(line, 1)[0]["call"]["function"]["name"]
     'f'
     """
+    if is_stream(line):
+        line = {"response": line}  # a line that is the stream's events alone
     if not isinstance(line, Mapping):
         raise ValueError("line is not a JSON object")
     request, response = _split(line)

@@ -53,7 +53,7 @@ examples:
         "response grounding later requests; chat (or openai): one model request and "
         "response per line, from OpenAI Chat Completions or Responses, Anthropic Messages, "
         "Gemini or Bedrock Converse ({request, response}, {body} wrappers, Batch API output, "
-        "or a bare response)",
+        "or a bare response; a streamed response as its events or their SSE text)",
     )
     a.add_argument(
         "--format",
