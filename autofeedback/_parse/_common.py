@@ -161,19 +161,32 @@ class _GiveUp(Exception):
 _DECODER = json.JSONDecoder()
 
 
+def json_reason(exc: json.JSONDecodeError) -> str:
+    """What :mod:`json` says is wrong, without the ``at`` that its own message puts
+    before the position (``Unterminated string starting at``): each caller says where.
+
+    >>> try:
+    ...     json.loads('{"a": "b')
+    ... except json.JSONDecodeError as exc:
+    ...     print(json_reason(exc))
+    Unterminated string starting
+    """
+    return exc.msg.removesuffix(" at")
+
+
 def _json_where(exc: json.JSONDecodeError, start: int) -> str:
     """``"Expecting ',' delimiter at line 1 column 35"``, counted from ``start``."""
     line = exc.doc.count("\n", start, exc.pos) + 1
     line_start = exc.doc.rfind("\n", start, exc.pos)
     column = exc.pos - (line_start if line_start != -1 else start - 1)
-    return f"{exc.msg} at line {line} column {column}"
+    return f"{json_reason(exc)} at line {line} column {column}"
 
 
 def _json_loads(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _Problem(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise _Problem(f"{json_reason(exc)} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise _Problem("it is nested too deeply") from None
     except ValueError as exc:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from autofeedback._parse._common import json_reason
 from autofeedback._parse._streams import assemble_stream, is_stream
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
@@ -587,7 +588,7 @@ def _decoded(lines: Iterable[str | bytes], start: int) -> Iterator[tuple[int, An
 
 def _json_error(exc: Exception) -> str:
     if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON: {exc.msg} at column {exc.colno}"
+        return f"not valid JSON: {json_reason(exc)} at column {exc.colno}"
     if isinstance(exc, RecursionError):
         return "not valid JSON: nested too deeply"
     return f"not valid JSON: {one_line(exc)}"

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
+from autofeedback._parse._common import json_reason
 from autofeedback._parse._providers import find_tool_calls, provider_tools
 from autofeedback._parse._streams import assemble_stream, is_stream
 from autofeedback.audit._audit import Unit
@@ -152,7 +153,8 @@ class _Buffer:
                 near_end = exc.pos >= len(self.text) - 16 or exc.msg.startswith("Unterminated")
                 if near_end and self.more():
                     continue
-                raise _HarError(f"not valid JSON: {exc.msg}") from None
+                where = f"at column {exc.colno}"
+                raise _HarError(f"not valid JSON: {json_reason(exc)} {where}") from None
             except RecursionError:
                 raise _HarError("nested too deeply") from None
             # a number cut at the buffer's end decodes "successfully" but short
@@ -503,10 +505,10 @@ def read_openai(lines: Iterable[str | bytes], *, start: int = 1) -> Iterator[Uni
         if not text.strip():
             continue  # a blank line is no record (jq and pandas skip it too)
         try:
-            value = json.loads(text)
+            value = json.loads(text.rstrip("\r\n"))  # a line cut inside a string: "Unterminated"
         except Exception as exc:
             if isinstance(exc, json.JSONDecodeError):
-                reason = exc.msg
+                reason = f"{json_reason(exc)} at column {exc.colno}"
             else:
                 reason = "nested too deeply" if isinstance(exc, RecursionError) else one_line(exc)
             yield Unit(number, error=f"not valid JSON: {reason}")

@@ -32,6 +32,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import requests
 from requests.adapters import HTTPAdapter
 
+from autofeedback._parse._common import json_reason
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_values import deserialize
 from autofeedback.core._exceptions import (
@@ -347,7 +348,7 @@ def _body(
     try:
         return json.loads(text.removeprefix("\ufeff")), True, problems
     except (ValueError, RecursionError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
+        reason = json_reason(exc) if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
         if operation is None:
             return None, False, []
         return None, False, [*problems, _unread(f"it is not valid JSON ({reason})", operation)]

@@ -256,3 +256,18 @@ def test_a_chat_trace_record_first_is_read_as_records(tmp_path: Path) -> None:
     # forced the wrong way, each line says which format reads it
     (unit,) = read_openai([json.dumps(chat)])
     assert unit.error is not None and "--input-format jsonl" in unit.error
+
+
+def test_a_line_cut_inside_a_string_says_where_once(tmp_path: Path) -> None:
+    log = tmp_path / "cut.jsonl"
+    log.write_text('{"id": 1, "call": {"name": "f", "arguments": "x\n', encoding="utf-8")
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text('{"request": {"messages": []}, "response": {"choices": "x\n', encoding="utf-8")
+    for path, fmt in ((log, "jsonl"), (chat, "openai")):
+        out, err = io.StringIO(), io.StringIO()
+        run(["audit", str(path), "--input-format", fmt, "--no-semantic", "--format", "jsonl",
+             "--spec", TOOLS], stdout=out, stderr=err)  # fmt: skip
+        assert json.loads(out.getvalue())["error"] == (
+            "not valid JSON: Unterminated string starting at column "
+            + ("46" if fmt == "jsonl" else "55")
+        )

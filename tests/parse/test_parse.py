@@ -438,3 +438,13 @@ def test_xml_text_values_are_sent_as_the_documented_types(bookshop: Any) -> None
     (request,) = parse_output("<createOrder book_id=7 quantity=2 shipping='express'/>").requests
     call = build_http(request, op, "http://127.0.0.1:8080")
     assert call.json == {"book_id": 7, "quantity": 2, "shipping": "express"}
+
+
+def test_json_errors_say_where_once() -> None:
+    # json's own message ends in "at" ("Unterminated string starting at"): the position
+    # follows it once, not after a second "at"
+    result = parse_output('{"name": "f", "arguments": {"a": "b}}')
+    assert result.problem == (
+        "looks like a JSON function call but the JSON does not parse: "
+        "Unterminated string starting at line 1 column 34"
+    )
