@@ -5,6 +5,7 @@ still wins)."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,27 +28,40 @@ _CONFIG_KEYS: dict[str, tuple[str, type, tuple[str, ...]]] = {
     "repair": ("repair", str, ("run", "proxy", "mcp-proxy")),
 }
 _PATH_KEYS = ("spec", "index")
+#: ``autofeedback`` as a TOML key or table name: ``[tool.autofeedback]``,
+#: ``tool.autofeedback.spec =``, ``autofeedback = {...}`` under ``[tool]``, quoted or not
+_NAMED = re.compile(r"autofeedback[\"']?\s*[.=\]]")
 
 
 def find_config(start: Path | None = None) -> tuple[Path, dict[str, Any]] | None:
     """The ``[tool.autofeedback]`` table of the nearest ``pyproject.toml`` from ``start``
     (default: the current folder) upwards, or None when no pyproject.toml has one.
 
+    A pyproject.toml whose text never names ``autofeedback`` as a key or table
+    (:data:`_NAMED`: a dependency ``"autofeedback-api>=0.1"`` does not) holds no such
+    table and is not parsed: the project around a command (its own TOML, broken or not)
+    costs nothing, and the TOML parser is imported only for a file that may configure us.
+
     >>> find_config(Path("/"))  # doctest: +SKIP
     """
-    if sys.version_info >= (3, 11):  # noqa: UP036 - setup.cfg still allows 3.10
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if not candidate.is_file():
             continue
         try:
-            data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            text = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise _Usage(f"{candidate}: {exc}") from None
+        if _NAMED.search(text) is None:
+            continue
+        if sys.version_info >= (3, 11):  # noqa: UP036 - setup.cfg still allows 3.10
+            import tomllib
+        else:  # pragma: no cover - exercised on 3.10 only
+            import tomli as tomllib
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
             raise _Usage(f"{candidate}: {exc}") from None
         table = data.get("tool", {}).get("autofeedback")
         if table is None:

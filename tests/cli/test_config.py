@@ -58,3 +58,38 @@ def test_pyproject_unknown_key_is_bad_input(
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("scan", "GET /x")
     assert code == 2 and "no key 'specs'" in err and "known: " in err
+
+
+def test_a_pyproject_that_does_not_configure_us_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the project around a command names us as a dependency and its TOML is broken: not
+    # ours to judge, and not parsed (a file naming [tool.autofeedback] still is)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\ndependencies = ["autofeedback-api>=0.1"]\n[tool.other\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    assert find_config() is None
+    code, out, err = cli("scan", "--spec", BOOKSHOP, "GET /books?query=dune&limit=ten")
+    assert code == 1 and "E4.1" in out, err
+    (tmp_path / "pyproject.toml").write_text("[tool.autofeedback]\nspec = 'a.yaml\n")
+    code, _, err = cli("scan", "GET /x")
+    assert code == 2 and f"{tmp_path / 'pyproject.toml'}: " in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[tool.autofeedback]\nsemantic = false\n",
+        '[tool."autofeedback"]\nsemantic = false\n',
+        "tool.autofeedback.semantic = false\n",
+        "[tool]\nautofeedback = { semantic = false }\n",
+        "[tool]\nautofeedback.semantic = false\n",
+    ],
+)
+def test_every_toml_spelling_of_the_table_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert find_config() == (tmp_path / "pyproject.toml", {"semantic": False})
