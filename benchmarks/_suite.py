@@ -97,6 +97,9 @@ _ROOT_KEYWORDS = frozenset({"$recursiveRef", "$recursiveAnchor", "$schema"})
 
 #: where the suite's remote references point (its ``remotes/`` folder, served)
 REMOTES_BASE = "http://localhost:1234/"
+#: the project's copy of the suite's ``remotes/``, at the commit of the shared ``tests/``
+#: (see its README.md)
+REMOTES = Path(__file__).resolve().parents[1] / "tests" / "data" / "json-schema-test-suite-remotes"
 
 
 @dataclass(frozen=True)
@@ -568,8 +571,12 @@ class _Quiet(SimpleHTTPRequestHandler):
 def serve_remotes(root: Path) -> Iterator[RemoteRefs | None]:
     """The suite's ``remotes/`` served on 127.0.0.1 while the block runs, and the
     :class:`~autofeedback.RemoteRefs` that reads :data:`REMOTES_BASE` from there (and
-    nothing else); ``None`` when the folder is not here."""
+    nothing else): the folder beside the suite's ``tests/`` where it is, else the
+    project's copy (:data:`REMOTES`: the shared data holds ``tests/`` only); ``None``
+    when neither is here."""
     folder = root / "remotes"
+    if not folder.is_dir():
+        folder = REMOTES
     if not folder.is_dir():
         yield None
         return

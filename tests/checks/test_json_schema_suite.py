@@ -60,11 +60,10 @@ FILES = (
 
 @pytest.fixture(scope="module")
 def remotes() -> Iterator[RemoteRefs | None]:
-    """The suite's ``remotes/`` served on 127.0.0.1, and the product told to read the
-    suite's remote address from there (and from nowhere else). Where the folder is not
-    beside the suite (the shared data holds ``tests/`` only), ``None``: every other
-    group runs, and the groups that refer to a remote document are skipped, each saying
-    so."""
+    """The suite's ``remotes/`` served on 127.0.0.1 (the folder beside the suite, else
+    the project's copy in tests/data: the shared data holds ``tests/`` only), and the
+    product told to read the suite's remote address from there (and from nowhere
+    else)."""
     if ROOT is None:
         pytest.skip(ABSENT)
     with serve_remotes(ROOT) as refs:
