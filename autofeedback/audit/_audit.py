@@ -384,7 +384,7 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     history = record.get("history")
     if history is not None and not isinstance(history, list):
         return AuditResult(rid, False, error="'history' must be a list of messages", line=line)
-    after = _after_history(value, history, scanner, cache) if history else None
+    after = _after_history(value, history, scanner, cache, context) if history else None
     if after is not None:
         findings, steps = after
     else:
@@ -423,7 +423,7 @@ def _with_repair(result: AuditResult, fixed: Any) -> AuditResult:
 
 
 def _after_history(
-    value: Any, history: list[Any], scanner: Scanner, cache: _CatalogCache
+    value: Any, history: list[Any], scanner: Scanner, cache: _CatalogCache, context: str | None
 ) -> tuple[tuple[Finding, ...], tuple[Any, int, Any, list[Finding]]] | None:
     """The findings of a record's call(s) checked as the next steps after its
     ``history`` (the conversation the request carried: an id that no earlier tool result
@@ -431,7 +431,9 @@ def _after_history(
     ``check_tool_calls(history=)`` check them, and what the decision on them is made
     from (the sequence, the index of its first new step, the checker, its findings);
     ``None`` when the history holds no earlier tool call (the call is then judged
-    alone) or the value holds no readable request."""
+    alone) or the value holds no readable request. ``context``: the record's (a chat
+    log's system prompt given apart from its messages), grounding values as the
+    history does."""
     from autofeedback._parse._output import to_requests
     from autofeedback.decide._records import next_steps
     from autofeedback.scanner._sequences import has_tool_steps, sequence_checker
@@ -442,7 +444,7 @@ def _after_history(
     if problem is not None or not requests:
         return None  # its E1 comes from the single-call path
     checker = cache.sequence_checker(scanner, None, sequence_checker)
-    seq, first, found = next_steps(checker, history, list(requests))
+    seq, first, found = next_steps(checker, history, list(requests), context)
     # the findings of the new steps, located as a single call's are (the earlier steps
     # were judged already)
     per_request: list[list[Finding]] = [[] for _ in requests]

@@ -199,7 +199,7 @@ def decide_each(
     """The decision on each of ``calls``: alone (with what the user asked, when given),
     or as the last steps of the chat ``history``."""
     if history is not None and calls:
-        return decide_in_sequence(calls, decider, history, graph)
+        return decide_in_sequence(calls, decider, history, graph, context=context)
     out: list[Decision] = []
     for call in calls:
         request = call_request(call)
@@ -232,11 +232,21 @@ def _chat_steps(calls: Sequence[Call], history: Sequence[Any]) -> tuple[Any, int
 
 
 def decide_in_sequence(
-    calls: Sequence[Call], decider: Decider, history: Sequence[Any], graph: Any = None
+    calls: Sequence[Call],
+    decider: Decider,
+    history: Sequence[Any],
+    graph: Any = None,
+    *,
+    context: str | None = None,
 ) -> list[Decision]:
+    """The decisions on ``calls`` as the next steps of the chat ``history``; ``context``:
+    what the model was told outside the history's messages (a system prompt given
+    apart), whose values ground the calls' as the history's do."""
+    from autofeedback.flow._sequence import told_also
     from autofeedback.scanner._sequences import SequenceChecker
 
     seq, first = _chat_steps(calls, history)
+    seq = told_also(seq, context)
     checker = SequenceChecker(decider.scanner, graph=graph)
     decisions = decider.decide_steps(seq, first, checker=checker)
     out: list[Decision] = []

@@ -77,17 +77,21 @@ def _request_data(request: ApiRequest) -> dict[str, Any]:
 
 
 def next_steps(
-    checker: Any, history: Sequence[Any], requests: Sequence[ApiRequest]
+    checker: Any,
+    history: Sequence[Any],
+    requests: Sequence[ApiRequest],
+    context: str | None = None,
 ) -> tuple[Any, int, list[Finding]]:
     """The chat ``history`` with ``requests`` as its next steps: the sequence, the index
     of the first of them, and the sequence's findings (checked once: the audit reports
-    those of the new steps, and the decision repairs from the same)."""
-    from autofeedback.flow._sequence import Step, sequence_from_chat
+    those of the new steps, and the decision repairs from the same). ``context``: what
+    the model was told outside the history's messages, grounding values as they do."""
+    from autofeedback.flow._sequence import Step, sequence_from_chat, told_also
 
     earlier = sequence_from_chat(list(history))
     first = len(earlier.steps)
     steps = (*earlier.steps, *(Step(first + i, r) for i, r in enumerate(requests)))
-    seq = dataclasses.replace(earlier, steps=steps)
+    seq = told_also(dataclasses.replace(earlier, steps=steps), context)
     return seq, first, list(checker.iter_findings(seq))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from autofeedback.core._findings import Finding
@@ -79,6 +79,20 @@ class Sequence:
     tools: Any = None
     responses: Any = None
     problems: tuple[Finding, ...] = field(default_factory=tuple)
+
+
+def told_also(seq: Sequence, context: str | None) -> Sequence:
+    """``seq`` with ``context`` among the texts that ground its values: what the model was
+    told outside the chat's messages (Anthropic's ``system``, the Responses API's
+    ``instructions``, Gemini's ``systemInstruction``, an audit record's ``context``),
+    where the ids an agent works on are often given.
+
+    >>> told_also(Sequence(()), "You act for account acc_7Q2.").dialogue
+    'You act for account acc_7Q2.'
+    """
+    if not context:
+        return seq
+    return replace(seq, dialogue="\n".join(t for t in (context, seq.dialogue) if t))
 
 
 def sequence_from_program(

@@ -435,3 +435,57 @@ def test_a_gemini_declarations_nullable_parameter_takes_null() -> None:
     assert codes("weather", "3") == ["E4.1"]
     assert codes("rain", None) == ["E4.1"]
     assert codes("sun", None) == ["E4.1"]
+
+
+def test_a_system_prompt_given_apart_grounds_the_next_steps_ids(tmp_path: Path) -> None:
+    # Anthropic's `system` (and the Responses API's `instructions`) sits beside the
+    # messages: an id it gives is not made up, in a call checked as the next step of
+    # the conversation the request carried
+    tools = [
+        {
+            "name": "get_account",
+            "input_schema": {
+                "type": "object",
+                "properties": {"account_id": {"type": "string"}},
+                "required": ["account_id"],
+            },
+        }
+    ]
+    history = [
+        {"role": "user", "content": "How is my account?"},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "t0",
+                    "name": "get_account",
+                    "input": {"account_id": "acc_7Q2"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "{}"}],
+        },
+    ]
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "get_account",
+        "input": {"account_id": "acc_7Q2"},
+    }
+    lines = []
+    for rid, system in (("told", "You act for account acc_7Q2."), ("not told", None)):
+        request: dict[str, Any] = {"model": "claude", "messages": history, "tools": tools}
+        if system:
+            request["system"] = system
+        response = {"id": rid, "type": "message", "role": "assistant", "content": [call]}
+        lines.append(json.dumps({"request": request, "response": response}))
+    log = tmp_path / "claude.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, rows, _ = cli("audit", str(log), "--no-semantic", "--format", "jsonl")
+    assert {r["id"]: [f["code"] for f in r["findings"]] for r in rows} == {
+        "told": [],
+        "not told": ["E5.3"],
+    }
