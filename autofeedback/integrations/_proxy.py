@@ -12,7 +12,9 @@ token budget. The client gets the final completion with ``usage`` summed over ro
 and what happened in the ``x-autofeedback`` header and an ``"autofeedback"`` field of
 the body. ``stream: true`` is answered by asking upstream without streaming,
 validating, then streaming the final answer as OpenAI's SSE events (Chat Completions
-chunks, or the Responses API's ``response.*`` events). Every other
+chunks, or the Responses API's ``response.*`` events). Anthropic's Messages API
+(``/v1/messages``) is checked the same way, in its own shapes (``tool_use`` blocks, a
+user turn of ``tool_result`` blocks as feedback, its streaming events). Every other
 request (``/v1/models``, ``/v1/embeddings``, unknown paths, requests without tools)
 passes through unchanged, streamed both ways.
 
@@ -167,7 +169,8 @@ async def _handle(
         body = await _read_body(config, request)
         if isinstance(body, Response):
             return body
-        checked = request.method == "POST" and path.endswith(("/chat/completions", "/responses"))
+        kind = _kind(path) if request.method == "POST" else None
+        checked = kind is not None
         if checked and lanes.worker is not None and len(body) > INLINE_BYTES:
             if lanes.relayed >= RELAYED:
                 return _error(503, "the proxy is busy with large requests; retry shortly", "busy")
@@ -181,7 +184,7 @@ async def _handle(
         if checked:
             payload = await lanes.run(len(body), _load, body)
             if isinstance(payload, dict) and isinstance(payload.get("tools"), list):
-                kind = "chat" if path.endswith("/chat/completions") else "responses"
+                assert kind is not None
                 if payload["tools"]:
                     try:
                         scanner = await lanes.run(len(body), config.scanner, payload["tools"])
@@ -215,6 +218,20 @@ async def _handle(
                         return _unreachable(config, exc, secret)
                     return answer if answer is not None else Response(status_code=499)
         return await _forward(config, client, request, target, body, None)
+
+
+#: the paths whose answers are checked, and the API each speaks
+_CHECKED = (
+    ("/chat/completions", "chat"),
+    ("/responses", "responses"),
+    ("/messages", "anthropic"),
+)
+
+
+def _kind(path: str) -> str | None:
+    """The API of a checked path (OpenAI Chat Completions or Responses, Anthropic
+    Messages), or ``None`` for a path passed through."""
+    return next((kind for end, kind in _CHECKED if path.endswith(end)), None)
 
 
 async def _to_worker(lanes: _Lanes, request: Request, body: bytes) -> Response | None:

@@ -143,9 +143,12 @@ class ProxyConfig:
             if cached is not None:
                 self._scanners.move_to_end(key)
                 return cached[0]
-        # built-in tools (web_search, file_search, mcp...) have no schema to check against
+        # built-in tools (web_search, file_search, mcp, Anthropic's bash_20250124...) have
+        # no schema to check against; Anthropic's own tools may say "type": "custom"
         functions = [
-            t for t in tools if not isinstance(t, Mapping) or t.get("type") in (None, "function")
+            t
+            for t in tools
+            if not isinstance(t, Mapping) or t.get("type") in (None, "function", "custom")
         ]
         if not functions:
             raise ConfigurationError("the request has no function tools")

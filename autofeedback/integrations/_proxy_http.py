@@ -108,8 +108,12 @@ def _forward_headers(request: Request, *drop: bytes) -> list[tuple[bytes, bytes]
 
 
 def _secret_of(request: Request) -> str | None:
+    """The client's key: ``Authorization`` (after its scheme), else Anthropic's
+    ``x-api-key`` or Azure OpenAI's ``api-key``."""
     auth = request.headers.get("authorization", "")
-    return auth.split(None, 1)[-1] if auth else None
+    if auth:
+        return auth.split(None, 1)[-1]
+    return request.headers.get("x-api-key") or request.headers.get("api-key") or None
 
 
 async def _unless_disconnected(request: Request, work: Callable[[], Awaitable[T]]) -> T | None:
@@ -174,8 +178,8 @@ def _upstream_answer(body: bytes, kind: str) -> tuple[Any, str | None]:
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a JSON {type(data).__name__}"
         return None, f"is {what}, not a JSON object"
-    problem = _chat_shape(data) if kind == "chat" else _responses_shape(data)
-    return data, problem
+    shape = {"chat": _chat_shape, "responses": _responses_shape, "anthropic": _anthropic_shape}
+    return data, shape[kind](data)
 
 
 def _chat_shape(data: Mapping[str, Any]) -> str | None:
@@ -214,6 +218,18 @@ def _responses_shape(data: Mapping[str, Any]) -> str | None:
         call = isinstance(item, Mapping) and item.get("type") == "function_call"
         if call and not isinstance(item.get("name"), str):
             return f"has a function call without a name (output[{i}])"
+    return None
+
+
+def _anthropic_shape(data: Mapping[str, Any]) -> str | None:
+    content = data.get("content")
+    if not isinstance(content, list):
+        return "has no 'content' list"
+    for i, block in enumerate(content):
+        if not isinstance(block, Mapping):
+            return f"has a content block that is a JSON {type(block).__name__} (content[{i}])"
+        if block.get("type") == "tool_use" and not isinstance(block.get("name"), str):
+            return f"has a tool_use block without a name (content[{i}])"
     return None
 
 
@@ -399,6 +415,51 @@ def _responses_sse(final: Mapping[str, Any]) -> Iterator[bytes]:
             yield event("response.output_item.added", output_index=index, item=item)
         yield event("response.output_item.done", output_index=index, item=item)
     yield event("response.completed", response=dict(final))
+
+
+def _anthropic_sse(final: Mapping[str, Any]) -> Iterator[bytes]:
+    """The final Anthropic message as the Messages API's streaming events:
+    ``message_start`` (the message without its content), each block started, its text
+    (``text_delta``) or input (``input_json_delta``) as one delta, stopped, then
+    ``message_delta`` (the stop reason, usage summed over rounds and the
+    ``autofeedback`` field) and ``message_stop``: the sequence the ``anthropic`` client's
+    stream folds back into the message. Other blocks (thinking, server tool results)
+    start whole."""
+
+    def event(kind: str, **fields: Any) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()
+
+    given = final.get("usage")
+    usage: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    started = {k: v for k, v in final.items() if k not in ("content", "autofeedback")}
+    started.update(content=[], stop_reason=None, stop_sequence=None)
+    started["usage"] = {**usage, "output_tokens": 0}
+    yield event("message_start", message=started)
+    blocks = final.get("content")
+    for index, block in enumerate(blocks if isinstance(blocks, list) else []):
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            yield event("content_block_start", index=index, content_block={**block, "text": ""})
+            delta = {"type": "text_delta", "text": block.get("text") or ""}
+            yield event("content_block_delta", index=index, delta=delta)
+        elif kind == "tool_use":
+            yield event("content_block_start", index=index, content_block={**block, "input": {}})
+            partial = json.dumps(block.get("input", {}), ensure_ascii=False)
+            delta = {"type": "input_json_delta", "partial_json": partial}
+            yield event("content_block_delta", index=index, delta=delta)
+        else:
+            yield event("content_block_start", index=index, content_block=dict(block))
+        yield event("content_block_stop", index=index)
+    ending = {"stop_reason": final.get("stop_reason"), "stop_sequence": final.get("stop_sequence")}
+    yield event(
+        "message_delta",
+        delta=ending,
+        usage={"output_tokens": usage.get("output_tokens", 0)},
+        autofeedback=final.get("autofeedback"),
+    )
+    yield event("message_stop")
 
 
 def _sse(final: Mapping[str, Any], include_usage: bool) -> Iterator[bytes]:

@@ -11,7 +11,7 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -31,6 +31,7 @@ from autofeedback.integrations._proxy_http import (
     _HEADER,
     _HEADER_CODES,
     _HEADER_REPAIRS,
+    _anthropic_sse,
     _dumps,
     _error,
     _forward_headers,
@@ -82,6 +83,36 @@ def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
                     call_id if isinstance(call_id, str) else None,
                     item.get("name"),
                     item.get("arguments"),
+                )
+            )
+    return calls
+
+
+def _calls(data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any] | None, list[Call]]:
+    """The assistant message (Chat Completions only) and the tool calls of an answer."""
+    if kind == "chat":
+        return _chat_calls(data)
+    return None, _anthropic_calls(data) if kind == "anthropic" else _responses_calls(data)
+
+
+def _events(final: Mapping[str, Any], kind: str, include_usage: bool) -> Iterator[bytes]:
+    """The final answer as the streaming events of its API."""
+    if kind == "chat":
+        return _sse(final, include_usage)
+    return _anthropic_sse(final) if kind == "anthropic" else _responses_sse(final)
+
+
+def _anthropic_calls(data: Mapping[str, Any]) -> list[Call]:
+    calls: list[Call] = []
+    for block in data.get("content") or []:
+        if isinstance(block, Mapping) and block.get("type") == "tool_use":
+            call_id = block.get("id")
+            calls.append(
+                Call(
+                    "anthropic",
+                    call_id if isinstance(call_id, str) else None,
+                    block.get("name"),
+                    block.get("input"),
                 )
             )
     return calls
@@ -146,7 +177,7 @@ async def _checked(
     headers = _forward_headers(request, b"accept", b"content-type")
     headers.append((b"content-type", b"application/json"))
 
-    if kind == "chat":
+    if kind in ("chat", "anthropic"):
         history = list(body.get("messages") or [])
     else:
         given = body.get("input")
@@ -157,7 +188,7 @@ async def _checked(
     # the chat so far, earlier tool calls and their results included: the new calls are
     # its next steps (an id no response returned and the user never gave: E5.3), judged
     # as the audit and check_tool_calls(history=) judge the same conversation
-    asked = list(history) if kind == "chat" else None
+    asked = list(history) if kind in ("chat", "anthropic") else None
     # what the user asked: the last user turn (E2.1), and all the model was told: the
     # system and developer messages (an agent's prompt carries its account, calendar and
     # tenant ids) and every user turn (E5.3)
@@ -186,10 +217,10 @@ async def _checked(
     response: httpx.Response | None = None
     invalid: str | None = None  # what is wrong with the upstream's answer
     while run.stop is None:
-        if kind == "chat":
-            body["messages"] = history
-        else:
+        if kind == "responses":
             body["input"] = history
+        else:
+            body["messages"] = history
         content = await lanes.run(size, _dumps, body)
         response, answered = await _post_capped(client, target, content, headers, config.max_body)
         if answered is None:
@@ -204,7 +235,7 @@ async def _checked(
             break
         usages.append(data.get("usage"))
         run.asked(_tokens(data.get("usage")))
-        message, calls = _chat_calls(data) if kind == "chat" else (None, _responses_calls(data))
+        message, calls = _calls(data, kind)
         if not calls:
             final = data
             run.text_answer()  # text, not a call (after feedback: answered)
@@ -245,6 +276,10 @@ async def _checked(
             shown_message, _ = _chat_calls(shown)
             assert shown_message is not None
             history = [*history, shown_message, *replies]
+        elif kind == "anthropic":
+            # the tool results answer the assistant's turn in one user turn
+            turn_message = {"role": "assistant", "content": shown.get("content", [])}
+            history = [*history, turn_message, {"role": "user", "content": replies}]
         else:
             history = [*history, *shown.get("output", []), *replies]
 
@@ -297,15 +332,12 @@ async def _checked(
     if remaining and config.give_up == "error":
         # the calls are still wrong: the agent's client raises instead of running them
         message_text = gave_up(rounds, stop, remaining[0])
-        error = {
-            "error": {
-                "message": message_text,
-                "type": "invalid_tool_call",
-                "code": "tool_call_invalid",
-                "param": None,
-            },
-            "autofeedback": summary,
-        }
+        shown_error: dict[str, Any] = {"message": message_text, "type": "invalid_tool_call"}
+        if kind != "anthropic":  # OpenAI's error object; Anthropic's is {type, error}
+            shown_error.update(code="tool_call_invalid", param=None)
+        error: dict[str, Any] = {"error": shown_error, "autofeedback": summary}
+        if kind == "anthropic":
+            error = {"type": "error", **error}
         return JSONResponse(error, 422, headers={_HEADER: header})
     final = dict(final)
     total = _sum_usage(usages)
@@ -315,10 +347,7 @@ async def _checked(
     if stream:
         # every event built before the first is sent: an upstream answer of an odd shape
         # is then a JSON error, never a stream cut halfway
-        events = await lanes.run(
-            size,
-            lambda: list(_sse(final, include_usage) if kind == "chat" else _responses_sse(final)),
-        )
+        events = await lanes.run(size, lambda: list(_events(final, kind, include_usage)))
         return StreamingResponse(
             iter(events),
             media_type="text/event-stream",
@@ -394,12 +423,15 @@ def _replies(calls: Sequence[Call], texts: Sequence[str | None]) -> list[dict[st
 
 
 def _told_texts(body: Mapping[str, Any], history: Sequence[Any]) -> list[str]:
-    """The Responses API's ``instructions`` and the system and developer messages, as
-    text."""
+    """The Responses API's ``instructions``, Anthropic's ``system`` (text, or text
+    blocks) and the system and developer messages, as text."""
     out = []
-    instructions = body.get("instructions")
-    if isinstance(instructions, str) and instructions.strip():
-        out.append(instructions)
+    for key in ("instructions", "system"):
+        told = body.get(key)
+        if isinstance(told, list):
+            told = " ".join(str(p.get("text", "")) for p in told if isinstance(p, Mapping))
+        if isinstance(told, str) and told.strip():
+            out.append(told)
     for m in history:
         if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
             content = m.get("content")
