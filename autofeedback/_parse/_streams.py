@@ -76,9 +76,10 @@ def is_stream(value: Any) -> bool:
 
 def _provider(event: Mapping[str, Any]) -> str | None:
     kind = event.get("type")
+    kind = kind if isinstance(kind, str) else ""
     if event.get("object") == "chat.completion.chunk":
         return "openai-chat"
-    if isinstance(kind, str) and kind.startswith("response."):
+    if kind.startswith("response."):
         return "openai-responses"
     if kind in _ANTHROPIC:
         return "anthropic"

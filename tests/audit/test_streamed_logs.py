@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autofeedback._parse._streams import MAX_EVENTS, assemble_stream, is_stream
 from autofeedback.audit._inputs import openai_records, sniff_format
@@ -353,3 +355,34 @@ def test_a_stream_of_too_many_events_is_refused() -> None:
     chunks = [_chunk({"content": "a"})] * (MAX_EVENTS + 1)
     with pytest.raises(ValueError, match="at most 200,000 are read"):
         assemble_stream(chunks)
+
+
+_KEYS = st.sampled_from(
+    ["type", "object", "choices", "delta", "index", "tool_calls", "function", "name",
+     "arguments", "content", "content_block", "partial_json", "text", "message", "input",
+     "candidates", "parts", "functionCall", "contentBlockStart", "contentBlockDelta",
+     "contentBlockIndex", "start", "toolUse", "messageStop", "response", "item",
+     "output_index", "finish_reason"]
+)  # fmt: skip
+_VALUES = st.sampled_from(
+    ["chat.completion.chunk", "message_start", "content_block_start", "content_block_delta",
+     "text_delta", "input_json_delta", "tool_use", "message_delta", "response.completed",
+     "response.output_item.done", "{", '{"a": 1}', "", 0, 1, -1, 10**30, None, True]
+)  # fmt: skip
+_JSON = st.recursive(
+    _VALUES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.dictionaries(_KEYS, _JSON, max_size=5), max_size=6) | st.text(max_size=200))
+def test_any_stream_is_read_or_refused_with_a_reason(value: Any) -> None:
+    # whatever a log holds, the fold either gives a response object or says why not
+    try:
+        folded = assemble_stream(value)
+    except ValueError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(folded, dict)
