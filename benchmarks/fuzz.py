@@ -332,8 +332,37 @@ def hostile_output(rng: random.Random) -> str:
     return "<API>" * 200_000
 
 
+def stream_events(rng: random.Random) -> list[Any]:
+    """A streamed answer's events as a log keeps them (OpenAI chunks or Anthropic
+    events), their pieces cut anywhere and their fields at times replaced."""
+    arguments = json.dumps({"query": literal(rng), "limit": json_value(rng)})
+    cuts = sorted(rng.sample(range(len(arguments) + 1), min(3, len(arguments) + 1)))
+    pieces = [arguments[a:b] for a, b in zip([0, *cuts], [*cuts, len(arguments)], strict=True)]
+    if rng.random() < 0.5:
+        call = {"index": 0, "id": "c1", "function": {"name": rng.choice(NAMES), "arguments": ""}}
+        events: list[Any] = [{"object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": {"tool_calls": [call]}}]}]  # fmt: skip
+        for piece in pieces:
+            delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+            events.append(
+                {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+            )
+    else:
+        block = {"type": "tool_use", "id": "t1", "name": rng.choice(NAMES), "input": {}}
+        events = [{"type": "content_block_start", "index": 0, "content_block": block}]
+        events += [
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "input_json_delta", "partial_json": p}}
+            for p in pieces
+        ]  # fmt: skip
+    for _ in range(rng.randrange(3)):
+        event = rng.choice(events)
+        event[rng.choice(["index", "choices", "delta", "type", "content_block"])] = json_value(rng)
+    return events
+
+
 def record_line(rng: random.Random) -> str:
-    k = rng.randrange(8)
+    k = rng.randrange(9)
     if k == 0:
         record: Any = {"output": mutate(rng, formatted_output(rng))}
     elif k == 1:
@@ -357,6 +386,8 @@ def record_line(rng: random.Random) -> str:
         }
     elif k == 5:
         record = {"id": json_value(rng), "instruction": json_value(rng), "output": literal(rng)}
+    elif k == 8:
+        record = {"output": stream_events(rng)}
     else:
         record = {"call": {"name": "searchBooks", "arguments": {"query": "dune"}}}
     text = json.dumps(record)

@@ -147,6 +147,12 @@ def _events(value: Any) -> list[Mapping[str, Any]]:
     return events
 
 
+def _list(value: Any) -> list[Any]:
+    """``value`` where it is a list; nothing to fold otherwise (a field a log holds as
+    another type)."""
+    return value if isinstance(value, list) else []
+
+
 def _join(parts: list[str]) -> str:
     return "".join(parts)
 
@@ -162,7 +168,7 @@ def _index(value: Any, default: int) -> int:
 def _openai_chat(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     choices: dict[int, dict[str, Any]] = {}
     for event in events:
-        for position, choice in enumerate(event.get("choices") or ()):
+        for position, choice in enumerate(_list(event.get("choices"))):
             if not isinstance(choice, Mapping):
                 continue
             slot = choices.setdefault(
@@ -175,7 +181,7 @@ def _openai_chat(events: list[Mapping[str, Any]]) -> dict[str, Any]:
                 slot["role"] = delta["role"]
             if isinstance(delta.get("content"), str):
                 slot["content"].append(delta["content"])
-            for k, call in enumerate(delta.get("tool_calls") or ()):
+            for k, call in enumerate(_list(delta.get("tool_calls"))):
                 if not isinstance(call, Mapping):
                     continue
                 got = slot["calls"].setdefault(
@@ -276,7 +282,7 @@ def _anthropic(events: list[Mapping[str, Any]]) -> dict[str, Any]:
 def _gemini(events: list[Mapping[str, Any]]) -> dict[str, Any]:
     candidates: dict[int, dict[str, Any]] = {}
     for event in events:
-        for position, candidate in enumerate(event.get("candidates") or ()):
+        for position, candidate in enumerate(_list(event.get("candidates"))):
             if not isinstance(candidate, Mapping):
                 continue
             slot = candidates.setdefault(
@@ -292,7 +298,13 @@ def _gemini(events: list[Mapping[str, Any]]) -> dict[str, Any]:
                     continue
                 kept = slot["content"]["parts"]
                 text = part.get("text")
-                if isinstance(text, str) and len(part) == 1 and kept and set(kept[-1]) == {"text"}:
+                if (
+                    isinstance(text, str)
+                    and len(part) == 1
+                    and kept
+                    and set(kept[-1]) == {"text"}
+                    and isinstance(kept[-1]["text"], str)
+                ):
                     kept[-1] = {"text": kept[-1]["text"] + text}
                 else:
                     kept.append(dict(part))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -376,13 +377,79 @@ _JSON = st.recursive(
 )
 
 
+def _streams() -> list[list[dict[str, Any]]]:
+    """One real stream of each provider, for the property below to break."""
+    gemini = [{"candidates": [{"index": 0, "content": {"parts": [{"text": "a"}]}}]}] * 2
+    bedrock = [
+        {"contentBlockStart": {"start": {"toolUse": {"toolUseId": "t", "name": "f"}},
+                               "contentBlockIndex": 0}},
+        {"contentBlockDelta": {"delta": {"toolUse": {"input": "{}"}}, "contentBlockIndex": 0}},
+    ]  # fmt: skip
+    responses = [{"type": "response.output_item.done", "output_index": 0, "item": {}}]
+    return [openai_chunks(['{"a"', ": 1}"]), anthropic_events(["{}"]), gemini, bedrock, responses]
+
+
+def _broken(data: st.DataObject) -> list[Any]:
+    """A real stream with up to four fields, at any depth, given any JSON value."""
+    events: list[Any] = json.loads(json.dumps(data.draw(st.sampled_from(_streams()))))
+    for _ in range(data.draw(st.integers(0, 4))):
+        node: Any = events
+        while isinstance(node, (list, dict)) and node and data.draw(st.booleans()):
+            key = data.draw(
+                st.sampled_from(range(len(node)) if isinstance(node, list) else sorted(node))
+            )
+            if not isinstance(node[key], (list, dict)):
+                break
+            node = node[key]
+        if isinstance(node, (list, dict)) and node:
+            key = data.draw(
+                st.sampled_from(range(len(node)) if isinstance(node, list) else sorted(node))
+            )
+            node[key] = data.draw(_JSON)
+    return events
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.dictionaries(_KEYS, _JSON, max_size=5), max_size=6) | st.text(max_size=200))
-def test_any_stream_is_read_or_refused_with_a_reason(value: Any) -> None:
+@given(st.data())
+def test_any_stream_is_read_or_refused_with_a_reason(data: st.DataObject) -> None:
     # whatever a log holds, the fold either gives a response object or says why not
+    choice = data.draw(st.integers(0, 2))
+    value: Any = (
+        _broken(data)
+        if choice == 0
+        else data.draw(st.lists(st.dictionaries(_KEYS, _JSON, max_size=5), max_size=6))
+        if choice == 1
+        else data.draw(st.text(max_size=200))
+    )
     try:
         folded = assemble_stream(value)
     except ValueError as exc:
         assert str(exc)
     else:
         assert isinstance(folded, dict)
+
+
+def _paths(value: Any, at: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    items = enumerate(value) if isinstance(value, list) else value.items()
+    for key, child in items:
+        yield (*at, key)
+        if isinstance(child, (list, dict)) and child:
+            yield from _paths(child, (*at, key))
+
+
+@pytest.mark.parametrize("stream", range(len(_streams())))
+def test_every_field_of_a_stream_of_another_type_is_read_or_refused(stream: int) -> None:
+    # each field of each event of a real stream, in turn, of every other JSON type
+    original = _streams()[stream]
+    for path in list(_paths(original)):
+        for other in (True, 0, -1, "x", None, [], {}, [1], {"a": 1}):
+            events = json.loads(json.dumps(original))
+            node = events
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = other
+            try:
+                folded = assemble_stream(events)
+            except ValueError:
+                continue
+            assert isinstance(folded, dict), (path, other)
