@@ -16,10 +16,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "proxy",
         help="an OpenAI-compatible proxy that checks tool calls and asks again",
         description="Serve an OpenAI-compatible API in front of another one. For a chat "
-        "completion or Responses request with tools, every tool call the model returns is "
-        "checked against those tools; a wrong call goes back to the model with the feedback "
-        "as its tool result, and the client gets the final answer. Everything else passes "
-        "through unchanged. Point any OpenAI client at http://HOST:PORT/v1.",
+        "completion or Responses request with tools (or an Anthropic Messages request, "
+        "POST /v1/messages), every tool call the model returns is checked against those "
+        "tools; a wrong call goes back to the model with the feedback as its tool result, "
+        "and the client gets the final answer. Everything else passes through unchanged. "
+        "Point any OpenAI client at http://HOST:PORT/v1 (an Anthropic client at "
+        "http://HOST:PORT).",
         epilog="""exit codes:
   0  stopped with Ctrl-C (SIGTERM stops it as gracefully, then ends it by that signal)
   2  bad input: a bad --upstream URL or option, a broken --spec, a --log folder that
@@ -28,13 +30,15 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 examples:
   autofeedback proxy --upstream http://127.0.0.1:8080/v1           # on 127.0.0.1:8787
   autofeedback proxy --upstream https://api.openai.com/v1 --port 9000 --log proxy.jsonl
+  autofeedback proxy --upstream https://api.anthropic.com/v1       # Anthropic Messages
   autofeedback proxy --upstream http://127.0.0.1:8080/v1 --spec openapi.yaml --no-semantic""",
     )
     px.add_argument(
         "--upstream",
         required=True,
         metavar="URL",
-        help="the OpenAI-compatible base URL to forward to, e.g. http://127.0.0.1:8080/v1",
+        help="the base URL to forward to, e.g. http://127.0.0.1:8080/v1 "
+        "(https://api.anthropic.com/v1 for Anthropic's Messages API)",
     )
     _host_arguments(px, "the proxy")
     px.add_argument("--port", type=int, default=8787, help="port to listen on")
