@@ -1,7 +1,7 @@
 """``autofeedback proxy`` in front of an Anthropic Messages API (``POST /v1/messages``):
 the real ``anthropic`` client as the agent, the proxy served by uvicorn on 127.0.0.1, and
-a scripted upstream (a real HTTP server on 127.0.0.1 answering canned messages: the
-test double for the LLM, which is outside the product).
+the scripted upstream of test_proxy.py (a real HTTP server on 127.0.0.1 answering canned
+messages: the test double for the LLM, which is outside the product).
 
 The tool calls (``tool_use`` blocks) are checked against the request's ``tools``
 (``input_schema``); a wrong one is answered in Anthropic's own shape (the assistant's
@@ -12,9 +12,7 @@ with the Messages API's events, which the client folds back into the message."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the proxy extra (uvicorn, starlette, httpx) is missing")
 anthropic = pytest.importorskip("anthropic", reason="the anthropic client is the agent here")
 
-from test_proxy import Proxy  # noqa: E402
+from test_proxy import Proxy, Upstream  # noqa: E402
 
 from autofeedback.integrations._proxy_config import ProxyConfig  # noqa: E402
 
@@ -68,50 +66,6 @@ def message(
         "stop_sequence": None,
         "usage": {"input_tokens": 40, "output_tokens": 9},
     }
-
-
-class Upstream:
-    """The scripted Anthropic-compatible server: what it answers next, what it was sent."""
-
-    def __init__(self) -> None:
-        self.script: list[dict[str, Any]] = []
-        self.seen: list[dict[str, Any]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
-        self.thread.start()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        upstream = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                upstream.seen.append(
-                    {
-                        "path": self.path,
-                        "headers": {k.lower(): v for k, v in self.headers.items()},
-                        "json": json.loads(raw),
-                    }
-                )
-                body = json.dumps(upstream.script.pop(0)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
 
 
 @pytest.fixture(scope="module")
