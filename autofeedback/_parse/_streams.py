@@ -263,10 +263,10 @@ def _anthropic(events: list[Mapping[str, Any]]) -> dict[str, Any]:
         elif kind == "content_block_delta" and isinstance(event.get("delta"), Mapping):
             index = _index(event.get("index"), position)
             delta = event["delta"]
-            parts = texts.setdefault(index, [])
-            block = blocks.setdefault(index, {"type": "text", "text": ""})
+            parts = texts.setdefault(index, [])  # joined once at the end: no quadratic copy
+            blocks.setdefault(index, {"type": "text", "text": ""})
             if delta.get("type") == "text_delta":
-                block["text"] = _str(block.get("text")) + _str(delta.get("text"))
+                parts.append(_str(delta.get("text")))
             elif delta.get("type") == "input_json_delta":
                 parts.append(_str(delta.get("partial_json")))
         elif kind == "message_delta" and isinstance(event.get("delta"), Mapping):
@@ -275,6 +275,8 @@ def _anthropic(events: list[Mapping[str, Any]]) -> dict[str, Any]:
         block = blocks[index]
         if block.get("type") == "tool_use" and texts.get(index):
             block["input"] = _json_or_text(_join(texts[index]))
+        elif block.get("type") == "text" and texts.get(index):
+            block["text"] = _str(block.get("text")) + _join(texts[index])
         message["content"].append(block)
     return message
 
@@ -298,16 +300,17 @@ def _gemini(events: list[Mapping[str, Any]]) -> dict[str, Any]:
                     continue
                 kept = slot["content"]["parts"]
                 text = part.get("text")
-                if (
-                    isinstance(text, str)
-                    and len(part) == 1
-                    and kept
-                    and set(kept[-1]) == {"text"}
-                    and isinstance(kept[-1]["text"], str)
-                ):
-                    kept[-1] = {"text": kept[-1]["text"] + text}
+                if isinstance(text, str) and len(part) == 1:
+                    # neighbouring text parts, joined once at the end
+                    if not (kept and isinstance(kept[-1], list)):
+                        kept.append([])
+                    kept[-1].append(text)
                 else:
                     kept.append(dict(part))
+    for slot in candidates.values():
+        slot["content"]["parts"] = [
+            {"text": _join(p)} if isinstance(p, list) else p for p in slot["content"]["parts"]
+        ]
     return {"candidates": [candidates[k] for k in sorted(candidates)]}
 
 
@@ -332,17 +335,19 @@ def _bedrock(events: list[Mapping[str, Any]]) -> dict[str, Any]:
             index = _index(delta.get("contentBlockIndex"), position)
             piece = delta["delta"]
             if isinstance(piece.get("text"), str):
-                block = blocks.setdefault(index, {"text": ""})
-                block["text"] = _str(block.get("text")) + piece["text"]
+                blocks.setdefault(index, {"text": ""})
+                inputs.setdefault(index, []).append(piece["text"])
             use = piece.get("toolUse")
             if isinstance(use, Mapping):
                 blocks.setdefault(index, {"toolUse": {"input": {}}})
                 inputs.setdefault(index, []).append(_str(use.get("input")))
         elif isinstance(event.get("messageStop"), Mapping):
             out["stopReason"] = event["messageStop"].get("stopReason")
-    for index, parts in inputs.items():
+    for index, parts in inputs.items():  # each block's pieces, joined once
         if parts and "toolUse" in blocks[index]:
             blocks[index]["toolUse"]["input"] = _json_or_text(_join(parts))
+        elif parts and "text" in blocks[index]:
+            blocks[index]["text"] = _str(blocks[index]["text"]) + _join(parts)
     content = [blocks[k] for k in sorted(blocks)]
     return {"output": {"message": {"role": "assistant", "content": content}}, **out}
 

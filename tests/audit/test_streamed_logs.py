@@ -453,3 +453,24 @@ def test_every_field_of_a_stream_of_another_type_is_read_or_refused(stream: int)
             except ValueError:
                 continue
             assert isinstance(folded, dict), (path, other)
+
+
+def test_many_small_text_deltas_are_joined_in_order() -> None:
+    # one piece per event, as a model streams text: the whole text, once each
+    pieces = [f"{i}," for i in range(20_000)]
+    whole = "".join(pieces)
+    anthropic_text = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}
+            for p in pieces
+        ),
+    ]
+    gemini = [{"candidates": [{"index": 0, "content": {"parts": [{"text": p}]}}]} for p in pieces]
+    bedrock = [
+        {"contentBlockDelta": {"delta": {"text": p}, "contentBlockIndex": 0}} for p in pieces
+    ]
+    assert assemble_stream(anthropic_text)["content"] == [{"type": "text", "text": whole}]
+    parts = assemble_stream(gemini)["candidates"][0]["content"]["parts"]
+    assert parts == [{"text": whole}]
+    assert assemble_stream(bedrock)["output"]["message"]["content"] == [{"text": whole}]
