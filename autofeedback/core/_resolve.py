@@ -147,8 +147,9 @@ def _multipart(body: str | bytes, content_type: str) -> _Form | None:
             break  # the closing delimiter
         head, content = _part(chunk)
         name = _PART_NAME.search(head)
-        if name is not None:
-            fields.append((name.group(1) or name.group(2), content))
+        if name is not None:  # name="" is a name (an empty one), not none
+            quoted = name.group(1)
+            fields.append((quoted if quoted is not None else name.group(2), content))
     return fields or None
 
 

@@ -131,6 +131,15 @@ def test_an_uploads_parts_are_checked(scanner: Scanner) -> None:
     ]
 
 
+def test_a_part_with_an_empty_name_is_a_field_so_named(scanner: Scanner) -> None:
+    # name="" (requests' files={"": ...} writes it) is an unknown field of no name, found
+    # as such; it was read as no name at all and the check raised AttributeError
+    body = multipart(("attributes", '{"name": "a.txt"}', None), ("file", "hello", "a.txt"))
+    body = body.replace('name="file"', 'name=""', 1)
+    codes = [(code, where) for code, where, _ in found(scanner, upload(body))]
+    assert codes == [("E3", ("body", "")), ("E3.4", ("body", "file"))]
+
+
 def test_curl_form_fields_are_a_multipart_post(scanner: Scanner) -> None:
     command = f'curl "{UPLOAD}" -F attributes=\'{{"name": "a.txt"}}\' -F file=@/home/me/a.txt'
     assert found(scanner, command) == []
