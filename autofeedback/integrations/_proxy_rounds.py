@@ -188,7 +188,7 @@ async def _checked(
     # the chat so far, earlier tool calls and their results included: the new calls are
     # its next steps (an id no response returned and the user never gave: E5.3), judged
     # as the audit and check_tool_calls(history=) judge the same conversation
-    asked = list(history) if kind in ("chat", "anthropic") else None
+    asked = list(history)
     # what the user asked: the last user turn (E2.1), and all the model was told: the
     # system and developer messages (an agent's prompt carries its account, calendar and
     # tenant ids) and every user turn (E5.3)
@@ -250,7 +250,7 @@ async def _checked(
                 history=asked,
                 instruction=said[0],
                 context=said[1],
-                graph=scanner._graph if asked is not None else None,
+                graph=scanner._graph,
             ),
         )
         codes.extend(

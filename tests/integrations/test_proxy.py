@@ -365,6 +365,29 @@ def test_an_id_no_earlier_result_returned_is_fed_back(upstream: Upstream, proxy:
     assert json.loads(raw.headers["x-autofeedback"])["stop"] == "clean"
 
 
+def test_a_responses_run_so_far_grounds_the_next_call_too(upstream: Upstream, proxy: Proxy) -> None:
+    # the same run as input items of the Responses API: a function_call and its output
+    def book_call(book_id: int, n: int) -> dict[str, Any]:
+        answer = response_object({"book_id": book_id}, n)
+        answer["output"][0]["name"] = "get_book"
+        return answer
+
+    tools = [{"type": "function", **t["function"]} for t in BOOK_TOOLS]
+    run = [
+        {"role": "user", "content": AGENT_RUN[0]["content"]},
+        {"type": "function_call", "call_id": "call_0", "name": "search_books",
+         "arguments": '{"q": "dragons"}'},
+        {"type": "function_call_output", "call_id": "call_0", "output": AGENT_RUN[2]["content"]},
+    ]  # fmt: skip
+    upstream.script += [book_call(99, 1), book_call(11, 2)]
+    raw = proxy.client().responses.with_raw_response.create(
+        model="scripted", input=run, tools=tools
+    )
+    assert json.loads(raw.parse().output[0].arguments) == {"book_id": 11}
+    header = json.loads(raw.headers["x-autofeedback"])
+    assert header == {"rounds": 2, "codes": ["E5.3"], "stop": "corrected"}
+
+
 def test_a_placeholder_is_judged_against_what_the_user_said(
     upstream: Upstream, proxy: Proxy
 ) -> None:
