@@ -464,7 +464,10 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
     history = _history(request)
     from autofeedback.scanner._sequences import has_tool_steps  # the flow checks: only here
 
-    if history is not None and has_tool_steps(history):
+    # (not where the Responses API keeps the conversation, previous_response_id or
+    # conversation: the input is then only its latest items, as the proxy reads it)
+    kept = request.get("previous_response_id") or request.get("conversation")
+    if history is not None and not kept and has_tool_steps(history):
         # an agent's run so far: the calls of this response are its next steps, checked
         # for data flow as the proxy and check_tool_calls(history=) check them
         common["history"] = history

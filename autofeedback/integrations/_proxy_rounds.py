@@ -88,6 +88,13 @@ def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
     return calls
 
 
+def _kept_upstream(body: Mapping[str, Any]) -> bool:
+    """Whether the upstream holds the conversation (the Responses API's
+    ``previous_response_id`` or ``conversation``): the request then carries only its
+    latest turn."""
+    return bool(body.get("previous_response_id") or body.get("conversation"))
+
+
 def _calls(data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any] | None, list[Call]]:
     """The assistant message (Chat Completions only) and the tool calls of an answer."""
     if kind == "chat":
@@ -187,8 +194,11 @@ async def _checked(
 
     # the chat so far, earlier tool calls and their results included: the new calls are
     # its next steps (an id no response returned and the user never gave: E5.3), judged
-    # as the audit and check_tool_calls(history=) judge the same conversation
-    asked = list(history)
+    # as the audit and check_tool_calls(history=) judge the same conversation. Not where
+    # the Responses API keeps the conversation itself (previous_response_id,
+    # conversation): its input is then only the latest items, and an id an earlier turn
+    # returned would look made up; the calls are judged alone, against what was said
+    asked = None if _kept_upstream(body) else list(history)
     # what the user asked: the last user turn (E2.1), and all the model was told: the
     # system and developer messages (an agent's prompt carries its account, calendar and
     # tenant ids) and every user turn (E5.3)
@@ -250,7 +260,7 @@ async def _checked(
                 history=asked,
                 instruction=said[0],
                 context=said[1],
-                graph=scanner._graph,
+                graph=scanner._graph if asked is not None else None,
             ),
         )
         codes.extend(

@@ -489,3 +489,47 @@ def test_a_system_prompt_given_apart_grounds_the_next_steps_ids(tmp_path: Path) 
         "told": [],
         "not told": ["E5.3"],
     }
+
+
+def test_a_responses_log_line_kept_upstream_is_judged_alone(tmp_path: Path) -> None:
+    # previous_response_id: the input is only the latest items, so an id an earlier turn
+    # returned is not made up; without it, the input is the whole run and it is
+    tools = [
+        {
+            "type": "function",
+            "name": "get_book",
+            "parameters": {
+                "type": "object",
+                "properties": {"book_id": {"type": "integer"}},
+                "required": ["book_id"],
+            },
+        }
+    ]
+    earlier = [
+        {"role": "user", "content": "the second book about dragons"},
+        {
+            "type": "function_call",
+            "call_id": "c0",
+            "name": "get_book",
+            "arguments": '{"book_id": 1}',
+        },
+        {"type": "function_call_output", "call_id": "c0", "output": '{"id": 1}'},
+    ]
+    call = {
+        "type": "function_call",
+        "call_id": "c1",
+        "name": "get_book",
+        "arguments": '{"book_id": 12}',
+    }
+    lines = []
+    for rid, kept in (("kept upstream", {"previous_response_id": "resp_0"}), ("whole run", {})):
+        request = {"model": "gpt-4.1", "input": earlier, "tools": tools, **kept}
+        response = {"id": rid, "object": "response", "output": [call]}
+        lines.append(json.dumps({"request": request, "response": response}))
+    log = tmp_path / "responses.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, rows, _ = cli("audit", str(log), "--no-semantic", "--format", "jsonl")
+    assert {r["id"]: [f["code"] for f in r["findings"]] for r in rows} == {
+        "kept upstream": [],
+        "whole run": ["E5.3"],
+    }

@@ -386,6 +386,13 @@ def test_a_responses_run_so_far_grounds_the_next_call_too(upstream: Upstream, pr
     assert json.loads(raw.parse().output[0].arguments) == {"book_id": 11}
     header = json.loads(raw.headers["x-autofeedback"])
     assert header == {"rounds": 2, "codes": ["E5.3"], "stop": "corrected"}
+    # where the upstream keeps the conversation, the input is only the latest turn: an
+    # id an earlier turn returned is not judged made up
+    upstream.script.append(book_call(12, 3))
+    raw = proxy.client().responses.with_raw_response.create(
+        model="scripted", input="now the second one", previous_response_id="resp_2", tools=tools
+    )
+    assert json.loads(raw.headers["x-autofeedback"]) == {"rounds": 1, "codes": [], "stop": "clean"}
 
 
 def test_a_placeholder_is_judged_against_what_the_user_said(
