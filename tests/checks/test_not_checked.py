@@ -125,3 +125,15 @@ def test_a_composed_body_left_undecided_is_a_warning() -> None:
             "n" + WARNING.format(r"'^(\\w+)-\\1$'"),
         )
     ]
+
+
+def test_a_long_pattern_is_cut_in_the_warning() -> None:
+    long = r"^(\w+)-\1-(\w+)-\2-(\w+)-\3-(\w+)-\4$"  # its repr is 45 characters
+    tool = {"name": "quad", "parameters": {"properties": {"q": {"pattern": long}}}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    with PatternBudget(0.0):
+        [warning] = scanner.iter_findings({"name": "quad", "arguments": {"q": "a-a-b-b-c-c"}})
+    assert (warning.expected, warning.message) == (
+        {"pattern": long},
+        "q" + WARNING.format(r"'^(\\w+)-\\1-(\\w+)-\\2-(\\w+)-\\3-(\..."),
+    )
