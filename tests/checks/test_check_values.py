@@ -54,6 +54,7 @@ def _nested(levels: int) -> dict[str, Any]:
         ('{"id": 1}', {"type": "string"}, '{"id": 1}'),  # a string stays the text sent
         ('["id"]', {"type": "object"}, '["id"]'),  # JSON, but no object: as it is
         ("{id", {"type": ["object", "string"]}, "{id"),
+        ("{a,b", {"type": ["object", "array"]}, ["{a", "b"]),  # no JSON: the next type
     ],
 )
 def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any) -> None:
@@ -538,6 +539,9 @@ def _items() -> ApiCatalog:
             param("tags", "query", array, explode=True),
             param("q", "query", {"type": "string", "maxLength": 5}),
             param("X-Trace", "header", {"type": "string"}),
+            param("on", "query", {"type": "string", "enum": ["true"]}),
+            param("off", "query", {"type": "string", "enum": ["false"]}),
+            param("n", "query", {"type": ["integer", "null"]}),
         ],
         "responses": {"200": {"description": "ok"}},
     }
@@ -547,8 +551,14 @@ def _items() -> ApiCatalog:
         "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": form}}},
         "responses": {"200": {"description": "ok"}},
     }
+    parts = {"type": "object", "properties": {"count": {"type": "integer", "maximum": 3}}}
+    upload = {
+        "operationId": "upload",
+        "requestBody": {"content": {"multipart/form-data": {"schema": parts}}},
+        "responses": {"200": {"description": "ok"}},
+    }
     spec = {"openapi": "3.0.3", "info": {"title": "items", "version": "1"}}
-    paths = {"/items/{id}": {"get": get}, "/forms": {"post": post}}
+    paths = {"/items/{id}": {"get": get}, "/forms": {"post": post}, "/uploads": {"post": upload}}
     servers = [{"url": "https://s.example.com"}]
     return ApiCatalog.from_obj({**spec, "servers": servers, "paths": paths})
 
@@ -588,6 +598,8 @@ def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> N
         # a number for a text parameter of the URL: the server reads the text "500"
         ({"id": 5, "q": 500, "X-Trace": 7}, []),
         ({"id": 5, "q": True}, []),  # ...and "true"
+        # true, false and null in the URL: the texts "true" and "false", and no value
+        ({"id": 5, "on": True, "off": False, "n": None}, []),
         (
             {"id": 5, "q": 123456},
             ["E4.2 argument.q: q: '123456' breaks the documented maxLength 5"],
@@ -602,6 +614,14 @@ def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> N
 def test_an_http_operation_called_by_name(arguments: dict[str, Any], found: list[str]) -> None:
     call = {"name": "getItem", "arguments": arguments}
     assert [str(f) for f in Scanner(_items(), retriever=None).iter_findings(call)] == found
+
+
+def test_a_multipart_field_is_read_as_its_documented_type() -> None:
+    """A multipart form's fields travel as text: "2" is the integer 2, "5" is over 3."""
+    scanner = Scanner(_items(), retriever=None)
+    assert list(scanner.iter_findings({"name": "upload", "arguments": {"count": "2"}})) == []
+    [found] = scanner.iter_findings({"name": "upload", "arguments": {"count": "5"}})
+    assert str(found) == "E4.2 argument.count: count: 5 breaks the documented maximum 3"
 
 
 @pytest.mark.parametrize(
