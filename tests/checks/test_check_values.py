@@ -846,3 +846,17 @@ def test_the_json_type_a_wrong_value_has_is_named(value: Any, message: str) -> N
     scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
     call = {"name": "f", "arguments": {"s": value}}
     assert [f.message for f in scanner.iter_findings(call)] == [message]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("a" * 58, "'" + "a" * 58 + "'"),  # 60 characters written: shown whole
+        ("a" * 59, "'" + "a" * 56 + "..."),  # 61: cut to 60 with the dots
+    ],
+)
+def test_a_value_is_shown_whole_up_to_60_characters(value: str, shown: str) -> None:
+    tool = {"name": "put", "parameters": {"properties": {"n": {"type": "integer"}}}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    [found] = scanner.iter_findings({"name": "put", "arguments": {"n": value}})
+    assert found.message == f"n must be an integer, got string {shown}"
