@@ -713,6 +713,27 @@ def test_what_only_the_nearest_shape_requires_is_said_once() -> None:
     ]
 
 
+def test_a_wrong_field_is_said_before_what_the_nearest_shape_requires() -> None:
+    """The nearest shape's own requirement is said only where no field says why the body
+    fits no shape: the model gets the first problem, not a wall of them."""
+    kind: dict[str, Any] = {"type": "object", "required": ["kind", "x"]}
+    kind["properties"] = {"kind": {"const": "a"}, "n": {"type": "integer"}}
+    size = {
+        "type": "object",
+        "properties": {"size": {"type": "integer"}},
+        "required": ["size", "y", "z"],
+    }
+    assert _shape_findings([kind, size], {"kind": "a", "n": "two"}) == [
+        (
+            "E4.1",
+            ("body", "n"),
+            "integer",
+            "addPet",
+            "n (as branch 1) must be an integer, got string 'two'",
+        )
+    ]
+
+
 def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
     closed: dict[str, Any] = {"title": "Closed", "type": "object", "additionalProperties": False}
     closed["properties"] = {"kind": {"const": "other"}}
