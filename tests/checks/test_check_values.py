@@ -734,6 +734,25 @@ def test_a_wrong_field_is_said_before_what_the_nearest_shape_requires() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        ApiRequest(method="POST", url="/pets?dry=true"),
+        {"name": "addPet", "arguments": {"dry": True}},
+    ],
+)
+def test_a_call_that_sends_no_optional_composed_body_is_clean(call: Any) -> None:
+    """No body field sent, and the body is optional: no shape is missed."""
+    kind = {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind", "x"]}
+    size = {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
+    content = {"application/json": {"schema": {"oneOf": [kind, size]}}}
+    dry = {"name": "dry", "in": "query", "schema": {"type": "boolean"}}
+    post = {"operationId": "addPet", "parameters": [dry], "requestBody": {"content": content}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": {**post, "responses": {}}}}
+    assert list(Scanner(ApiCatalog.from_obj(spec), retriever=None).iter_findings(call)) == []
+
+
 def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
     closed: dict[str, Any] = {"title": "Closed", "type": "object", "additionalProperties": False}
     closed["properties"] = {"kind": {"const": "other"}}
