@@ -54,6 +54,7 @@ def _nested(levels: int) -> dict[str, Any]:
         ('{"id": 1}', {"type": "string"}, '{"id": 1}'),  # a string stays the text sent
         ('["id"]', {"type": "object"}, '["id"]'),  # JSON, but no object: as it is
         ("{id", {"type": ["object", "string"]}, "{id"),
+        ("{a,b", {"type": ["object", "array"]}, ["{a", "b"]),  # no JSON: the next type
     ],
 )
 def test_a_value_read_as_its_documented_type(text: Any, schema: Any, value: Any) -> None:
@@ -538,6 +539,9 @@ def _items() -> ApiCatalog:
             param("tags", "query", array, explode=True),
             param("q", "query", {"type": "string", "maxLength": 5}),
             param("X-Trace", "header", {"type": "string"}),
+            param("on", "query", {"type": "string", "enum": ["true"]}),
+            param("off", "query", {"type": "string", "enum": ["false"]}),
+            param("n", "query", {"type": ["integer", "null"]}),
         ],
         "responses": {"200": {"description": "ok"}},
     }
@@ -547,8 +551,14 @@ def _items() -> ApiCatalog:
         "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": form}}},
         "responses": {"200": {"description": "ok"}},
     }
+    parts = {"type": "object", "properties": {"count": {"type": "integer", "maximum": 3}}}
+    upload = {
+        "operationId": "upload",
+        "requestBody": {"content": {"multipart/form-data": {"schema": parts}}},
+        "responses": {"200": {"description": "ok"}},
+    }
     spec = {"openapi": "3.0.3", "info": {"title": "items", "version": "1"}}
-    paths = {"/items/{id}": {"get": get}, "/forms": {"post": post}}
+    paths = {"/items/{id}": {"get": get}, "/forms": {"post": post}, "/uploads": {"post": upload}}
     servers = [{"url": "https://s.example.com"}]
     return ApiCatalog.from_obj({**spec, "servers": servers, "paths": paths})
 
@@ -588,6 +598,8 @@ def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> N
         # a number for a text parameter of the URL: the server reads the text "500"
         ({"id": 5, "q": 500, "X-Trace": 7}, []),
         ({"id": 5, "q": True}, []),  # ...and "true"
+        # true, false and null in the URL: the texts "true" and "false", and no value
+        ({"id": 5, "on": True, "off": False, "n": None}, []),
         (
             {"id": 5, "q": 123456},
             ["E4.2 argument.q: q: '123456' breaks the documented maxLength 5"],
@@ -602,6 +614,14 @@ def test_a_value_of_an_http_request(request_: ApiRequest, found: list[str]) -> N
 def test_an_http_operation_called_by_name(arguments: dict[str, Any], found: list[str]) -> None:
     call = {"name": "getItem", "arguments": arguments}
     assert [str(f) for f in Scanner(_items(), retriever=None).iter_findings(call)] == found
+
+
+def test_a_multipart_field_is_read_as_its_documented_type() -> None:
+    """A multipart form's fields travel as text: "2" is the integer 2, "5" is over 3."""
+    scanner = Scanner(_items(), retriever=None)
+    assert list(scanner.iter_findings({"name": "upload", "arguments": {"count": "2"}})) == []
+    [found] = scanner.iter_findings({"name": "upload", "arguments": {"count": "5"}})
+    assert str(found) == "E4.2 argument.count: count: 5 breaks the documented maximum 3"
 
 
 @pytest.mark.parametrize(
@@ -691,6 +711,46 @@ def test_what_only_the_nearest_shape_requires_is_said_once() -> None:
             "the body fits none of its documented shapes; the nearest, branch 1, requires 'x'",
         )
     ]
+
+
+def test_a_wrong_field_is_said_before_what_the_nearest_shape_requires() -> None:
+    """The nearest shape's own requirement is said only where no field says why the body
+    fits no shape: the model gets the first problem, not a wall of them."""
+    kind: dict[str, Any] = {"type": "object", "required": ["kind", "x"]}
+    kind["properties"] = {"kind": {"const": "a"}, "n": {"type": "integer"}}
+    size = {
+        "type": "object",
+        "properties": {"size": {"type": "integer"}},
+        "required": ["size", "y", "z"],
+    }
+    assert _shape_findings([kind, size], {"kind": "a", "n": "two"}) == [
+        (
+            "E4.1",
+            ("body", "n"),
+            "integer",
+            "addPet",
+            "n (as branch 1) must be an integer, got string 'two'",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ApiRequest(method="POST", url="/pets?dry=true"),
+        {"name": "addPet", "arguments": {"dry": True}},
+    ],
+)
+def test_a_call_that_sends_no_optional_composed_body_is_clean(call: Any) -> None:
+    """No body field sent, and the body is optional: no shape is missed."""
+    kind = {"type": "object", "properties": {"kind": {"const": "a"}}, "required": ["kind", "x"]}
+    size = {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
+    content = {"application/json": {"schema": {"oneOf": [kind, size]}}}
+    dry = {"name": "dry", "in": "query", "schema": {"type": "boolean"}}
+    post = {"operationId": "addPet", "parameters": [dry], "requestBody": {"content": content}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pets", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pets": {"post": {**post, "responses": {}}}}
+    assert list(Scanner(ApiCatalog.from_obj(spec), retriever=None).iter_findings(call)) == []
 
 
 def test_a_shape_that_refuses_a_field_names_its_operation() -> None:
@@ -826,3 +886,17 @@ def test_the_json_type_a_wrong_value_has_is_named(value: Any, message: str) -> N
     scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
     call = {"name": "f", "arguments": {"s": value}}
     assert [f.message for f in scanner.iter_findings(call)] == [message]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("a" * 58, "'" + "a" * 58 + "'"),  # 60 characters written: shown whole
+        ("a" * 59, "'" + "a" * 56 + "..."),  # 61: cut to 60 with the dots
+    ],
+)
+def test_a_value_is_shown_whole_up_to_60_characters(value: str, shown: str) -> None:
+    tool = {"name": "put", "parameters": {"properties": {"n": {"type": "integer"}}}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    [found] = scanner.iter_findings({"name": "put", "arguments": {"n": value}})
+    assert found.message == f"n must be an integer, got string {shown}"

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autofeedback import ApiCatalog, Scanner
+from autofeedback.checks import _check_values
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_value
 from autofeedback.core._resolve import Arg
@@ -195,3 +196,70 @@ def test_a_fraction_divisor_anywhere_in_a_schema_is_never_compiled(
     # and as one value of a call that fails the fast path for another reason
     found = _findings(catalog, {"name": "f", "arguments": {"x": value, "y": 1}})
     assert [code for code, _, _ in found] == ["E3", "E4.2"]
+
+
+# -- the compiled validator: every pattern and format read as the detailed checks read it --
+
+#: jsonschema-rs reads ``\b`` and ``\B`` by Unicode word characters, the detailed checks by
+#: ECMA-262's ASCII ones: "éx" breaks ``\Bx`` and meets ``\bx`` only for the detailed
+#: checks, so a pattern left to jsonschema-rs's own engine lets a wrong value through
+INSIDE = r"\Bx"
+EDGE = r"\bx"
+_PLACES: dict[str, tuple[dict[str, Any], Any, Any, str]] = {
+    # name: (schema, a right value, a wrong value, its finding)
+    "top": ({"type": "string", "pattern": INSIDE}, "ax", "éx", "E4.2"),
+    "items": ({"type": "array", "items": {"pattern": INSIDE}}, ["ax"], ["ax", "éx"], "E4.2"),
+    "extra": (
+        {"type": "object", "additionalProperties": {"pattern": INSIDE}},
+        {},
+        {"k": "éx"},
+        "E4.2",
+    ),
+    "field": (
+        {"type": "object", "properties": {"k": {"pattern": INSIDE}}},
+        {"k": "ax"},
+        {"k": "éx"},
+        "E4.2",
+    ),
+    "any": (
+        {"anyOf": [{"type": "string", "pattern": INSIDE}, {"type": "integer"}]},
+        1,
+        "éx",
+        "E4.2",
+    ),
+    "all": ({"allOf": [{"type": "string"}, {"pattern": INSIDE}]}, "ax", "éx", "E4.2"),
+    "not": ({"type": "string", "not": {"pattern": EDGE}}, "ax", "éx", "E4.2"),
+    # a pattern beside an allOf of its own: both are kept
+    "beside": ({"allOf": [{"maxLength": 3}], "pattern": INSIDE}, "ax", "aaax", "E4.2"),
+    "also": ({"allOf": [{"maxLength": 3}], "pattern": INSIDE}, "ax", "éx", "E4.2"),
+    # two patterns: each field keeps its own
+    "a": ({"type": "string", "pattern": "^a+$"}, "aa", "bb", "E4.2"),
+    "b": ({"type": "string", "pattern": "^b+$"}, "bb", "aa", "E4.2"),
+    # formats: asserted ones checked (the light checker of a date, jsonschema's of a host
+    # name), others ignored as the detailed checks ignore them
+    "day": ({"type": "string", "format": "date"}, "2024-05-17", "2024-13-45", "E4.2"),
+    "host": ({"type": "string", "format": "hostname"}, "api.example.com", "-a-.example", "E4.2"),
+    "iri": ({"type": "string", "format": "iri"}, "no iri", 5, "E4.1"),
+    "int": ({"type": "integer", "format": "int32"}, 5, "5", "E4.1"),
+}
+
+
+@pytest.fixture
+def fresh_formats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The asserted formats' checkers are made once per process: made again for this test
+    (mutation testing forks each run from a process that made them already)."""
+    monkeypatch.setattr(_check_values, "_asserted_formats", {})
+
+
+@pytest.mark.usefixtures("fresh_formats")
+@pytest.mark.parametrize("wrong", list(_PLACES))
+def test_the_compiled_validator_reads_patterns_and_formats_as_the_checks_do(wrong: str) -> None:
+    properties = {name: schema for name, (schema, *_) in _PLACES.items()}
+    catalog = ApiCatalog.from_tools([{"name": "f", "parameters": {"properties": properties}}])
+    [op] = catalog.operations
+    right = {name: value for name, (_, value, *_) in _PLACES.items()}
+    assert accepts(op, right)  # the first call: walked
+    assert accepts(op, right)  # from the second on: compiled, and a right call passes
+    call = {"name": "f", "arguments": {**right, wrong: _PLACES[wrong][2]}}
+    found = [(f.code, f.location[:2]) for f in Scanner(catalog, retriever=None).iter_findings(call)]
+    assert found == [(_PLACES[wrong][3], ("argument", wrong))]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Scanner
+from autofeedback import ApiCatalog, Operation, Scanner
 
 USERS = {
     "type": "array",
@@ -107,3 +107,29 @@ def test_a_body_without_a_content_type_is_read_as_the_docs_say() -> None:
     assert findings("text/plain", schema, body="hello world") == [
         ("E4.2", ("body",), "body: 'hello world' breaks the documented maxLength 5")
     ]
+
+
+def test_a_body_of_another_media_type_is_not_read_as_json() -> None:
+    """A body sent as XML (or a form) is for its own readers: text that happens to read as
+    JSON is not judged against the schema here."""
+    schema = {"type": "array", "items": {"type": "integer"}}
+    xml = {"Content-Type": "application/xml"}
+    assert findings("application/xml", schema, body='["x"]', headers=xml) == []
+    # the same text sent as JSON is judged
+    assert findings("application/xml", schema, body='["x"]', headers=JSON) == [
+        ("E4.1", ("body", "0"), "body.0 must be an integer, got string 'x'")
+    ]
+
+
+def test_a_body_with_no_media_type_anywhere_is_read_as_json() -> None:
+    """An operation built in code, with no media type for its body, sent a body with no
+    Content-Type: the body is read as JSON, the default of an API call."""
+    schema = {"type": "array", "items": {"type": "integer"}}
+    op = Operation("post", method="POST", path="/x", body_schema=schema)
+    catalog = ApiCatalog([op], servers=["https://api.example.com"])
+    sent = {"method": "POST", "url": "https://api.example.com/x", "body": '[1, "x"]'}
+    found = [
+        (f.code, f.location, f.message)
+        for f in Scanner(catalog, retriever=None).iter_findings(sent)
+    ]
+    assert found == [("E4.1", ("body", "1"), "body.1 must be an integer, got string 'x'")]

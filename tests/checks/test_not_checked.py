@@ -1,0 +1,139 @@
+"""A value whose pattern the bounded matcher could not decide in the call's time budget
+is neither blamed nor reported clean: it gets a warning that says so, field by field.
+
+A budget of no time (``PatternBudget(0.0)``) makes every bounded search undecided at
+once, so these tests need no slow value and assert no duration."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from autofeedback import ApiCatalog, ApiRequest, Finding, Scanner
+from autofeedback.checks._check_values import not_checked
+from autofeedback.core._patterns import PatternBudget
+
+#: a back-reference: RE2 cannot run it, so the bounded matcher does
+TWICE = r"^(\w+)-\1$"
+DOUBLE = r"^(\w)\1$"
+WARNING = (
+    ": not checked against the documented pattern {}: it needs a backtracking matcher "
+    "(checked with a bounded matcher), which ran out of time on this value"
+)
+
+
+def _fields(finding: Finding) -> tuple[Any, ...]:
+    return (
+        finding.code,
+        finding.location,
+        finding.got,
+        finding.expected,
+        finding.suggestion,
+        finding.operation,
+        finding.doc,
+        finding.severity,
+        finding.message,
+    )
+
+
+def _pair_findings(arguments: dict[str, Any], seconds: float) -> list[Finding]:
+    properties = {
+        "twice": {"type": "string", "pattern": TWICE, "description": " Two equal words. "},
+        "double": {"type": "string", "pattern": DOUBLE},
+        "plain": {"type": "string", "pattern": r"^\w+$"},
+    }
+    tool = {"name": "pair", "parameters": {"type": "object", "properties": properties}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    with PatternBudget(seconds):
+        return list(scanner.iter_findings({"name": "pair", "arguments": arguments}))
+
+
+def test_a_value_left_undecided_is_a_warning_field_by_field() -> None:
+    findings = _pair_findings({"twice": "ab-ab", "double": "cc"}, 0.0)
+    assert [_fields(f) for f in findings] == [
+        (
+            "E4.2",
+            ("argument", "twice"),
+            "ab-ab",
+            {"pattern": TWICE},
+            None,
+            "pair",
+            "Two equal words.",
+            "warning",
+            "twice" + WARNING.format(r"'^(\\w+)-\\1$'"),
+        ),
+        (
+            "E4.2",
+            ("argument", "double"),
+            "cc",
+            {"pattern": DOUBLE},
+            None,
+            "pair",
+            "",
+            "warning",
+            "double" + WARNING.format(r"'^(\\w)\\1$'"),
+        ),
+    ]
+    assert [not_checked(f) for f in findings] == [True, True]
+
+
+def test_a_value_decided_in_time_gets_no_warning() -> None:
+    assert _pair_findings({"twice": "ab-ab", "double": "cc"}, 10.0) == []
+    # a linear-time pattern is decided whatever the budget
+    assert _pair_findings({"plain": "ab"}, 0.0) == []
+
+
+def test_only_the_warning_is_not_checked() -> None:
+    [wrong] = _pair_findings({"twice": "ab-cd"}, 10.0)
+    assert (wrong.code, wrong.severity, not_checked(wrong)) == ("E4.2", "error", False)
+    [warning] = _pair_findings({"twice": "ab-ab"}, 0.0)
+    assert not_checked(dataclasses.replace(warning, severity="error")) is False
+    other = dataclasses.replace(warning, message="twice: may be checked later")
+    assert not_checked(other) is False
+
+
+def test_a_composed_body_left_undecided_is_a_warning() -> None:
+    shape = {
+        "type": "object",
+        "properties": {
+            "twice": {"type": "string", "pattern": TWICE},
+            "n": {"type": "integer", "description": "A count."},
+        },
+    }
+    other = {"type": "object", "properties": {"kind": {"const": "x"}}, "required": ["kind"]}
+    content = {"application/json": {"schema": {"oneOf": [shape, other]}}}
+    post = {"operationId": "addPair", "requestBody": {"content": content}, "responses": {}}
+    spec = {"openapi": "3.0.3", "info": {"title": "pairs", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pairs": {"post": post}}
+    scanner = Scanner(ApiCatalog.from_obj(spec), retriever=None)
+    request = ApiRequest(method="POST", url="/pairs", body={"n": 1, "twice": "ab-ab"})
+    assert list(scanner.iter_findings(request)) == []
+    with PatternBudget(0.0):
+        findings = list(scanner.iter_findings(request))
+    # the body's fields are validated as one object, and the budget knows only the pattern
+    # it missed, not the field: the warning is placed at the body's first field
+    assert [_fields(f) for f in findings] == [
+        (
+            "E4.2",
+            ("body", "n"),
+            1,
+            {"pattern": TWICE},
+            None,
+            "addPair",
+            "A count.",
+            "warning",
+            "n" + WARNING.format(r"'^(\\w+)-\\1$'"),
+        )
+    ]
+
+
+def test_a_long_pattern_is_cut_in_the_warning() -> None:
+    long = r"^(\w+)-\1-(\w+)-\2-(\w+)-\3-(\w+)-\4$"  # its repr is 45 characters
+    tool = {"name": "quad", "parameters": {"properties": {"q": {"pattern": long}}}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    with PatternBudget(0.0):
+        [warning] = scanner.iter_findings({"name": "quad", "arguments": {"q": "a-a-b-b-c-c"}})
+    assert (warning.expected, warning.message) == (
+        {"pattern": long},
+        "q" + WARNING.format(r"'^(\\w+)-\\1-(\\w+)-\\2-(\\w+)-\\3-(\..."),
+    )
