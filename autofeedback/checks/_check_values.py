@@ -273,11 +273,12 @@ def not_checked(finding: Finding) -> bool:
 
 
 def _not_checked(
-    op: Operation, arg: Arg, param: Parameter, budget: PatternBudget, doc: str
+    op: Operation, arg: Arg, param: Parameter, budget: PatternBudget, doc: str, miss: int = -1
 ) -> Finding:
     """The warning for a value whose pattern the bounded matcher could not decide: it is
-    neither blamed nor reported clean."""
-    pattern = budget.undecided[-1] if budget.undecided else None
+    neither blamed nor reported clean. ``miss``: which of the budget's undecided searches
+    (the last by default)."""
+    pattern = budget.undecided[miss] if budget.undecided else None
     return Finding(
         "E4.2",
         (arg.location, arg.name),
@@ -423,8 +424,10 @@ def check_body(
         inside = [str(p) for p in list(err.absolute_path)[1:]]
         yield _finding(op, arg, param, err, param.description.strip(), branch, inside)
     if budget.misses > misses and not errors:
-        arg, param = matched[0]
-        yield _not_checked(op, arg, param, budget, param.description.strip())
+        # the field whose value held the text the pattern was left undecided on (the
+        # body is validated whole: the budget knows the text, not the field)
+        miss, (arg, param) = _undecided_field(budget, misses, matched, body)
+        yield _not_checked(op, arg, param, budget, param.description.strip(), miss)
     elif found and not errors:
         # the body fits none of its documented shapes, and no field says why: the shape
         # it is nearest misses only what E3 does not report (a field only that shape
@@ -435,6 +438,35 @@ def check_body(
         )
         if unsaid is not None:
             yield unsaid
+
+
+def _undecided_field(
+    budget: PatternBudget,
+    misses: int,
+    matched: list[tuple[Arg, Parameter]],
+    body: Mapping[str, Any],
+) -> tuple[int, tuple[Arg, Parameter]]:
+    """The first search left undecided since ``misses`` whose text is (in) a field's
+    value as validated (``body``), and that field; the last search and the first field
+    when none is."""
+    for miss in range(min(misses, len(budget.undecided_texts)), len(budget.undecided_texts)):
+        text = budget.undecided_texts[miss]
+        for pair in matched:
+            if _holds_text(body.get(pair[1].name), text):
+                return miss, pair
+    return -1, matched[0]
+
+
+def _holds_text(value: Any, text: str, depth: int = 0) -> bool:
+    if isinstance(value, str):
+        return value == text
+    if depth > 32:
+        return False
+    if isinstance(value, Mapping):
+        return any(_holds_text(v, text, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_text(v, text, depth + 1) for v in value)
+    return False
 
 
 _strict: dict[int, tuple[Any, Any]] = {}

@@ -164,8 +164,9 @@ class PatternBudget:
     active (``with budget:``), every bounded :meth:`Pattern.search` in this thread (or
     task) takes its time from it, and one that finds it spent decides nothing. The
     patterns that decided nothing (timed out, or found the budget spent) are in
-    :attr:`undecided` (the first 64, in order; :attr:`misses` counts them all).
-    Linear-time (RE2) searches are free.
+    :attr:`undecided` (the first 64, in order; :attr:`misses` counts them all), and the
+    texts they were searched in, in :attr:`undecided_texts`. Linear-time (RE2) searches
+    are free.
 
     >>> budget = PatternBudget(0.0)
     >>> with budget:
@@ -177,6 +178,7 @@ class PatternBudget:
     def __init__(self, seconds: float = CHECK_BUDGET) -> None:
         self.left = seconds
         self.undecided: list[str] = []
+        self.undecided_texts: list[str] = []
         self.misses = 0
         self._tokens: list[contextvars.Token[PatternBudget | None]] = []
 
@@ -192,10 +194,11 @@ class PatternBudget:
     ) -> None:
         _BUDGET.reset(self._tokens.pop())
 
-    def _note(self, source: str) -> None:
+    def _note(self, source: str, text: str) -> None:
         self.misses += 1
         if len(self.undecided) < 64:
             self.undecided.append(source)
+            self.undecided_texts.append(text)
 
     @staticmethod
     def current() -> PatternBudget | None:
@@ -235,7 +238,7 @@ class Pattern:
         timeout = BOUNDED_TIMEOUT if budget is None else min(BOUNDED_TIMEOUT, budget.left)
         if timeout <= 0:
             assert budget is not None
-            budget._note(self.source)
+            budget._note(self.source, text)
             return None
         started = time.perf_counter()
         try:
@@ -247,7 +250,7 @@ class Pattern:
             budget.left -= time.perf_counter() - started
         if found is ...:
             if budget is not None:
-                budget._note(self.source)
+                budget._note(self.source, text)
             return None
         return found is not None
 

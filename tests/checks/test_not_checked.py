@@ -110,21 +110,26 @@ def test_a_composed_body_left_undecided_is_a_warning() -> None:
     assert list(scanner.iter_findings(request)) == []
     with PatternBudget(0.0):
         findings = list(scanner.iter_findings(request))
-    # the body's fields are validated as one object, and the budget knows only the pattern
-    # it missed, not the field: the warning is placed at the body's first field
+    # the body's fields are validated as one object: the warning names the field whose
+    # value the pattern was left undecided on, not the body's first field
     assert [_fields(f) for f in findings] == [
         (
             "E4.2",
-            ("body", "n"),
-            1,
+            ("body", "twice"),
+            "ab-ab",
             {"pattern": TWICE},
             None,
             "addPair",
-            "A count.",
+            "",
             "warning",
-            "n" + WARNING.format(r"'^(\\w+)-\\1$'"),
+            "twice" + WARNING.format(r"'^(\\w+)-\\1$'"),
         )
     ]
+    # a field before it, or a nested one, does not move it
+    nested = ApiRequest(method="POST", url="/pairs", body={"n": 2, "twice": "cd-cd"})
+    with PatternBudget(0.0):
+        [again] = scanner.iter_findings(nested)
+    assert (again.location, again.got) == (("body", "twice"), "cd-cd")
 
 
 def test_a_long_pattern_is_cut_in_the_warning() -> None:
