@@ -263,7 +263,8 @@ def check_value(
     for err, branch in errors[:_MAX_PER_PARAM]:
         yield _finding(op, arg, param, err, doc, branch)
     if budget.misses > misses and not errors:
-        yield _not_checked(op, arg, param, budget, doc)
+        # the search just made, this value's own (the budget's record may be full)
+        yield _not_checked(op, arg, budget.last[0] if budget.last else None, doc)
 
 
 def not_checked(finding: Finding) -> bool:
@@ -272,13 +273,9 @@ def not_checked(finding: Finding) -> bool:
     return finding.severity == "warning" and NOT_CHECKED in finding.message
 
 
-def _not_checked(
-    op: Operation, arg: Arg, param: Parameter, budget: PatternBudget, doc: str, miss: int = -1
-) -> Finding:
-    """The warning for a value whose pattern the bounded matcher could not decide: it is
-    neither blamed nor reported clean. ``miss``: which of the budget's undecided searches
-    (the last by default)."""
-    pattern = budget.undecided[miss] if budget.undecided else None
+def _not_checked(op: Operation, arg: Arg, pattern: str | None, doc: str) -> Finding:
+    """The warning for a value whose ``pattern`` the bounded matcher could not decide:
+    it is neither blamed nor reported clean."""
     return Finding(
         "E4.2",
         (arg.location, arg.name),
@@ -426,8 +423,8 @@ def check_body(
     if budget.misses > misses and not errors:
         # the field whose value held the text the pattern was left undecided on (the
         # body is validated whole: the budget knows the text, not the field)
-        miss, (arg, param) = _undecided_field(budget, misses, matched, body)
-        yield _not_checked(op, arg, param, budget, param.description.strip(), miss)
+        pattern, (arg, param) = _undecided_field(budget, misses, matched, body)
+        yield _not_checked(op, arg, pattern, param.description.strip())
     elif found and not errors:
         # the body fits none of its documented shapes, and no field says why: the shape
         # it is nearest misses only what E3 does not report (a field only that shape
@@ -445,25 +442,29 @@ def _undecided_field(
     misses: int,
     matched: list[tuple[Arg, Parameter]],
     body: Mapping[str, Any],
-) -> tuple[int, tuple[Arg, Parameter]]:
-    """The first search left undecided since ``misses`` whose text is (in) a field's
-    value as validated (``body``), and that field; the last search and the first field
-    when none is."""
-    for miss in range(min(misses, len(budget.undecided_texts)), len(budget.undecided_texts)):
-        text = budget.undecided_texts[miss]
+) -> tuple[str | None, tuple[Arg, Parameter]]:
+    """The pattern of the first search left undecided since ``misses`` (those the budget
+    recorded, then its last) whose text is (in) a field's value as validated (``body``),
+    and that field; the last search's pattern and the first field when none is."""
+    searches = list(zip(budget.undecided[misses:], budget.undecided_texts[misses:], strict=True))
+    if budget.last is not None:
+        searches.append(budget.last)
+    for pattern, text in searches:
         for pair in matched:
             if _holds_text(body.get(pair[1].name), text):
-                return miss, pair
-    return -1, matched[0]
+                return pattern, pair
+    return (budget.last[0] if budget.last else None), matched[0]
 
 
 def _holds_text(value: Any, text: str, depth: int = 0) -> bool:
+    """Whether ``text`` is ``value`` or a string in it (an item, a property's value, or a
+    property's name, which ``propertyNames`` and ``patternProperties`` search)."""
     if isinstance(value, str):
         return value == text
     if depth > 32:
         return False
     if isinstance(value, Mapping):
-        return any(_holds_text(v, text, depth + 1) for v in value.values())
+        return text in value or any(_holds_text(v, text, depth + 1) for v in value.values())
     if isinstance(value, (list, tuple)):
         return any(_holds_text(v, text, depth + 1) for v in value)
     return False

@@ -164,8 +164,9 @@ class PatternBudget:
     active (``with budget:``), every bounded :meth:`Pattern.search` in this thread (or
     task) takes its time from it, and one that finds it spent decides nothing. The
     patterns that decided nothing (timed out, or found the budget spent) are in
-    :attr:`undecided` (the first 64, in order; :attr:`misses` counts them all), and the
-    texts they were searched in, in :attr:`undecided_texts`. Linear-time (RE2) searches
+    :attr:`undecided` (the first 64, in order; :attr:`misses` counts them all), the texts
+    they were searched in in :attr:`undecided_texts`, and the last such search, pattern
+    and text, in :attr:`last` (however many came before it). Linear-time (RE2) searches
     are free.
 
     >>> budget = PatternBudget(0.0)
@@ -179,6 +180,7 @@ class PatternBudget:
         self.left = seconds
         self.undecided: list[str] = []
         self.undecided_texts: list[str] = []
+        self.last: tuple[str, str] | None = None
         self.misses = 0
         self._tokens: list[contextvars.Token[PatternBudget | None]] = []
 
@@ -196,6 +198,7 @@ class PatternBudget:
 
     def _note(self, source: str, text: str) -> None:
         self.misses += 1
+        self.last = (source, text)
         if len(self.undecided) < 64:
             self.undecided.append(source)
             self.undecided_texts.append(text)

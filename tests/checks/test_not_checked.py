@@ -142,3 +142,93 @@ def test_a_long_pattern_is_cut_in_the_warning() -> None:
         {"pattern": long},
         "q" + WARNING.format(r"'^(\\w+)-\\1-(\\w+)-\\2-(\\w+)-\\3-(\..."),
     )
+
+
+def _composed(fields: dict[str, Any], query: dict[str, Any] | None = None) -> Scanner:
+    """An operation whose body is oneOf a shape of ``fields`` (beside an integer ``n``)
+    and another shape, with ``query`` parameters (name -> schema)."""
+    shape = {"type": "object", "properties": {"n": {"type": "integer"}, **fields}}
+    other = {"type": "object", "properties": {"kind": {"const": "x"}}, "required": ["kind"]}
+    post: dict[str, Any] = {
+        "operationId": "addPair",
+        "requestBody": {"content": {"application/json": {"schema": {"oneOf": [shape, other]}}}},
+        "responses": {},
+    }
+    post["parameters"] = [
+        {"name": name, "in": "query", "schema": schema} for name, schema in (query or {}).items()
+    ]
+    spec = {"openapi": "3.0.3", "info": {"title": "pairs", "version": "1"}, "paths": {}}
+    spec["paths"] = {"/pairs": {"post": post}}
+    return Scanner(ApiCatalog.from_obj(spec), retriever=None)
+
+
+def _undecided(scanner: Scanner, body: Any, url: str = "/pairs") -> list[tuple[Any, ...]]:
+    with PatternBudget(0.0):
+        found = scanner.iter_findings(ApiRequest(method="POST", url=url, body=body))
+        return [(f.location, f.got, f.expected) for f in found]
+
+
+def test_the_warning_finds_its_field_inside_objects_lists_and_names() -> None:
+    pattern = {"type": "string", "pattern": TWICE}
+    scanner = _composed(
+        {
+            "pair": {"type": "object", "properties": {"inner": {"type": "object",
+                     "properties": {"twice": pattern}}}},
+            "words": {"type": "array", "items": pattern},
+            "tags": {"type": "object", "propertyNames": pattern},
+        }
+    )  # fmt: skip
+    pair = {"inner": {"twice": "ab-ab"}}
+    assert _undecided(scanner, {"n": 1, "pair": pair}) == [
+        (("body", "pair"), pair, {"pattern": TWICE})
+    ]
+    assert _undecided(scanner, {"n": 1, "words": ["ab-ab"]}) == [
+        (("body", "words"), ["ab-ab"], {"pattern": TWICE})
+    ]
+    assert _undecided(scanner, {"n": 1, "tags": {"ab-ab": 1}}) == [
+        (("body", "tags"), {"ab-ab": 1}, {"pattern": TWICE})
+    ]
+
+
+def test_the_warning_names_the_first_field_left_undecided_and_its_pattern() -> None:
+    scanner = _composed(
+        {"a": {"type": "string", "pattern": TWICE}, "b": {"type": "string", "pattern": DOUBLE}}
+    )
+    assert _undecided(scanner, {"n": 1, "a": "ab-ab", "b": "cc"}) == [
+        (("body", "a"), "ab-ab", {"pattern": TWICE})
+    ]
+
+
+def _calls(scanner: Scanner, *calls: tuple[str, Any]) -> list[tuple[Any, ...]]:
+    """The warnings of ``calls`` (url, body) checked in one budget of no time, as the
+    proxy checks the calls of one message in one budget."""
+    found = []
+    with PatternBudget(0.0):
+        for url, body in calls:
+            for f in scanner.iter_findings(ApiRequest(method="POST", url=url, body=body)):
+                found.append((f.location, f.got, f.expected))
+    return found
+
+
+def test_a_search_of_an_earlier_call_in_the_budget_is_not_the_bodys() -> None:
+    # the same text, searched by another pattern in an earlier call of the same budget
+    scanner = _composed({"a": {"type": "string", "pattern": TWICE},
+                         "b": {"type": "string", "pattern": DOUBLE}})  # fmt: skip
+    assert _calls(
+        scanner, ("/pairs", {"n": 1, "a": "ab-ab"}), ("/pairs", {"n": 2, "b": "ab-ab"})
+    ) == [
+        (("body", "a"), "ab-ab", {"pattern": TWICE}),
+        (("body", "b"), "ab-ab", {"pattern": DOUBLE}),
+    ]
+
+
+def test_past_the_budgets_record_each_warning_keeps_its_own_pattern() -> None:
+    # the budget records 64 searches; the ones after them are still named rightly
+    query = {f"q{i}": {"type": "string", "pattern": rf"^(\w+)-\1-{i}$"} for i in range(40)}
+    scanner = _composed({"twice": {"type": "string", "pattern": TWICE}}, query)
+    url = "/pairs?" + "&".join(f"q{i}=x" for i in range(40))
+    found = _calls(scanner, (url, None), ("/pairs", {"n": 1, "twice": "ab-ab"}))
+    assert found == [
+        *((("query", f"q{i}"), "x", {"pattern": rf"^(\w+)-\1-{i}$"}) for i in range(40)),
+        (("body", "twice"), "ab-ab", {"pattern": TWICE}),
+    ]
