@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Scanner, SpecWarning
+from autofeedback import ApiCatalog, Operation, Parameter, Scanner, SpecWarning
 
 HOST = "https://api.example.com"
 
@@ -191,3 +191,15 @@ def test_an_unknown_name_says_where_the_docs_were_not_read(places: int, note: st
         f"unknown query parameter 'z'; listA takes: {takes}; "
         f"listA's documentation was only partly read {note}",
     )
+
+
+def test_a_query_object_without_a_style_is_form_exploded() -> None:
+    # a catalog made of `Operation`s: a parameter given no style is OpenAPI's default
+    area = Parameter(
+        "area",
+        "query",
+        schema={"type": ["object", "null"], "properties": {"radius": {"type": "number"}}},
+    )
+    op = Operation("listItems", method="GET", path="/items", parameters=(area,))
+    scanner = Scanner(ApiCatalog([op]), retriever=None)
+    assert list(scanner.iter_findings({"method": "GET", "url": "/items?radius=3"})) == []
