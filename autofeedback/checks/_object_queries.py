@@ -36,6 +36,9 @@ def _kind(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return None
     types = schema.get("type")
+    if isinstance(types, list):  # ``["object", "null"]``: OpenAPI 3.1's, or 3.0's nullable
+        kinds = {t for t in types if t in ("object", "array")}
+        return str(kinds.pop()) if len(kinds) == 1 else None
     if types in ("object", "array"):
         return str(types)
     if types is None and isinstance(schema.get("properties"), Mapping):

@@ -111,6 +111,7 @@ class Scanner:
         self.catalog = catalog
         self._retriever = retriever
         self._names_loaded = False
+        self._preloading: _PreloadingMatcher | None = None
         self.threshold = threshold
         self.top_k = top_k
         self.confident_margin = confident_margin
@@ -136,7 +137,11 @@ class Scanner:
         embedding at all, whatever the size of the spec."""
         retriever = self.retriever
         if retriever is not None and not self._names_loaded:
-            return _PreloadingMatcher(self, retriever)
+            # one per scanner: the E2 verdicts of HTTP requests are kept per matcher, and
+            # a new one per request made every repeated mistake worked out again
+            if self._preloading is None:
+                self._preloading = _PreloadingMatcher(self, retriever)
+            return self._preloading
         return retriever
 
     # -- entry points ---------------------------------------------------------------

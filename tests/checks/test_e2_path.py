@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autofeedback import ApiCatalog, Scanner
+from autofeedback import ApiCatalog, ApiRequest, Scanner
+from autofeedback.checks._check_name import check_name
 
 WORDS = ["books", "authors", "orders", "users", "reviews", "stores", "items", "tags"]
 
@@ -53,6 +54,54 @@ def test_a_repeated_mistake_is_judged_once(monkeypatch: pytest.MonkeyPatch) -> N
         again = [_codes(scanner, m) for m in mistakes]
     assert again == first and all(c[0][0] == "E2" for c in first)
     assert len(worked_out) == len(set(worked_out)) == len(mistakes)
+
+
+@pytest.mark.parametrize("semantic", [False, True])
+def test_a_repeated_mistake_is_the_memo_s_answer(semantic: bool, api_retriever: Any) -> None:
+    """The memo seen without patching a module function (which mutation testing's
+    trampolines bypass): a repeat is answered with the very verdict worked out the first
+    time, with a name matcher (the real model) and without one."""
+    catalog = _catalog(40)
+    matcher = api_retriever if semantic else None
+    request = ApiRequest(method="GET", url="/v3/bokos/7/authors")
+    first = check_name(request, catalog, matcher=matcher)
+    again = check_name(request, catalog, matcher=matcher)
+    assert [(f.code, f.suggestion) for f in first.findings] == [
+        ("E2", "GET /v8/books/{id}/authors")
+    ]
+    assert again is first
+
+
+def test_the_memo_keeps_the_verdict_of_each_matcher(api_retriever: Any) -> None:
+    catalog = _catalog(40)
+    request = ApiRequest(method="GET", url="/v3/bokos/7/authors")
+    with_model = check_name(request, catalog, matcher=api_retriever)
+    without = check_name(request, catalog)
+    assert without is not with_model
+    assert check_name(request, catalog, matcher=api_retriever) is with_model
+
+
+def test_the_memo_starts_over_past_4096_verdicts() -> None:
+    catalog = _catalog(40)
+    mistakes = [ApiRequest(method="GET", url=f"/v3/bokos/{i}/x") for i in range(4097)]
+    first = check_name(mistakes[0], catalog)
+    for mistake in mistakes[1:4096]:
+        check_name(mistake, catalog)
+    assert check_name(mistakes[0], catalog) is first  # 4,096 verdicts kept
+    check_name(mistakes[4096], catalog)  # the 4,097th: the memo starts over
+    assert check_name(mistakes[0], catalog) is not first
+
+
+def test_a_scanner_with_a_model_answers_a_repeated_mistake_from_the_memo(
+    api_retriever: Any,
+) -> None:
+    # the comparisons on this catalog stay under the 64 names that have the scanner load
+    # every name at once: the scanner's matcher is the same from one request to the next
+    scanner = Scanner(_catalog(40), retriever=api_retriever)
+    first = list(scanner.iter_findings("GET /v3/bokos/7/authors"))
+    again = list(scanner.iter_findings("GET /v3/bokos/7/authors"))
+    assert [f.code for f in first] == ["E2"]
+    assert len(again) == 1 and again[0] is first[0]
 
 
 SMALL = _catalog(40)

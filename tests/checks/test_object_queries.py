@@ -265,3 +265,51 @@ def test_one_item_written_with_brackets_is_a_list_of_it() -> None:
     assert op is not None
     folded = fold_object_queries(op, [Arg("expand[]", "body", "customer", raw=True)])
     assert [(a.name, a.value) for a in folded] == [("expand", ["customer"])]
+
+
+NULLABLE = {
+    "openapi": "3.1.0",
+    "info": {"title": "n", "version": "1"},
+    "servers": [{"url": "https://api.example.com"}],
+    "paths": {
+        "/places": {
+            "get": {
+                "operationId": "listPlaces",
+                "parameters": [
+                    # OpenAPI 3.1's nullable object (3.0's `nullable: true` loads the same)
+                    {"name": "area", "in": "query",
+                     "schema": {"type": ["object", "null"],
+                                "properties": {"radius": {"type": "number"}}}},
+                    {"name": "near", "in": "query", "style": "deepObject",
+                     "schema": {"type": ["null", "object"],
+                                "properties": {"lat": {"type": "number"}}}},
+                    {"name": "ids", "in": "query",
+                     "schema": {"type": ["array", "null"], "items": {"type": "integer"}}},
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("radius=east",
+         [("E4.1", ("query", "area", "radius"),
+           "area.radius must be a number, got string 'east'")]),
+        ("near[lat]=north",
+         [("E4.1", ("query", "near", "lat"), "near.lat must be a number, got string 'north'")]),
+        ("ids[]=1&ids[]=x",
+         [("E4.1", ("query", "ids", "1"), "ids.1 must be an integer, got string 'x'")]),
+        ("radius=2.5&near[lat]=1&ids[]=1&ids[]=2", []),
+    ],
+)  # fmt: skip
+def test_pieces_of_a_nullable_object_or_array_are_checked_together(
+    query: str, expected: list[tuple[Any, ...]]
+) -> None:
+    # before: never put together, each piece was accepted unchecked
+    scanner = Scanner(ApiCatalog.from_obj(NULLABLE, source="n"), retriever=None)
+    request = {"method": "GET", "url": f"https://api.example.com/places?{query}"}
+    assert [(f.code, f.location, f.message) for f in scanner.iter_findings(request)] == expected

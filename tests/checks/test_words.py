@@ -110,6 +110,7 @@ def test_what_changes_nothing(operation: Operation, safe: bool) -> None:
         ("v2_get_user", "v2_set_user", True),  # a version before the verb hides nothing
         ("v2_delet_user", "v2_delete_user", True),
         ("v2_creat_ticket", "v2_create_ticket", False),  # a slip in the verb of a write
+        ("creat_ticket_v2", "create_ticket", False),  # ...the version last, read past
     ],
 )
 def test_a_call_that_would_do_more(written: str, target: str, more: bool) -> None:
