@@ -25,6 +25,7 @@ from autofeedback.checks._check_name import (
 from autofeedback.checks._check_params import check_parameters
 from autofeedback.checks._check_values import accepts, check_body, check_value, composed_body
 from autofeedback.checks._names import NameMatcher, Scored
+from autofeedback.checks._object_body import check_object_body
 from autofeedback.checks._object_queries import fold_object_queries
 from autofeedback.checks._whole_body import check_whole_body
 from autofeedback.core._exceptions import ConfigurationError, SpecError
@@ -424,6 +425,7 @@ class Scanner:
             matched = [(a, p) for a, p in matched if p.location != "body"]
         for arg, param in matched:
             yield from check_value(op, arg, param, budget)
+        yield from check_object_body(op, args, budget)
         if request.is_http:
             yield from check_whole_body(op, request, budget)
 

@@ -1,0 +1,67 @@
+"""What a request body's schema says of the object as a whole: how many fields it may
+have (``maxProperties``, ``minProperties``), the fields one field brings with it
+(``dependentRequired``) and what their names may be (``propertyNames``).
+
+An object body's fields are the operation's parameters, checked one by one
+(:mod:`._check_params`, :mod:`._check_values`), so these keywords, which judge no one
+field, were checked nowhere: a body of two fields where the docs allow one was reported
+clean. They are read from the body schema's top level and its ``allOf`` parts, and
+judged on the fields the request sent, known or not. A composed body (``oneOf`` /
+``anyOf``) is validated whole by :func:`~._check_values.check_body`, which says so."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from autofeedback.checks._check_values import _finding, _spec_faults, _validator, composed_body
+from autofeedback.core._findings import Finding
+from autofeedback.core._model import Operation, Parameter
+from autofeedback.core._patterns import PatternBudget
+from autofeedback.core._resolve import Arg
+
+#: the keywords that judge an object by its field names and their count alone (the
+#: values are the fields' own checks')
+_OBJECT_KEYWORDS = ("maxProperties", "minProperties", "dependentRequired", "propertyNames")
+
+
+def object_keywords(schema: Any) -> Mapping[str, Any] | None:
+    """The whole-object keywords of a body schema (its top level and ``allOf`` parts),
+    as one schema; ``None`` when it has none.
+
+    >>> object_keywords({"type": "object", "maxProperties": 2, "properties": {"a": {}}})
+    {'maxProperties': 2}
+    """
+    if not isinstance(schema, Mapping):
+        return None
+    parts = [schema, *(p for p in schema.get("allOf") or () if isinstance(p, Mapping))]
+    kept = [{k: p[k] for k in _OBJECT_KEYWORDS if k in p} for p in parts]
+    kept = [k for k in kept if k]
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else {"allOf": kept}
+
+
+def check_object_body(
+    op: Operation, args: Sequence[Arg], budget: PatternBudget | None = None
+) -> Iterator[Finding]:
+    """E4.2 for a body whose fields, as sent, break what its schema says of the whole
+    object, located at ``("body",)``; at most one."""
+    if composed_body(op):
+        return  # validated whole, these keywords included, by check_body
+    schema = object_keywords(op.body_schema)
+    fields = {a.name: a.value for a in args if a.location == "body"}
+    if schema is None or not fields:
+        return  # no body sent: whether one must be is E3.4's
+    budget = budget or PatternBudget.current() or PatternBudget()
+    try:
+        with budget:
+            error = next(iter(_validator(schema).iter_errors(fields)), None)
+    except _spec_faults():
+        return
+    if error is None:
+        return
+    body = Arg("body", "body", fields)
+    finding = _finding(op, body, Parameter("body", "body", schema), error, "")
+    yield dataclasses.replace(finding, location=("body",))
