@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import pytest
+
 from autofeedback import ApiCatalog, ApiRequest, Finding, Scanner
 from autofeedback.checks._check_values import not_checked
 from autofeedback.core._patterns import PatternBudget
@@ -232,3 +234,23 @@ def test_past_the_budgets_record_each_warning_keeps_its_own_pattern() -> None:
         *((("query", f"q{i}"), "x", {"pattern": rf"^(\w+)-\1-{i}$"}) for i in range(40)),
         (("body", "twice"), "ab-ab", {"pattern": TWICE}),
     ]
+
+
+@pytest.mark.parametrize("container", ["object", "array"])
+def test_the_warnings_field_is_looked_for_33_levels_deep(container: str) -> None:
+    # a value found 33 levels down names its field; deeper than that, the search stops
+    # and the warning keeps the body's first field
+    def nested(levels: int) -> tuple[dict[str, Any], Any]:
+        schema: dict[str, Any] = {"type": "string", "pattern": TWICE}
+        value: Any = "ab-ab"
+        for _ in range(levels):
+            if container == "object":
+                schema, value = {"type": "object", "properties": {"x": schema}}, {"x": value}
+            else:
+                schema, value = {"type": "array", "items": schema}, [value]
+        return schema, value
+
+    for levels, field in ((33, "deep"), (34, "n")):
+        schema, value = nested(levels)
+        [(where, _, expected)] = _undecided(_composed({"deep": schema}), {"n": 1, "deep": value})
+        assert (where, expected) == (("body", field), {"pattern": TWICE}), levels
