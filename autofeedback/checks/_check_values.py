@@ -261,7 +261,7 @@ def check_value(
     )
     doc = param.description.strip()
     for err, branch in errors[:_MAX_PER_PARAM]:
-        yield _finding(op, arg, param, err, doc, branch)
+        yield _finding(op, arg, err, doc, branch)
     if budget.misses > misses and not errors:
         # the search just made, this value's own (the budget's record may be full)
         yield _not_checked(op, arg, budget.last[0] if budget.last else None, doc)
@@ -309,13 +309,13 @@ def _form(op: Operation) -> bool:
 def _finding(
     op: Operation,
     arg: Arg,
-    param: Parameter,
     err: ValidationError,
     doc: str,
     branch: str = "",
     inside: list[str] | None = None,
 ) -> Finding:
-    """``inside``: where in the value the error is, when not ``err.absolute_path``."""
+    """The finding of ``err`` in ``arg``'s value (named and located by ``arg``);
+    ``inside``: where in the value the error is, when not ``err.absolute_path``."""
     sub = [str(p) for p in err.absolute_path] if inside is None else inside
     where = (arg.location, arg.name, *sub)
     got = err.instance
@@ -419,7 +419,7 @@ def check_body(
         per_field[field] = per_field.get(field, 0) + 1
         arg, param = by_name[field]
         inside = [str(p) for p in list(err.absolute_path)[1:]]
-        yield _finding(op, arg, param, err, param.description.strip(), branch, inside)
+        yield _finding(op, arg, err, param.description.strip(), branch, inside)
     if budget.misses > misses and not errors:
         # the field whose value held the text the pattern was left undecided on (the
         # body is validated whole: the budget knows the text, not the field)

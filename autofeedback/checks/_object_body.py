@@ -17,7 +17,7 @@ from typing import Any
 
 from autofeedback.checks._check_values import _finding, _spec_faults, _validator, composed_body
 from autofeedback.core._findings import Finding
-from autofeedback.core._model import Operation, Parameter
+from autofeedback.core._model import Operation
 from autofeedback.core._patterns import PatternBudget
 from autofeedback.core._resolve import Arg
 
@@ -62,6 +62,5 @@ def check_object_body(
         return
     if error is None:
         return
-    body = Arg("body", "body", fields)
-    finding = _finding(op, body, Parameter("body", "body", schema), error, "")
+    finding = _finding(op, Arg("body", "body", fields), error, "")
     yield dataclasses.replace(finding, location=("body",))

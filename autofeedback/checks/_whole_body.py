@@ -20,7 +20,7 @@ from autofeedback.checks._check_values import (
     _validator,
 )
 from autofeedback.core._findings import Finding
-from autofeedback.core._model import ApiRequest, Operation, Parameter
+from autofeedback.core._model import ApiRequest, Operation
 from autofeedback.core._patterns import PatternBudget
 from autofeedback.core._resolve import Arg, content_type
 
@@ -76,8 +76,7 @@ def check_whole_body(
         (pair for group in found for pair in group),
         key=lambda pair: (pair[0].validator != "type", len(pair[0].absolute_path)),
     )
-    param = Parameter("body", "body", schema=schema)
     arg = Arg("body", "body", value)
     for err, branch in errors[:_MAX_PER_PARAM]:
-        finding = _finding(op, arg, param, err, "", branch)
+        finding = _finding(op, arg, err, "", branch)
         yield dataclasses.replace(finding, location=("body", *finding.location[2:]))

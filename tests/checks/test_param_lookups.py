@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Operation, Parameter, Scanner, SpecWarning
+from autofeedback import ApiCatalog, Finding, Operation, Parameter, Scanner, SpecWarning
 
 HOST = "https://api.example.com"
 
@@ -258,3 +258,33 @@ def test_a_body_within_its_whole_object_bounds_is_clean() -> None:
     assert _object_body_findings(schema, {"a": 1}) == [
         ("E4.2", ("body",), "body: {'a': 1} breaks the documented dependentRequired {'a': ['b']}")
     ]
+
+
+def test_whole_object_keywords_at_the_top_and_in_allof_parts_all_count() -> None:
+    fields = {"a": {"type": "integer"}, "b": {"type": "integer"}, "c": {"type": "integer"}}
+    schema = {
+        "type": "object",
+        "properties": fields,
+        "maxProperties": 2,
+        "allOf": [{"dependentRequired": {"a": ["b"]}}, {"minProperties": 1}],
+    }
+    scanner = Scanner(ApiCatalog.from_obj(_body_spec(schema), source="t"), retriever=None)
+
+    def found(body: dict[str, Any]) -> list[Finding]:
+        request = {"method": "POST", "url": f"{HOST}/pets", "body": body}
+        return list(scanner.iter_findings(request))
+
+    assert found({"a": 1, "b": 2}) == []
+    assert found({"a": 1, "c": 3}) == [
+        Finding(
+            "E4.2",
+            ("body",),
+            {"a": 1, "c": 3},
+            expected={"a": ["b"]},
+            operation="addPet",
+            doc="",
+            message="body: {'a': 1, 'c': 3} breaks the documented dependentRequired {'a': ['b']}",
+        )
+    ]
+    [(too_many)] = found({"a": 1, "b": 2, "c": 3})
+    assert (too_many.expected, too_many.severity) == ({"maxProperties": 2}, "error")
