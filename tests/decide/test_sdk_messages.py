@@ -86,3 +86,59 @@ def test_an_unreadable_call_in_a_chat_is_answered_not_raised() -> None:
     decided = decide_tool_calls(broken, TOOLS, retriever=None, history=history)
     assert not decided.ok and decided.calls[0].arguments is None
     assert [f.code for f in decided.calls[0].decision.findings] == ["E1"]
+
+
+def test_an_unreadable_call_alone_is_answered_with_its_e1() -> None:
+    # no history: the call is decided alone, and the finding that says why is kept
+    broken = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city": '}}
+        ],
+    }  # fmt: skip
+    decided = decide_tool_calls(broken, TOOLS, retriever=None)
+    [call] = decided.calls
+    assert (call.decision.action, call.arguments) == ("feedback", None)
+    assert [f.code for f in call.decision.findings] == ["E1"]
+    assert call.decision.findings == call.decision.remaining
+
+
+ACCOUNT_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_account",
+            "parameters": {
+                "type": "object",
+                "properties": {"account_id": {"type": "string"}},
+                "required": ["account_id"],
+            },
+        },
+    }
+]
+
+
+def test_what_the_model_was_told_apart_grounds_the_next_steps_values() -> None:
+    # an id given only in a system prompt kept apart from the messages (Anthropic's
+    # `system`, the Responses API's `instructions`) is not made up; without it, it is
+    history = [
+        {"role": "user", "content": "How is my account?"},
+        {"role": "assistant", "tool_calls": [{"id": "c0", "type": "function", "function": {
+            "name": "get_account", "arguments": '{"account_id": "acc_7Q2"}'}}]},
+        {"role": "tool", "tool_call_id": "c0", "content": "{}"},
+    ]  # fmt: skip
+    arguments = '{"account_id": "acc_7Q2"}'
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_account", "arguments": arguments},
+    }
+    message = {"role": "assistant", "tool_calls": [call]}
+    told = "You act for account acc_7Q2."
+    with_it = decide_tool_calls(
+        message, ACCOUNT_TOOLS, retriever=None, history=history, context=told
+    )
+    without = decide_tool_calls(message, ACCOUNT_TOOLS, retriever=None, history=history)
+    assert [f.code for f in with_it.findings] == []
+    assert [f.code for f in without.findings] == ["E5.3"]
