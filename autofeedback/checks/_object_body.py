@@ -44,15 +44,16 @@ def object_keywords(schema: Any) -> Mapping[str, Any] | None:
 
 
 def check_object_body(
-    op: Operation, args: Sequence[Arg], budget: PatternBudget | None = None
+    op: Operation, args: Sequence[Arg], sent: bool, budget: PatternBudget | None = None
 ) -> Iterator[Finding]:
     """E4.2 for a body whose fields, as sent, break what its schema says of the whole
-    object, located at ``("body",)``; at most one."""
+    object, located at ``("body",)``; at most one. ``sent``: whether the request sent a
+    body at all (an empty object is one, with no field)."""
     if composed_body(op):
         return  # validated whole, these keywords included, by check_body
     schema = object_keywords(op.body_schema)
     fields = {a.name: a.value for a in args if a.location == "body"}
-    if schema is None or not fields:
+    if schema is None or not (fields or sent):
         return  # no body sent: whether one must be is E3.4's
     budget = budget or PatternBudget.current() or PatternBudget()
     try:

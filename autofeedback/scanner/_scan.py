@@ -425,7 +425,8 @@ class Scanner:
             matched = [(a, p) for a, p in matched if p.location != "body"]
         for arg, param in matched:
             yield from check_value(op, arg, param, budget)
-        yield from check_object_body(op, args, budget)
+        sent = request.is_http and request.body not in (None, "", b"")
+        yield from check_object_body(op, args, sent, budget)
         if request.is_http:
             yield from check_whole_body(op, request, budget)
 

@@ -288,3 +288,23 @@ def test_whole_object_keywords_at_the_top_and_in_allof_parts_all_count() -> None
     ]
     [(too_many)] = found({"a": 1, "b": 2, "c": 3})
     assert (too_many.expected, too_many.severity) == ({"maxProperties": 2}, "error")
+
+
+def test_an_empty_object_body_is_judged_and_no_body_is_e34s() -> None:
+    fields = {"a": {"type": "integer"}}
+    schema = {"type": "object", "properties": fields, "minProperties": 1}
+    assert _object_body_findings(schema, {}) == [
+        ("E4.2", ("body",), "body: {} breaks the documented minProperties 1")
+    ]
+    assert _object_body_findings(schema, None) == []
+
+
+def test_whole_object_keywords_of_the_top_and_one_allof_part() -> None:
+    fields = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    schema = {"properties": fields, "maxProperties": 1, "allOf": [{"minProperties": 1}]}
+    assert _object_body_findings(schema, {"a": 1, "b": 2}) == [
+        ("E4.2", ("body",), "body: {'a': 1, 'b': 2} breaks the documented maxProperties 1")
+    ]
+    assert _object_body_findings(schema, {}) == [
+        ("E4.2", ("body",), "body: {} breaks the documented minProperties 1")
+    ]
