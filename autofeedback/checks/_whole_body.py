@@ -1,9 +1,11 @@
 """A request body that is not an object of fields, checked as one value: a JSON array
 (``POST /users/createWithList`` takes ``[{...}, ...]``), a JSON scalar, or the text of a
-``text/*`` body, against the schema the docs give it. An object body's fields are the
-operation's parameters and are checked one by one (:mod:`._check_params`); these had
-nothing to be checked by, and a request sending ``[1, "x"]`` for an array of integers,
-or eleven characters where five are allowed, was reported clean."""
+``text/*`` body, against the schema the docs give it; and a body sent as anything but an
+object, whatever the docs say it is (``[1, 2]`` where they say object). An object body's
+fields are the operation's parameters and are checked one by one (:mod:`._check_params`);
+these had nothing to be checked by, and a request sending ``[1, "x"]`` for an array of
+integers, eleven characters where five are allowed, or an array where the docs say object
+was reported clean."""
 
 from __future__ import annotations
 
@@ -59,13 +61,17 @@ def check_whole_body(
     op: Operation, request: ApiRequest, budget: PatternBudget | None = None
 ) -> Iterator[Finding]:
     """E4 for a body sent as one value (see the module), located at ``("body", ...)``, at
-    most three, type errors first."""
-    schema = whole_body_schema(op)
-    if schema is None or request.body in (None, "", b""):
+    most three, type errors first. A body sent as anything but a JSON object is judged
+    here whatever its schema is (an array where the docs say object, a scalar for a
+    ``oneOf`` of scalars): it has no fields for the other checks to see."""
+    if request.body in (None, "", b"") or not isinstance(op.body_schema, Mapping):
         return
     value = _body_value(op, request)
     if value is _UNREAD:
         return
+    schema = whole_body_schema(op) if isinstance(value, Mapping) else op.body_schema
+    if schema is None:
+        return  # an object sent for an object's schema: its fields are checked one by one
     budget = budget or PatternBudget.current() or PatternBudget()
     try:
         with budget:

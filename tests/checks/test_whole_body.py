@@ -133,3 +133,46 @@ def test_a_body_with_no_media_type_anywhere_is_read_as_json() -> None:
         for f in Scanner(catalog, retriever=None).iter_findings(sent)
     ]
     assert found == [("E4.1", ("body", "1"), "body.1 must be an integer, got string 'x'")]
+
+
+def test_a_whole_body_finding_has_no_doc_and_names_its_shape() -> None:
+    # the body's own schema has no description: the finding's doc is empty, not absent;
+    # a body fitting no shape of a oneOf names the nearest one
+    content = {"application/json": {"schema": {"type": "integer", "maximum": 5}}}
+    post = {"operationId": "post", "requestBody": {"content": content}, "responses": {}}
+    spec = {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": {"/x": {"post": post}},
+    }
+    scanner = Scanner(ApiCatalog.from_obj(spec, source="t"), retriever=None)
+    [finding] = scanner.iter_findings({"method": "POST", "url": "/x", "json": 9})
+    assert (finding.doc, finding.operation) == ("", "post")
+    shapes = {"oneOf": [{"title": "Count", "type": "integer", "maximum": 5},
+                        {"title": "Label", "type": "string"}]}  # fmt: skip
+    assert findings("application/json", shapes, json=9) == [
+        ("E4.2", ("body",), "body (as Count): 9 breaks the documented maximum 5")
+    ]
+
+
+OBJECT = {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "sent", "expected"),
+    [
+        (OBJECT, [1, 2], [("E4.1", ("body",), "body must be an object, got array [1, 2]")]),
+        (OBJECT, 5, [("E4.1", ("body",), "body must be an object, got integer 5")]),
+        ({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "string"}]}, ["x"],
+         [("E4.1", ("body", "0"), "body.0 (as branch 1) must be an integer, got string 'x'")]),
+        ({"oneOf": [{"type": "array", "items": {"type": "integer"}}, {"type": "string"}]}, [1], []),
+        # an object sent for an object's schema is still checked field by field
+        (OBJECT, {"a": "x"}, [("E4.1", ("body", "a"), "a must be an integer, got string 'x'")]),
+    ],
+)  # fmt: skip
+def test_a_body_sent_as_no_object_is_judged_whole_whatever_its_schema(
+    schema: dict[str, Any], sent: Any, expected: list[Any]
+) -> None:
+    # it has no fields for the field checks to see: [1, 2] where the docs say object, or a
+    # scalar for a oneOf of shapes, was reported clean
+    assert findings("application/json", schema, json=sent) == expected
