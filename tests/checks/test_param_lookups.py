@@ -195,6 +195,16 @@ def test_an_unknown_name_says_where_the_docs_were_not_read(places: int, note: st
     )
 
 
+def test_a_query_object_without_a_type_is_one_by_its_properties() -> None:
+    # no "type", only properties: still an object, whose properties are query keys
+    area = Parameter("area", "query", schema={"properties": {"radius": {"type": "number"}}})
+    op = Operation("listItems", method="GET", path="/items", parameters=(area,))
+    scanner = Scanner(ApiCatalog([op]), retriever=None)
+    assert list(scanner.iter_findings({"method": "GET", "url": "/items?radius=3"})) == []
+    [wrong] = scanner.iter_findings({"method": "GET", "url": "/items?radius=east"})
+    assert (wrong.code, wrong.location) == ("E4.1", ("query", "area", "radius"))
+
+
 def test_a_query_object_without_a_style_is_form_exploded() -> None:
     # a catalog made of `Operation`s: a parameter given no style is OpenAPI's default
     area = Parameter(
