@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from autofeedback.checks._check_values import not_checked
+from autofeedback.core._model import ToolCallShape
 from autofeedback.core._patterns import PatternBudget
 from autofeedback.core._redact import redact
 from autofeedback.decide import Decider, Policy
@@ -73,19 +74,8 @@ def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Ca
 
 
 def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
-    calls: list[Call] = []
-    for item in data.get("output") or []:
-        if isinstance(item, Mapping) and item.get("type") == "function_call":
-            call_id = item.get("call_id")
-            calls.append(
-                Call(
-                    "openai-responses",
-                    call_id if isinstance(call_id, str) else None,
-                    item.get("name"),
-                    item.get("arguments"),
-                )
-            )
-    return calls
+    output = data.get("output")
+    return _typed_calls(output, "function_call", "openai-responses", "call_id", "arguments")
 
 
 def _kept_upstream(body: Mapping[str, Any]) -> bool:
@@ -110,16 +100,24 @@ def _events(final: Mapping[str, Any], kind: str, include_usage: bool) -> Iterato
 
 
 def _anthropic_calls(data: Mapping[str, Any]) -> list[Call]:
+    return _typed_calls(data.get("content"), "tool_use", "anthropic", "id", "input")
+
+
+def _typed_calls(
+    items: Any, kind: str, shape: ToolCallShape, id_key: str, arguments_key: str
+) -> list[Call]:
+    """The calls among an answer's items of type ``kind`` (the Responses API's
+    ``function_call`` output items, Anthropic's ``tool_use`` content blocks)."""
     calls: list[Call] = []
-    for block in data.get("content") or []:
-        if isinstance(block, Mapping) and block.get("type") == "tool_use":
-            call_id = block.get("id")
+    for item in items or []:
+        if isinstance(item, Mapping) and item.get("type") == kind:
+            call_id = item.get(id_key)
             calls.append(
                 Call(
-                    "anthropic",
+                    shape,
                     call_id if isinstance(call_id, str) else None,
-                    block.get("name"),
-                    block.get("input"),
+                    item.get("name"),
+                    item.get(arguments_key),
                 )
             )
     return calls
