@@ -73,31 +73,27 @@ def test_a_right_sdk_message_is_forwarded_as_it_came() -> None:
     assert decided.ok and not decided.repairs and decided.message is sent
 
 
+#: a call whose arguments are cut off: no request can be read from it
+BROKEN = {
+    "role": "assistant",
+    "tool_calls": [
+        {"id": "c1", "type": "function",
+         "function": {"name": "get_weather", "arguments": '{"city": '}}
+    ],
+}  # fmt: skip
+
+
 def test_an_unreadable_call_in_a_chat_is_answered_not_raised() -> None:
     # decided as the last step of the chat (history given): no request could be read
-    broken = {
-        "role": "assistant",
-        "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city": '}}
-        ],
-    }  # fmt: skip
     history = [{"role": "user", "content": "the weather in Lima?"}]
-    decided = decide_tool_calls(broken, TOOLS, retriever=None, history=history)
+    decided = decide_tool_calls(BROKEN, TOOLS, retriever=None, history=history)
     assert not decided.ok and decided.calls[0].arguments is None
     assert [f.code for f in decided.calls[0].decision.findings] == ["E1"]
 
 
 def test_an_unreadable_call_alone_is_answered_with_its_e1() -> None:
     # no history: the call is decided alone, and the finding that says why is kept
-    broken = {
-        "role": "assistant",
-        "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city": '}}
-        ],
-    }  # fmt: skip
-    decided = decide_tool_calls(broken, TOOLS, retriever=None)
+    decided = decide_tool_calls(BROKEN, TOOLS, retriever=None)
     [call] = decided.calls
     assert (call.decision.action, call.arguments) == ("feedback", None)
     assert [f.code for f in call.decision.findings] == ["E1"]
