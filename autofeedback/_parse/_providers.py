@@ -27,7 +27,7 @@ from typing import Any
 
 from autofeedback.core._model import RequestFormat, ToolCallShape
 
-__all__ = ["RawToolCall", "find_tool_calls", "provider_tools", "shape_format"]
+__all__ = ["RawToolCall", "find_tool_calls", "kept_upstream", "provider_tools", "shape_format"]
 
 #: Containers followed at most this deep (a response holds a message holds blocks).
 _MAX_DEPTH = 6
@@ -134,6 +134,17 @@ _FORMATS: dict[str, RequestFormat] = {
     "gemini": "native",
     "bedrock": "native",
 }
+
+
+def kept_upstream(request: Mapping[str, Any]) -> bool:
+    """Whether a model request leaves its conversation to the provider (the Responses
+    API's ``previous_response_id`` or ``conversation``): its input is then only the
+    latest items, not the run so far.
+
+    >>> kept_upstream({"input": "and the next?", "previous_response_id": "resp_1"})
+    True
+    """
+    return bool(request.get("previous_response_id") or request.get("conversation"))
 
 
 def shape_format(shape: ToolCallShape) -> RequestFormat:

@@ -20,7 +20,7 @@ from typing import IO, Any, Literal
 from urllib.parse import parse_qsl
 
 from autofeedback._parse._common import json_reason
-from autofeedback._parse._providers import find_tool_calls, provider_tools
+from autofeedback._parse._providers import find_tool_calls, kept_upstream, provider_tools
 from autofeedback._parse._streams import assemble_stream, is_stream
 from autofeedback.audit._audit import Unit
 from autofeedback.core._model import ApiRequest
@@ -466,8 +466,7 @@ def openai_records(line: Any, number: int) -> list[dict[str, Any]]:
 
     # (not where the Responses API keeps the conversation, previous_response_id or
     # conversation: the input is then only its latest items, as the proxy reads it)
-    kept = request.get("previous_response_id") or request.get("conversation")
-    if history is not None and not kept and has_tool_steps(history):
+    if history is not None and not kept_upstream(request) and has_tool_steps(history):
         # an agent's run so far: the calls of this response are its next steps, checked
         # for data flow as the proxy and check_tool_calls(history=) check them
         common["history"] = history

@@ -18,6 +18,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from autofeedback._parse._providers import kept_upstream
 from autofeedback.checks._check_values import not_checked
 from autofeedback.core._model import ToolCallShape
 from autofeedback.core._patterns import PatternBudget
@@ -76,13 +77,6 @@ def _chat_calls(data: Mapping[str, Any]) -> tuple[dict[str, Any] | None, list[Ca
 def _responses_calls(data: Mapping[str, Any]) -> list[Call]:
     output = data.get("output")
     return _typed_calls(output, "function_call", "openai-responses", "call_id", "arguments")
-
-
-def _kept_upstream(body: Mapping[str, Any]) -> bool:
-    """Whether the upstream holds the conversation (the Responses API's
-    ``previous_response_id`` or ``conversation``): the request then carries only its
-    latest turn."""
-    return bool(body.get("previous_response_id") or body.get("conversation"))
 
 
 def _calls(data: Mapping[str, Any], kind: str) -> tuple[dict[str, Any] | None, list[Call]]:
@@ -196,7 +190,7 @@ async def _checked(
     # the Responses API keeps the conversation itself (previous_response_id,
     # conversation): its input is then only the latest items, and an id an earlier turn
     # returned would look made up; the calls are judged alone, against what was said
-    asked = None if _kept_upstream(body) else list(history)
+    asked = None if kept_upstream(body) else list(history)
     # what the user asked: the last user turn (E2.1), and all the model was told: the
     # system and developer messages (an agent's prompt carries its account, calendar and
     # tenant ids) and every user turn (E5.3)
