@@ -407,13 +407,14 @@ class Scanner:
             op.parameter(a.name) is None for a in args if a.location not in ("header", "cookie")
         )
         matcher = self._matcher if needs_matcher else None
+        body_sent = request.body not in (None, "", b"") if request.is_http else None
         params = check_parameters(
             op,
             args,
             self.catalog,
             matcher=matcher,
             threshold=self.threshold,
-            body_sent=request.body not in (None, "", b"") if request.is_http else None,
+            body_sent=body_sent,
             instruction=instruction,
             ranker=matcher,
         )
@@ -425,8 +426,7 @@ class Scanner:
             matched = [(a, p) for a, p in matched if p.location != "body"]
         for arg, param in matched:
             yield from check_value(op, arg, param, budget)
-        sent = request.is_http and request.body not in (None, "", b"")
-        yield from check_object_body(op, args, sent, budget)
+        yield from check_object_body(op, args, bool(body_sent), budget)
         if request.is_http:
             yield from check_whole_body(op, request, budget)
 
