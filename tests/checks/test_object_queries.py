@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from autofeedback import ApiCatalog, Scanner
+from autofeedback import ApiCatalog, Operation, Parameter, Scanner
 
 FILTER = {
     "type": "object",
@@ -313,3 +313,51 @@ def test_pieces_of_a_nullable_object_or_array_are_checked_together(
     scanner = Scanner(ApiCatalog.from_obj(NULLABLE, source="n"), retriever=None)
     request = {"method": "GET", "url": f"https://api.example.com/places?{query}"}
     assert [(f.code, f.location, f.message) for f in scanner.iter_findings(request)] == expected
+
+
+def _query_findings(parameter: Parameter, query: str) -> list[tuple[Any, ...]]:
+    op = Operation("listItems", method="GET", path="/items", parameters=(parameter,))
+    scanner = Scanner(ApiCatalog([op]), retriever=None)
+    found = scanner.iter_findings({"method": "GET", "url": f"/items?{query}"})
+    return [(f.code, f.location) for f in found]
+
+
+AREA = {"type": "object", "properties": {"radius": {"type": "number"}}}
+
+
+def test_an_object_not_exploded_has_no_query_keys_of_its_own() -> None:
+    # explode: false sends the object as one value (area=radius,3): radius=3 alone is no
+    # piece of it
+    flat = Parameter("area", "query", schema=AREA, style="form", explode=False)
+    assert _query_findings(flat, "radius=3") == [("E3", ("query", "radius"))]
+    exploded = Parameter("area", "query", schema=AREA, style="form", explode=True)
+    assert _query_findings(exploded, "radius=3") == []
+
+
+def test_a_form_body_objects_properties_are_no_query_keys() -> None:
+    meta = Parameter("meta", "body", schema=AREA)
+    op = Operation(
+        "addItem", method="POST", path="/items", parameters=(meta,),
+        body_schema={"type": "object", "properties": {"meta": AREA}},
+        body_media="application/x-www-form-urlencoded",
+    )  # fmt: skip
+    scanner = Scanner(ApiCatalog([op]), retriever=None)
+    found = scanner.iter_findings({"method": "POST", "url": "/items?radius=3"})
+    assert [(f.code, f.location) for f in found] == [("E3", ("query", "radius"))]
+
+
+def test_a_piece_of_32_brackets_is_folded_and_one_of_33_is_not() -> None:
+    deep: dict[str, Any] = {"type": "integer"}
+    for _ in range(33):
+        deep = {"type": "object", "properties": {"k": deep}}
+    filt = Parameter("f", "query", schema=deep, style="deepObject")
+    assert _query_findings(filt, "f" + "[k]" * 32 + "=x") == [("E4.1", ("query", "f", *["k"] * 32))]
+    # deeper than any schema is checked: left as it came, a piece of the object unchecked
+    assert _query_findings(filt, "f" + "[k]" * 33 + "=x") == []
+
+
+def test_an_index_of_nine_digits_is_an_item_and_one_of_ten_a_key() -> None:
+    ids = Parameter("ids", "query", schema={"type": "array", "items": {"type": "integer"}},
+                    style="deepObject")  # fmt: skip
+    assert _query_findings(ids, "ids[123456789]=1") == []
+    assert _query_findings(ids, "ids[1234567890]=1") == [("E4.1", ("query", "ids"))]

@@ -176,3 +176,15 @@ def test_a_body_sent_as_no_object_is_judged_whole_whatever_its_schema(
     # it has no fields for the field checks to see: [1, 2] where the docs say object, or a
     # scalar for a oneOf of shapes, was reported clean
     assert findings("application/json", schema, json=sent) == expected
+
+
+def test_an_object_body_whose_type_is_a_list_is_checked_field_by_field() -> None:
+    # OpenAPI 3.1's nullable object: ["object", "null"] is an object's schema
+    schema = {"type": ["object", "null"], "properties": {"a": {"type": "integer"}}}
+    assert findings("application/json", schema, json={"a": "x"}) == [
+        ("E4.1", ("body", "a"), "a must be an integer, got string 'x'")
+    ]
+    assert findings("application/json", {"type": ["array", "null"], "items": {"type": "integer"}},
+                    json=["x"]) == [
+        ("E4.1", ("body", "0"), "body.0 must be an integer, got string 'x'")
+    ]  # fmt: skip
