@@ -254,3 +254,17 @@ def test_the_warnings_field_is_looked_for_33_levels_deep(container: str) -> None
         schema, value = nested(levels)
         [(where, _, expected)] = _undecided(_composed({"deep": schema}), {"n": 1, "deep": value})
         assert (where, expected) == (("body", field), {"pattern": TWICE}), levels
+
+
+def test_the_compiled_fast_path_never_accepts_a_value_left_undecided() -> None:
+    # the second call of an operation is answered by its compiled validator: one whose
+    # pattern search ran out of time is not "clean", it gets the warning
+    properties = {"twice": {"type": "string", "pattern": TWICE}}
+    tool = {"name": "pair", "parameters": {"type": "object", "properties": properties}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    assert list(scanner.iter_findings({"name": "pair", "arguments": {"twice": "ab-ab"}})) == []
+    with PatternBudget(0.0):
+        found = list(scanner.iter_findings({"name": "pair", "arguments": {"twice": "cd-cd"}}))
+    assert [(f.code, f.location, f.severity) for f in found] == [
+        ("E4.2", ("argument", "twice"), "warning")
+    ]
