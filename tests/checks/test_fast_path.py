@@ -263,3 +263,17 @@ def test_the_compiled_validator_reads_patterns_and_formats_as_the_checks_do(wron
     call = {"name": "f", "arguments": {**right, wrong: _PLACES[wrong][2]}}
     found = [(f.code, f.location[:2]) for f in Scanner(catalog, retriever=None).iter_findings(call)]
     assert found == [(_PLACES[wrong][3], ("argument", wrong))]
+
+
+def test_a_value_the_compiled_validator_cannot_read_is_checked_in_detail() -> None:
+    # a call given as Python data may hold what JSON has not (a set): jsonschema-rs
+    # raises on it, and the value is then judged by the detailed checks, not passed
+    properties = {"ids": {"type": "array", "items": {"type": "integer"}}, "n": {"type": "integer"}}
+    tool = {"name": "get_items", "parameters": {"type": "object", "properties": properties}}
+    scanner = Scanner(ApiCatalog.from_tools([tool]), retriever=None)
+    call = {"name": "get_items", "arguments": {"ids": {1, 2}, "n": "x"}}
+    for _ in range(2):  # the first call, then the compiled validators
+        assert [(f.code, f.location) for f in scanner.iter_findings(call)] == [
+            ("E4.1", ("argument", "ids")),
+            ("E4.1", ("argument", "n")),
+        ]
