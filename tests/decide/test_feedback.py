@@ -721,3 +721,23 @@ def test_the_line_a_keyed_read_is_on_is_named_only_when_it_is_not_the_call_s(
     checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
     found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
     assert program_feedback(found, program).splitlines()[1] == first
+
+
+@pytest.mark.parametrize(
+    ("read", "shown"),
+    [
+        # written as the finding shows it, then in other quotes (found by its syntax)
+        ("r." + "x" * 130, "r." + "x" * 118),
+        ('r["' + "x" * 130 + '"]', 'r["' + "x" * 117),
+    ],
+)
+def test_a_long_reference_read_on_an_earlier_line_is_named_in_120_characters(
+    read: str, shown: str
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    program = f'r = searchBooks(query="Dune")\nfirst = {read}\ngetBook(bookId=first)'
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    first = program_feedback(found, program).splitlines()[1]
+    assert first.startswith(f"- line 3 `getBook(bookId=first)`, reading `{shown}` (line 2): E5.2")
