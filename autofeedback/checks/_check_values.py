@@ -341,13 +341,10 @@ def _finding(
     if kind == "enum":
         allowed = ", ".join(_short(v, 30) for v in list(expected)[:12])  # type: ignore[arg-type]
         message = f"{name} must be one of {allowed}; got {_short(got)}"
-        suggestion = None
     elif kind == "format":
         message = f"{name} must be a valid {expected}{described}; got {_short(got)}"
-        suggestion = None
     else:
         message = f"{name}: {_short(got)} breaks the documented {kind} {_short(expected, 40)}"
-        suggestion = None
         if kind == "pattern" and is_bounded(expected):
             message += " (pattern checked with a bounded matcher)"
     return Finding(
@@ -358,7 +355,6 @@ def _finding(
         operation=op.name,
         doc=doc,
         message=message,
-        suggestion=suggestion,
     )
 
 
