@@ -57,6 +57,18 @@ def _body_value(op: Operation, request: ApiRequest) -> Any:
     return _UNREAD  # a form or another media: its own readers judge it
 
 
+def _an_object(op: Operation, request: ApiRequest) -> bool:
+    """Whether :func:`_body_value` would read the body as an object (or as no JSON),
+    told without reading it: the parameter checks have read it already."""
+    body = request.body
+    if isinstance(body, Mapping):
+        return True
+    if not isinstance(body, (str, bytes)):
+        return False
+    media = (content_type(request.headers) or op.body_media or "").lower()
+    return not media.startswith("text/") and body.lstrip()[:1] in ("{", b"{")
+
+
 def check_whole_body(
     op: Operation, request: ApiRequest, budget: PatternBudget | None = None
 ) -> Iterator[Finding]:
@@ -64,14 +76,18 @@ def check_whole_body(
     most three, type errors first. A body sent as anything but a JSON object is judged
     here whatever its schema is (an array where the docs say object, a scalar for a
     ``oneOf`` of scalars): it has no fields for the other checks to see."""
-    if request.body in (None, "", b"") or not isinstance(op.body_schema, Mapping):
+    body = request.body
+    if body in (None, "", b"") or not isinstance(op.body_schema, Mapping):
         return
+    whole = whole_body_schema(op)
+    if whole is None and _an_object(op, request):
+        return  # an object sent for an object's schema: its fields are checked one by one
     value = _body_value(op, request)
     if value is _UNREAD:
         return
-    schema = whole_body_schema(op) if isinstance(value, Mapping) else op.body_schema
+    schema = whole if isinstance(value, Mapping) else op.body_schema
     if schema is None:
-        return  # an object sent for an object's schema: its fields are checked one by one
+        return
     budget = budget or PatternBudget.current() or PatternBudget()
     try:
         with budget:
