@@ -188,3 +188,26 @@ def test_an_object_body_whose_type_is_a_list_is_checked_field_by_field() -> None
                     json=["x"]) == [
         ("E4.1", ("body", "0"), "body.0 must be an integer, got string 'x'")
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("media", "body", "headers", "expected"),
+    [
+        # JSON text, not an object: judged whole
+        ("application/json", "[1, 2]", JSON, "body must be an object, got array [1, 2]"),
+        # text under a text/* media type is text, braces or not
+        ("text/plain", "{not json", TEXT, "body must be an object, got string '{not json'"),
+        ("text/plain", b" {x", TEXT, "body must be an object, got string ' {x'"),
+        ("text/plain", "{x", {}, "body must be an object, got string '{x'"),  # the docs' media
+    ],
+)
+def test_a_body_sent_as_text_is_judged_whole_unless_it_is_an_object(
+    media: str, body: Any, headers: dict[str, str], expected: str
+) -> None:
+    assert findings(media, OBJECT, body=body, headers=headers) == [("E4.1", ("body",), expected)]
+
+
+def test_json_text_of_an_object_is_checked_field_by_field() -> None:
+    assert findings("application/json", OBJECT, body=b'  {"a": "x"}', headers=JSON) == [
+        ("E4.1", ("body", "a"), "a must be an integer, got string 'x'")
+    ]
