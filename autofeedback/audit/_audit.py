@@ -31,6 +31,7 @@ from typing import Any
 
 from autofeedback._parse._common import json_reason
 from autofeedback._parse._streams import assemble_stream, is_stream
+from autofeedback.audit._at_sight import clean_at_sight
 from autofeedback.catalog._catalog import ApiCatalog
 from autofeedback.checks._check_name import name_with_values
 from autofeedback.checks._names import closest_literal
@@ -180,6 +181,28 @@ class _CatalogCache:
         # keys) and hash were half of a clean record's cost, computed twice
         self._keys: dict[int, tuple[Any, str, int]] = {}
         self._keyed = 0  # characters of the lists held by ``_keys``
+        # the read-ahead's verdicts of :func:`clean_at_sight` on the records of its window,
+        # by identity, each taken back by the audit of its record
+        self._at_sight: dict[int, tuple[Any, bool]] = {}
+
+    def clean_at_sight(self, record: Any) -> bool:
+        """Whether ``record`` is a call record clean at sight (:mod:`._at_sight`): its
+        tool list is never loaded. Never with a base catalog (``--spec``), whose
+        operations the record's tools join."""
+        if self.base is not None:
+            return False
+        hit = self._at_sight.pop(id(record), None)
+        if hit is not None and hit[0] is record:
+            return bool(hit[1])
+        return clean_at_sight(record)
+
+    def _read_ahead(self, record: Any) -> bool:
+        """:meth:`clean_at_sight` for the read-ahead, kept for the record's audit."""
+        clean = self.clean_at_sight(record)
+        if len(self._at_sight) >= _MAX_KEYS:
+            self._at_sight.clear()  # records whose audit never came (bounded all the same)
+        self._at_sight[id(record)] = (record, clean)
+        return clean
 
     def sequence_checker(self, scanner: Scanner, responses: Any, build: Any) -> Any:
         """The sequence checker for ``scanner`` and a record's ``responses`` (built once:
@@ -263,6 +286,8 @@ class _CatalogCache:
         what they are compared with."""
         if not isinstance(record, Mapping) or "call" not in record or "instruction" in record:
             return None
+        if self._read_ahead(record):
+            return None  # clean at sight: no name to compare, no catalog to build
         if any(k in record for k in ("output", "request", "steps", "messages")):
             return None
         call = record["call"]
@@ -337,6 +362,8 @@ def _audit_record(record: Any, line: int, cache: _CatalogCache) -> AuditResult:
     if not isinstance(record, Mapping):
         return AuditResult(line, False, error="record is not a JSON object", line=line)
     rid = _record_id(record, line)
+    if cache.clean_at_sight(record):
+        return AuditResult(rid, True, line=line)
     if "messages" in record or _holds_sequence(record):
         return _audit_sequence(record, rid, line, cache)
     kinds = [k for k in _KINDS if k in record]
