@@ -13,6 +13,8 @@ The corpora, all from ``../shared/data``:
 * ``bfcl-mutated``: the gold single calls of BFCL simple and multiple, each mutated into
   every error subtype ``_mutations.py`` can make of it, as ``{"tools", "call"}`` records
   with no instruction (the tool-call audit of ``speed.py``), semantic checks on;
+* ``bfcl-gold``: the same gold calls as they are (the clean calls of ``speed.py``'s
+  clean-call rows), semantic checks on;
 * ``detection``: every record of ``detection.py`` (API-Bank, BFCL simple, multiple and
   parallel, ToolAlpaca: gold and mutated calls as raw model text, with the instruction),
   semantic checks on;
@@ -36,11 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autofeedback import ApiCatalog, audit_lines
 from benchmarks import _datasets
-from benchmarks._records import bfcl_mutated_lines, detection_lines, http_lines
+from benchmarks._records import bfcl_mutated_lines, detection_lines, gold_lines, http_lines
 
 
 def corpora(data: Path) -> Iterator[tuple[str, ApiCatalog | None, list[str]]]:
     yield "bfcl-mutated", None, bfcl_mutated_lines()
+    yield "bfcl-gold", None, gold_lines()
     yield "detection", None, detection_lines()
     spec, lines = http_lines(data)
     yield "http", ApiCatalog.from_file(spec), lines
