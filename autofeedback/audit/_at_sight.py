@@ -76,6 +76,7 @@ def clean_at_sight(record: Any) -> bool:
     if type(name) is not str or type(arguments) is not dict:
         return False
     called: Any = None
+    mapped = False
     names: set[str] = set()
     for tool in tools:
         function = _function(tool)
@@ -86,11 +87,12 @@ def clean_at_sight(record: Any) -> bool:
             return False
         names.add(tool_name)
         parameters = function.get("parameters")
-        if parameters is not None and not _plain_parameters(parameters):
+        plain = _AS_IS if parameters is None else _plain_parameters(parameters)
+        if plain == _NO:
             return False
         if tool_name == name:
-            called = {} if parameters is None else parameters
-    return called is not None and fits(_strict(called), arguments)
+            called, mapped = ({} if parameters is None else parameters), plain == _MAPPED
+    return called is not None and fits(_strict(called, mapped), arguments)
 
 
 def _function(tool: Any) -> dict[str, Any] | None:
@@ -112,85 +114,116 @@ def _function(tool: Any) -> dict[str, Any] | None:
     return tool
 
 
-def _plain_parameters(schema: Any) -> bool:
+#: what the walks answer: not plain; plain with JSON Schema's type names only (the loader
+#: copies it as it is); plain with a type name the loader maps (``dict``, ``float``...)
+_NO, _AS_IS, _MAPPED = 0, 1, 2
+_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "object", "array"})
+
+
+def _plain_parameters(schema: Any) -> int:
     """Whether a function's ``parameters`` are an object's plain schema, every property
-    a plain schema and every required name one of them."""
+    a plain schema and every required name one of them (``_NO``, ``_AS_IS``, ``_MAPPED``)."""
     if type(schema) is not dict or not schema.keys() <= _PARAMETERS_KEYS:
-        return False
+        return _NO
     kind = schema.get("type")
     if kind is not None and (
         type(kind) is not str or _TYPE_NAMES.get(kind.strip().lower()) != "object"
     ):
-        return False
+        return _NO
     if schema.get("additionalProperties", False) is not False:
-        return False  # more arguments allowed: the long way reads which
+        return _NO  # more arguments allowed: the long way reads which
     for key in ("description", "title"):
         if key in schema and type(schema[key]) is not str:
-            return False
+            return _NO
     properties = schema.get("properties")
+    found = _AS_IS
     if properties is None:
         properties = {}
-    elif type(properties) is not dict or not _plain_properties(properties, 0):
-        return False
+    elif type(properties) is not dict:
+        return _NO
+    else:
+        found = _plain_properties(properties, 0)
     required = schema.get("required")
-    return required is None or (
+    if required is None or (
         type(required) is list and all(type(r) is str and r in properties for r in required)
-    )
+    ):
+        return found
+    return _NO
 
 
-def _plain_properties(properties: dict[str, Any], depth: int) -> bool:
-    return all(
-        name not in _NOT_PLAIN and _plain_schema(sub, depth + 1) for name, sub in properties.items()
-    )
+def _plain_properties(properties: dict[str, Any], depth: int) -> int:
+    found = _AS_IS
+    for name, sub in properties.items():
+        if name in _NOT_PLAIN:
+            return _NO
+        plain = _plain_schema(sub, depth + 1)
+        if plain == _NO:
+            return _NO
+        if plain > found:
+            found = plain
+    return found
 
 
-def _plain_schema(schema: Any, depth: int) -> bool:
+def _plain_schema(schema: Any, depth: int) -> int:
     """Whether ``schema`` holds only what :func:`fits` reads, in the shapes the loader
     copies as written (types it knows, scalar enums, defaults and examples)."""
     if type(schema) is not dict or depth > _MAX_DEPTH or not schema.keys() <= _SCHEMA_KEYS:
-        return False
+        return _NO
+    found = _AS_IS
     for key, value in schema.items():
         if key == "type":
-            ok = _known_type(value)
-        elif key == "enum":
-            ok = type(value) is list and all(type(v) in _SCALARS for v in value)
+            plain = _known_type(value)
         elif key == "properties":
-            ok = type(value) is dict and _plain_properties(value, depth)
-        elif key == "required":
-            ok = type(value) is list and all(type(v) is str for v in value)
+            plain = _plain_properties(value, depth) if type(value) is dict else _NO
         elif key == "additionalProperties":
-            ok = type(value) is bool or _plain_schema(value, depth + 1)
+            plain = _AS_IS if type(value) is bool else _plain_schema(value, depth + 1)
         elif key == "items":
-            ok = _plain_schema(value, depth + 1)
-        elif key in _TEXT_KEYS:
-            ok = type(value) is str
-        elif key in _FLAG_KEYS:
-            ok = type(value) is bool
-        else:  # default, examples: data, a scalar or a list of them
-            ok = type(value) in _SCALARS or (
-                type(value) is list and all(type(v) in _SCALARS for v in value)
+            plain = _plain_schema(value, depth + 1)
+        elif key == "enum":
+            plain = (
+                _AS_IS if type(value) is list and all(type(v) in _SCALARS for v in value) else _NO
             )
-        if not ok:
-            return False
-    return True
+        elif key == "required":
+            plain = _AS_IS if type(value) is list and all(type(v) is str for v in value) else _NO
+        elif key in _TEXT_KEYS:
+            plain = _AS_IS if type(value) is str else _NO
+        elif key in _FLAG_KEYS:
+            plain = _AS_IS if type(value) is bool else _NO
+        else:  # default, examples: data, a scalar or a list of them
+            plain = (
+                _AS_IS
+                if type(value) in _SCALARS
+                or (type(value) is list and all(type(v) in _SCALARS for v in value))
+                else _NO
+            )
+        if plain == _NO:
+            return _NO
+        if plain > found:
+            found = plain
+    return found
 
 
-def _known_type(kind: Any) -> bool:
-    """A type name the loader maps to JSON Schema's (``dict``, ``float``, ``any``...)."""
+def _known_type(kind: Any) -> int:
+    """A type name the loader keeps (JSON Schema's) or maps (``dict``, ``float``,
+    ``any``...); a list of them, each once."""
     if type(kind) is str:
-        return kind.strip().lower() in _TYPE_NAMES
-    return (
-        type(kind) is list
-        and bool(kind)
-        and all(type(k) is str and k.strip().lower() in _TYPE_NAMES for k in kind)
-    )
+        if kind in _JSON_TYPES:
+            return _AS_IS
+        return _MAPPED if kind.strip().lower() in _TYPE_NAMES else _NO
+    if type(kind) is not list or not kind:
+        return _NO
+    if all(type(k) is str and k.strip().lower() in _TYPE_NAMES for k in kind):
+        as_is = all(k in _JSON_TYPES for k in kind) and len(set(kind)) == len(kind)
+        return _AS_IS if as_is else _MAPPED  # a name twice: the loader writes it once
+    return _NO
 
 
-def _strict(parameters: dict[str, Any]) -> dict[str, Any]:
+def _strict(parameters: dict[str, Any], mapped: bool) -> dict[str, Any]:
     """The schema a call's whole arguments are judged by, as the catalog's operation
     gives it (:func:`~autofeedback.checks._check_values._strict_schema`): the properties
-    with their type names mapped, no other argument."""
-    loaded = _bfcl_schema(parameters)
+    with their type names mapped (``mapped``: a copy; else the loader's copy would equal
+    them), no other argument."""
+    loaded = _bfcl_schema(parameters) if mapped else parameters
     properties = loaded.get("properties") or {}
     required = loaded.get("required") or ()
     return {

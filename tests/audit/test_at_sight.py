@@ -57,8 +57,14 @@ INTEGER_N = {"type": "dict", "properties": {"n": {"type": "integer"}}, "required
                 "any": {"type": "any", "default": [1, 2]}}, "additionalProperties": False})],
             arguments={"tags": ["a", "b"], "when": None, "any": {"x": [1]}},
         ),
+        record(
+            [tool({"type": "dict", "properties": {"x": {"type": "float"}, "pair": {
+                "type": "tuple", "items": {"type": "Integer"}}, "either": {"type": [
+                "str", "string", "bool"]}}})],
+            arguments={"x": 2.5, "pair": [1, 2], "either": True},
+        ),
     ],
-    ids=["bfcl", "openai", "two-tools", "no-parameters", "name-only", "nested"],
+    ids=["bfcl", "openai", "two-tools", "no-parameters", "name-only", "nested", "mapped-types"],
 )  # fmt: skip
 def test_a_right_call_is_clean_at_sight_and_the_long_way(case: dict[str, Any]) -> None:
     assert clean_at_sight(case) is True
