@@ -204,14 +204,20 @@ def _call_repairs(
             # an argument the model computed from an earlier response is data flow it
             # meant: a parameter the docs do not list, perhaps, but never dropped
             return []
-        edit = _call_edit(step.index, call, text, r)
+        # a second value taken out of the name follows the first one written in
+        added = any(e.start == e.end for e, _ in out)
+        edit = _call_edit(step.index, call, text, r, added=added)
         if edit is None:
             return []  # all of a call's repairs or none: they were checked together
         out.append((edit, dataclasses.replace(r, location=(f"step[{step.index}]", *r.location))))
     return out
 
 
-def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | None:
+def _call_edit(
+    index: int, call: ProgramCall, text: str, r: Repair, *, added: bool = False
+) -> _Edit | None:
+    """The edit of the program's ``text`` that makes the repair ``r`` of ``call``, or
+    ``None``; ``added``: an earlier repair of the call writes an argument in already."""
     spans = call.spans
     assert spans is not None
     if r.location[:1] == ("api",):
@@ -239,7 +245,7 @@ def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | N
         return _Edit(start, end, repr(value), index, name)
     if r.before is None and r.code == "E2.2":  # a path value taken out of the API name
         close = spans.call[1] - 1
-        sep = ", " if call.arguments or call.positional else ""
+        sep = ", " if call.arguments or call.positional or added else ""
         return _Edit(close, close, f"{sep}{name}={r.after!r}", index, name)
     return None
 

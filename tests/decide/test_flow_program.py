@@ -411,6 +411,59 @@ def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
     ]
 
 
+POST_OF_USER = {
+    **POSTS,
+    "paths": {
+        "/user/{user_id}/posts/{post_id}": {
+            "get": {
+                "operationId": "get_user_user_id_posts_post_id",
+                "parameters": [
+                    *POSTS["paths"]["/user/{user_id}/posts"]["get"]["parameters"],
+                    {
+                        "name": "post_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        pytest.param(
+            "get_user_42_posts_7(limit=5)",
+            "get_user_user_id_posts_post_id(limit=5, user_id=42, post_id=7)",
+            id="after-an-argument",
+        ),
+        # the second value follows the first one written in (it once made
+        # `(user_id=42post_id=7)`, a program that does not read)
+        pytest.param(
+            "get_user_42_posts_7()",
+            "get_user_user_id_posts_post_id(user_id=42, post_id=7)",
+            id="no-argument",
+        ),
+    ],
+)
+def test_two_values_written_into_a_program_s_call_name_become_its_arguments(
+    program: str, repaired: str
+) -> None:
+    # both are written in at the same place, one after the other (issue 39: _apply 8)
+    decider = Decider(Scanner(ApiCatalog.from_obj(POST_OF_USER), retriever=None))
+    decision = decider.decide_program(program, instruction="post 7 of user 42")
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'get_user_42_posts_7' -> 'get_user_user_id_posts_post_id'",
+        "E2.2 step[0].argument.user_id: None -> 42",
+        "E2.2 step[0].argument.post_id: None -> 7",
+    ]
+
+
 def test_no_producer_is_written_in_from_a_weak_guess() -> None:
     # a playlist's id is no device's: the only field of the kind is a bare id of a list
     # of other things, so the value is left to the model
