@@ -83,6 +83,10 @@ def repair_program(
         if source is None:
             break
         new_seq, after = read(source)
+        # a call Python reads as something else once edited (a name with a hyphen, a
+        # builtin's, a keyword for a parameter) is a call lost: never a repair
+        if len(new_seq.steps) != len(seq.steps):
+            break
         if not _better(errors, _errors(after), list(edits)):
             break
         current, seq, found = source, new_seq, after
@@ -93,11 +97,16 @@ def repair_program(
         source, at, param, added = inserted
         new_seq, after = read(source)
         left = _errors(after)
-        # the inserted call (now step[at]) and the value read from it must be clean
-        if len(left) < len(errors) and not any(
-            _step_of(f) == at
-            or (_step_of(f) == at + 1 and len(f.location) > 2 and f.location[2] == param)
-            for f in left
+        # the inserted call, read as one (now step[at]), and the value read from it must
+        # be clean
+        if (
+            len(new_seq.steps) == len(seq.steps) + 1
+            and len(left) < len(errors)
+            and not any(
+                _step_of(f) == at
+                or (_step_of(f) == at + 1 and len(f.location) > 2 and f.location[2] == param)
+                for f in left
+            )
         ):
             current, seq, found = source, new_seq, after
             repairs.extend(added)

@@ -482,6 +482,69 @@ def test_no_producer_is_written_in_from_a_weak_guess() -> None:
     assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
 
 
+# -- a program: an edit Python would read as another program is never made -----------------
+
+_SPELT_APART = [
+    {"name": "get-book", "parameters": _takes("book_id")},
+    {
+        "name": "search",
+        "parameters": {
+            "type": "object",
+            "properties": {"from": {"type": "string"}, "n": {"type": "integer"}},
+        },
+    },
+    {
+        "name": "list",
+        "parameters": _takes(),
+        "outputSchema": _gives("devices", "id"),
+        "annotations": READS,
+    },
+    {"name": "play", "parameters": _takes("device_id")},
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "left"),
+    [
+        # `get-book(...)` is `get - book(...)` to Python: the call would be gone, the
+        # program reported clean (it was forwarded so)
+        pytest.param('b = get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen"),
+        pytest.param('get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen-alone"),
+        # the next call would be read as the renamed step (issue 39: _better 8, 9)
+        pytest.param(
+            'b = get_book(book_id="1")\nfooBar()',
+            [("E2.2", ("step[0]", "api")), ("E2", ("step[1]", "api"))],
+            id="hyphen-before-unknown",
+        ),
+        # `from="x"` does not read at all; the round is undone whole
+        pytest.param(
+            'search(From="x", n="5")',
+            [("E3.2", ("step[0]", "argument", "From")), ("E4.1", ("step[0]", "argument", "n"))],
+            id="keyword",
+        ),
+        # `r = list()` is Python's own list, not a call of the tool
+        pytest.param(
+            'r = List()\nplay(device_id="<device_id>")',
+            [("E2.2", ("step[0]", "api")), ("E5.3", ("step[1]", "argument", "device_id"))],
+            id="builtin",
+        ),
+        # nor is the producer `list` written in: its answer would never be checked
+        pytest.param(
+            'play(device_id="<device_id>")',
+            [("E5.3", ("step[0]", "argument", "device_id"))],
+            id="builtin-producer",
+        ),
+    ],
+)
+def test_an_edit_python_reads_as_another_program_is_never_made(
+    program: str, left: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SPELT_APART), retriever=None))
+    decision = decider.decide_program(program, instruction="play music")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
 # -- a program: a stand-in read from the one earlier step that gives it ----------------------
 
 _GET_BOOK = {"name": "get_book", "parameters": _takes("book_id")}
