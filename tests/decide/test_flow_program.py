@@ -908,6 +908,31 @@ def test_a_reference_rebound_to_a_value_of_another_type_is_left(bookshop: ApiCat
     ]
 
 
+def test_a_program_s_function_renamed_keeps_its_name_when_another_api_fits_the_words(
+    api_retriever: Any,
+) -> None:
+    # the name is the documented one now; which API the user asked for (E2.1) is the
+    # model's to say, so the rename stays and that goes back (issue 39: _better 10-12)
+    def tool(name: str, description: str, param: str) -> dict[str, Any]:
+        return {"name": name, "description": description, "parameters": _takes(param)}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("get_weather", "Weather forecast for a city.", "city"),
+            tool("send_email", "Send an email message to a recipient.", "to"),
+        ]
+    )
+    decider = Decider(Scanner(catalog, retriever=api_retriever))
+    decision = decider.decide_program(
+        'Get_Weather(city="Paris")', instruction="Send an email to bob@example.org"
+    )
+    assert (decision.action, decision.text) == ("feedback", 'get_weather(city="Paris")')
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'Get_Weather' -> 'get_weather'"
+    ]
+    assert [(f.code, f.location) for f in decision.errors] == [("E2.1", ("step[0]", "api"))]
+
+
 _ORDERS = [
     {
         "name": "orders",
