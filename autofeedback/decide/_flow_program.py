@@ -120,12 +120,14 @@ def _better(before: list[Finding], after: list[Finding], edits: list[_Edit]) -> 
     if renamed:
         # a function renamed: its own parameters are judged from now on (the next round
         # repairs what is certain of them); its name must be right
-        return not any(
+        if any(
             f.code.startswith("E2") and f.code != "E2.1" and _step_of(f) in renamed for f in after
-        )
-    if len(after) >= len(before):
+        ):
+            return False
+    elif len(after) >= len(before):
         return False
-    touched = {(e.step, e.param) for e in edits}
+    # every other step's changes leave no error where they were made, renamed beside or not
+    touched = {(e.step, e.param) for e in edits if e.step not in renamed}
     return not any(
         (_step_of(f), f.location[2] if len(f.location) > 2 else None) in touched
         and f.code != "E3.4"

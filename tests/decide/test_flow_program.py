@@ -976,6 +976,33 @@ def test_a_round_that_leaves_an_error_where_it_repaired_is_undone(
     assert decision.text == repaired
 
 
+@pytest.mark.parametrize(
+    ("program", "repaired", "repairs", "left"),
+    [
+        # a function renamed carries no change beside it that leaves an error where it was
+        # made (o.orders is a list where order_id takes one id): the round is undone whole
+        # (the rebound read was kept, E5.4 left where it was made)
+        (
+            "o = orders()\nget_ordr(order_id=7)\nget_order(order_id=x.orders)",
+            "o = orders()\nget_ordr(order_id=7)\nget_order(order_id=x.orders)",
+            [],
+            [("E2", ("step[1]", "api")), ("E5.1", ("step[2]", "argument", "order_id"))],
+        ),
+    ],
+)
+def test_a_round_with_a_function_renamed_is_undone_like_any_other(
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_ORDERS), retriever=None))
+    decision = decider.decide_program(program, instruction="show orders 6 and 7")
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
 _LIBRARY = [
     {
         "name": "authors",
