@@ -1051,6 +1051,16 @@ def test_a_round_with_a_function_renamed_is_undone_like_any_other(
             [],
             id="the-steps-after-a-rename",
         ),
+        # a misspelt function is renamed only where the whole call fits it: a value of
+        # the wrong type beside it is an error the renamed call still has (issue 39:
+        # _call_repairs 32, 33, whose re-check dropped every E4, not only a read's)
+        pytest.param(
+            'get_ordr(order_id=6, count="2")',
+            'get_ordr(order_id=6, count="2")',
+            [],
+            [("E2", ("step[0]", "api")), ("E4.1", ("step[0]", "argument", "count"))],
+            id="a-rename-beside-a-wrong-type",
+        ),
     ],
 )
 def test_a_program_s_repairs_round_by_round_in_order(
