@@ -953,6 +953,51 @@ def test_a_program_s_function_renamed_keeps_its_name_when_another_api_fits_the_w
     assert [(f.code, f.location) for f in decision.errors] == [("E2.1", ("step[0]", "api"))]
 
 
+def _looked_up(ids: int) -> list[dict[str, Any]]:
+    """A lookup that takes ``ids`` identifiers and answers a ``uri`` three levels down,
+    and a call that takes one: the graph scores that field, read by its last word, 0.3
+    less 0.01 a level and 0.03 an identifier the lookup needs."""
+    level: dict[str, Any] = {"type": "object", "properties": {"uri": {"type": "string"}}}
+    for name in ("y", "x"):
+        level = {"type": "object", "properties": {name: level}}
+    return [
+        {
+            "name": "lookup",
+            "parameters": _takes(*(f"{c}_id" for c in "abcdefg"[:ids])),
+            "outputSchema": level,
+            "annotations": READS,
+        },
+        {"name": "play_track", "parameters": _takes("track_uri")},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ids", "read"),
+    [
+        # 0.15: FIELD_MARGIN exactly over no other producer, so it is clear (issue 39:
+        # _reference 70)
+        (4, "r.x.y.uri"),
+        # 0.12: not clear
+        (5, None),
+    ],
+)
+def test_a_program_s_stand_in_is_read_from_a_field_clear_by_the_margin_itself(
+    ids: int, read: str | None
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_looked_up(ids)), retriever=None))
+    values = [str(10 + i) for i in range(ids)]
+    args = ", ".join(f'{c}_id="{v}"' for c, v in zip("abcdefg", values, strict=False))
+    program = f'r = lookup({args})\nplay_track(track_uri="<track_uri>")'
+    decision = decider.decide_program(program, instruction="play track " + " ".join(values))
+    if read is None:
+        assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    else:
+        assert (decision.action, decision.text) == (
+            "forward",
+            program.replace('"<track_uri>"', read),
+        )
+
+
 _ORDERS = [
     {
         "name": "orders",
