@@ -256,6 +256,14 @@ def test_a_program_gets_the_producer_on_the_line_before_the_step(
             "play(device_id=devices_result.devices[0].id)",
             ("E5.3", ("step[0]", "argument", "track_id")),
         ),
+        # an earlier step's stand-in written by position: which parameter it is, is the
+        # model's to say (issue 39: _insert_producer 24)
+        (
+            'queue("<track_id>")\nplay(device_id="<device_id>")',
+            'queue("<track_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "track_id")),
+        ),
         # the same call in a loop before: where its producer belongs is not certain
         (
             'for i in range(2):\n    play(device_id="<device_id>")\nplay(device_id="<device_id>")',
