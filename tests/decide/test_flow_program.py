@@ -876,6 +876,92 @@ def test_a_program_s_call_of_a_tool_a_search_documented_is_repaired_as_a_listed_
     assert [str(r) for r in decision.repairs] == repairs
 
 
+_CONVERT = {
+    "name": "ConvertTemperature",
+    "description": "Convert a temperature.",
+    "input_parameters": {
+        "value": {"type": "float", "description": "The temperature."},
+        "temperature_unit": {"type": "str", "description": "The unit to convert to."},
+    },
+    "output_parameters": {"value": {"type": "float", "description": "The temperature."}},
+}
+_CITIES = {
+    "name": "ListCities",
+    "parameters": _takes(),
+    "outputSchema": {
+        "type": "object",
+        "properties": {"cities": {"type": "array", "items": {"type": "string"}}},
+    },
+    "annotations": READS,
+}
+_WEATHER = {
+    "name": "GetWeather",
+    "description": "The weather forecast for a city.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["city"],
+    },
+}
+# a tool search that documented GetWeather (an MCP tools list), before the program
+_FORECAST = "\n".join(
+    [
+        "User: The weather in Paris, in fahrenheit.",
+        "API-Request: [ToolSearcher(keywords='weather')]->" + json.dumps({"tools": [_WEATHER]}),
+        "AI: Checking.",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "program", "repaired", "repairs", "left"),
+    [
+        # without the model temperature_unit, ConvertTemperature's, is E3.1: never renamed
+        # (issue 39: _call_repairs 11, whose searched tools' checks loaded the model)
+        (
+            False,
+            'get_weather(city="Paris", temperature_unit="fahrenheit")',
+            'GetWeather(city="Paris", temperature_unit="fahrenheit")',
+            ["E2.2 step[0].api: 'get_weather' -> 'GetWeather'"],
+            [("E3.1", ("step[0]", "argument", "temperature_unit"))],
+        ),
+        # with it, E3.3 closest to unit, whose enum alone holds the value: renamed in the
+        # rename's round, so a later round undone (a read rebound to a list) keeps it
+        # (issue 39: _call_repairs 9, whose searched tools' checks went without it)
+        (
+            True,
+            'c = ListCities()\nget_weather(city=x.cities, temperature_unit="fahrenheit")',
+            'c = ListCities()\nGetWeather(city=x.cities, unit="fahrenheit")',
+            [
+                "E2.2 step[1].api: 'get_weather' -> 'GetWeather'",
+                "E3.3 step[1].argument.temperature_unit: 'temperature_unit' -> 'unit'",
+            ],
+            [("E5.1", ("step[1]", "argument", "city"))],
+        ),
+    ],
+)
+def test_a_searched_tool_s_call_is_checked_with_the_scanner_s_own_model(
+    request: pytest.FixtureRequest,
+    model: bool,
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    retriever = request.getfixturevalue("api_retriever") if model else None
+    catalog = ApiCatalog.from_tools([_SEARCHER, _CONVERT, _CITIES])
+    decider = Decider(Scanner(catalog, retriever=retriever))
+    decision = decider.decide_program(
+        program, instruction="The weather in Paris, in fahrenheit", context=_FORECAST
+    )
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
 def test_a_program_s_call_with_a_positional_argument_is_not_repaired() -> None:
     # which parameter a position meant is the model's to say: its other values stay too
     tools = [
