@@ -83,6 +83,10 @@ def repair_program(
         if source is None:
             break
         new_seq, after = read(source)
+        # a call Python reads as something else once edited (a name with a hyphen, a
+        # builtin's, a keyword for a parameter) is a call lost: never a repair
+        if len(new_seq.steps) != len(seq.steps):
+            break
         if not _better(errors, _errors(after), list(edits)):
             break
         current, seq, found = source, new_seq, after
@@ -93,11 +97,16 @@ def repair_program(
         source, at, param, added = inserted
         new_seq, after = read(source)
         left = _errors(after)
-        # the inserted call (now step[at]) and the value read from it must be clean
-        if len(left) < len(errors) and not any(
-            _step_of(f) == at
-            or (_step_of(f) == at + 1 and len(f.location) > 2 and f.location[2] == param)
-            for f in left
+        # the inserted call, read as one (now step[at]), and the value read from it must
+        # be clean
+        if (
+            len(new_seq.steps) == len(seq.steps) + 1
+            and len(left) < len(errors)
+            and not any(
+                _step_of(f) == at
+                or (_step_of(f) == at + 1 and len(f.location) > 2 and f.location[2] == param)
+                for f in left
+            )
         ):
             current, seq, found = source, new_seq, after
             repairs.extend(added)
@@ -111,12 +120,14 @@ def _better(before: list[Finding], after: list[Finding], edits: list[_Edit]) -> 
     if renamed:
         # a function renamed: its own parameters are judged from now on (the next round
         # repairs what is certain of them); its name must be right
-        return not any(
+        if any(
             f.code.startswith("E2") and f.code != "E2.1" and _step_of(f) in renamed for f in after
-        )
-    if len(after) >= len(before):
+        ):
+            return False
+    elif len(after) >= len(before):
         return False
-    touched = {(e.step, e.param) for e in edits}
+    # every other step's changes leave no error where they were made, renamed beside or not
+    touched = {(e.step, e.param) for e in edits if e.step not in renamed}
     return not any(
         (_step_of(f), f.location[2] if len(f.location) > 2 else None) in touched
         and f.code != "E3.4"
@@ -204,14 +215,20 @@ def _call_repairs(
             # an argument the model computed from an earlier response is data flow it
             # meant: a parameter the docs do not list, perhaps, but never dropped
             return []
-        edit = _call_edit(step.index, call, text, r)
+        # a second value taken out of the name follows the first one written in
+        added = any(e.start == e.end for e, _ in out)
+        edit = _call_edit(step.index, call, text, r, added=added)
         if edit is None:
             return []  # all of a call's repairs or none: they were checked together
         out.append((edit, dataclasses.replace(r, location=(f"step[{step.index}]", *r.location))))
     return out
 
 
-def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | None:
+def _call_edit(
+    index: int, call: ProgramCall, text: str, r: Repair, *, added: bool = False
+) -> _Edit | None:
+    """The edit of the program's ``text`` that makes the repair ``r`` of ``call``, or
+    ``None``; ``added``: an earlier repair of the call writes an argument in already."""
     spans = call.spans
     assert spans is not None
     if r.location[:1] == ("api",):
@@ -239,7 +256,7 @@ def _call_edit(index: int, call: ProgramCall, text: str, r: Repair) -> _Edit | N
         return _Edit(start, end, repr(value), index, name)
     if r.before is None and r.code == "E2.2":  # a path value taken out of the API name
         close = spans.call[1] - 1
-        sep = ", " if call.arguments or call.positional else ""
+        sep = ", " if call.arguments or call.positional or added else ""
         return _Edit(close, close, f"{sep}{name}={r.after!r}", index, name)
     return None
 

@@ -256,6 +256,14 @@ def test_a_program_gets_the_producer_on_the_line_before_the_step(
             "play(device_id=devices_result.devices[0].id)",
             ("E5.3", ("step[0]", "argument", "track_id")),
         ),
+        # an earlier step's stand-in written by position: which parameter it is, is the
+        # model's to say (issue 39: _insert_producer 24)
+        (
+            'queue("<track_id>")\nplay(device_id="<device_id>")',
+            'queue("<track_id>")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            ("E5.3", ("step[0]", "argument", "track_id")),
+        ),
         # the same call in a loop before: where its producer belongs is not certain
         (
             'for i in range(2):\n    play(device_id="<device_id>")\nplay(device_id="<device_id>")',
@@ -411,6 +419,59 @@ def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
     ]
 
 
+POST_OF_USER = {
+    **POSTS,
+    "paths": {
+        "/user/{user_id}/posts/{post_id}": {
+            "get": {
+                "operationId": "get_user_user_id_posts_post_id",
+                "parameters": [
+                    *POSTS["paths"]["/user/{user_id}/posts"]["get"]["parameters"],
+                    {
+                        "name": "post_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "integer"},
+                    },
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired"),
+    [
+        pytest.param(
+            "get_user_42_posts_7(limit=5)",
+            "get_user_user_id_posts_post_id(limit=5, user_id=42, post_id=7)",
+            id="after-an-argument",
+        ),
+        # the second value follows the first one written in (it once made
+        # `(user_id=42post_id=7)`, a program that does not read)
+        pytest.param(
+            "get_user_42_posts_7()",
+            "get_user_user_id_posts_post_id(user_id=42, post_id=7)",
+            id="no-argument",
+        ),
+    ],
+)
+def test_two_values_written_into_a_program_s_call_name_become_its_arguments(
+    program: str, repaired: str
+) -> None:
+    # both are written in at the same place, one after the other (issue 39: _apply 8)
+    decider = Decider(Scanner(ApiCatalog.from_obj(POST_OF_USER), retriever=None))
+    decision = decider.decide_program(program, instruction="post 7 of user 42")
+    assert (decision.action, decision.text) == ("forward", repaired)
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'get_user_42_posts_7' -> 'get_user_user_id_posts_post_id'",
+        "E2.2 step[0].argument.user_id: None -> 42",
+        "E2.2 step[0].argument.post_id: None -> 7",
+    ]
+
+
 def test_no_producer_is_written_in_from_a_weak_guess() -> None:
     # a playlist's id is no device's: the only field of the kind is a bare id of a list
     # of other things, so the value is left to the model
@@ -427,6 +488,69 @@ def test_no_producer_is_written_in_from_a_weak_guess() -> None:
     program = 'play(device_id="<device_id>")'
     decision = decider.decide_program(program, instruction="play music")
     assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+
+
+# -- a program: an edit Python would read as another program is never made -----------------
+
+_SPELT_APART = [
+    {"name": "get-book", "parameters": _takes("book_id")},
+    {
+        "name": "search",
+        "parameters": {
+            "type": "object",
+            "properties": {"from": {"type": "string"}, "n": {"type": "integer"}},
+        },
+    },
+    {
+        "name": "list",
+        "parameters": _takes(),
+        "outputSchema": _gives("devices", "id"),
+        "annotations": READS,
+    },
+    {"name": "play", "parameters": _takes("device_id")},
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "left"),
+    [
+        # `get-book(...)` is `get - book(...)` to Python: the call would be gone, the
+        # program reported clean (it was forwarded so)
+        pytest.param('b = get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen"),
+        pytest.param('get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen-alone"),
+        # the next call would be read as the renamed step (issue 39: _better 8, 9)
+        pytest.param(
+            'b = get_book(book_id="1")\nfooBar()',
+            [("E2.2", ("step[0]", "api")), ("E2", ("step[1]", "api"))],
+            id="hyphen-before-unknown",
+        ),
+        # `from="x"` does not read at all; the round is undone whole
+        pytest.param(
+            'search(From="x", n="5")',
+            [("E3.2", ("step[0]", "argument", "From")), ("E4.1", ("step[0]", "argument", "n"))],
+            id="keyword",
+        ),
+        # `r = list()` is Python's own list, not a call of the tool
+        pytest.param(
+            'r = List()\nplay(device_id="<device_id>")',
+            [("E2.2", ("step[0]", "api")), ("E5.3", ("step[1]", "argument", "device_id"))],
+            id="builtin",
+        ),
+        # nor is the producer `list` written in: its answer would never be checked
+        pytest.param(
+            'play(device_id="<device_id>")',
+            [("E5.3", ("step[0]", "argument", "device_id"))],
+            id="builtin-producer",
+        ),
+    ],
+)
+def test_an_edit_python_reads_as_another_program_is_never_made(
+    program: str, left: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SPELT_APART), retriever=None))
+    decision = decider.decide_program(program, instruction="play music")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == left
 
 
 # -- a program: a stand-in read from the one earlier step that gives it ----------------------
@@ -638,6 +762,26 @@ def test_the_same_read_in_two_calls_is_repaired_in_both() -> None:
     ]
 
 
+def test_two_steps_reading_one_misspelt_assignment_keep_the_round_before() -> None:
+    # renamed in the first round, both steps then ask the one assignment to change: two
+    # edits of one place are never made, the renames stay (issue 39: repair_program 52)
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SHELF), retriever=None))
+    program = 'b = get_books()\nx = b["book"][0]["id"]\nget_bok(book_id=x)\nget_reviws(book_id=x)'
+    decision = decider.decide_program(program, instruction="the first book")
+    assert (decision.action, decision.text) == (
+        "feedback",
+        'b = get_books()\nx = b["book"][0]["id"]\nget_book(book_id=x)\nget_reviews(book_id=x)',
+    )
+    assert [str(r) for r in decision.repairs] == [
+        "E2 step[1].api: 'get_bok' -> 'get_book'",
+        "E2 step[2].api: 'get_reviws' -> 'get_reviews'",
+    ]
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E5.2", ("step[1]", "argument", "book_id")),
+        ("E5.2", ("step[2]", "argument", "book_id")),
+    ]
+
+
 @pytest.mark.parametrize(
     ("program", "left"),
     [
@@ -732,6 +876,92 @@ def test_a_program_s_call_of_a_tool_a_search_documented_is_repaired_as_a_listed_
     assert [str(r) for r in decision.repairs] == repairs
 
 
+_CONVERT = {
+    "name": "ConvertTemperature",
+    "description": "Convert a temperature.",
+    "input_parameters": {
+        "value": {"type": "float", "description": "The temperature."},
+        "temperature_unit": {"type": "str", "description": "The unit to convert to."},
+    },
+    "output_parameters": {"value": {"type": "float", "description": "The temperature."}},
+}
+_CITIES = {
+    "name": "ListCities",
+    "parameters": _takes(),
+    "outputSchema": {
+        "type": "object",
+        "properties": {"cities": {"type": "array", "items": {"type": "string"}}},
+    },
+    "annotations": READS,
+}
+_WEATHER = {
+    "name": "GetWeather",
+    "description": "The weather forecast for a city.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["city"],
+    },
+}
+# a tool search that documented GetWeather (an MCP tools list), before the program
+_FORECAST = "\n".join(
+    [
+        "User: The weather in Paris, in fahrenheit.",
+        "API-Request: [ToolSearcher(keywords='weather')]->" + json.dumps({"tools": [_WEATHER]}),
+        "AI: Checking.",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("model", "program", "repaired", "repairs", "left"),
+    [
+        # without the model temperature_unit, ConvertTemperature's, is E3.1: never renamed
+        # (issue 39: _call_repairs 11, whose searched tools' checks loaded the model)
+        (
+            False,
+            'get_weather(city="Paris", temperature_unit="fahrenheit")',
+            'GetWeather(city="Paris", temperature_unit="fahrenheit")',
+            ["E2.2 step[0].api: 'get_weather' -> 'GetWeather'"],
+            [("E3.1", ("step[0]", "argument", "temperature_unit"))],
+        ),
+        # with it, E3.3 closest to unit, whose enum alone holds the value: renamed in the
+        # rename's round, so a later round undone (a read rebound to a list) keeps it
+        # (issue 39: _call_repairs 9, whose searched tools' checks went without it)
+        (
+            True,
+            'c = ListCities()\nget_weather(city=x.cities, temperature_unit="fahrenheit")',
+            'c = ListCities()\nGetWeather(city=x.cities, unit="fahrenheit")',
+            [
+                "E2.2 step[1].api: 'get_weather' -> 'GetWeather'",
+                "E3.3 step[1].argument.temperature_unit: 'temperature_unit' -> 'unit'",
+            ],
+            [("E5.1", ("step[1]", "argument", "city"))],
+        ),
+    ],
+)
+def test_a_searched_tool_s_call_is_checked_with_the_scanner_s_own_model(
+    request: pytest.FixtureRequest,
+    model: bool,
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    retriever = request.getfixturevalue("api_retriever") if model else None
+    catalog = ApiCatalog.from_tools([_SEARCHER, _CONVERT, _CITIES])
+    decider = Decider(Scanner(catalog, retriever=retriever))
+    decision = decider.decide_program(
+        program, instruction="The weather in Paris, in fahrenheit", context=_FORECAST
+    )
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
 def test_a_program_s_call_with_a_positional_argument_is_not_repaired() -> None:
     # which parameter a position meant is the model's to say: its other values stay too
     tools = [
@@ -792,6 +1022,76 @@ def test_a_reference_rebound_to_a_value_of_another_type_is_left(bookshop: ApiCat
     ]
 
 
+def test_a_program_s_function_renamed_keeps_its_name_when_another_api_fits_the_words(
+    api_retriever: Any,
+) -> None:
+    # the name is the documented one now; which API the user asked for (E2.1) is the
+    # model's to say, so the rename stays and that goes back (issue 39: _better 10-12)
+    def tool(name: str, description: str, param: str) -> dict[str, Any]:
+        return {"name": name, "description": description, "parameters": _takes(param)}
+
+    catalog = ApiCatalog.from_tools(
+        [
+            tool("get_weather", "Weather forecast for a city.", "city"),
+            tool("send_email", "Send an email message to a recipient.", "to"),
+        ]
+    )
+    decider = Decider(Scanner(catalog, retriever=api_retriever))
+    decision = decider.decide_program(
+        'Get_Weather(city="Paris")', instruction="Send an email to bob@example.org"
+    )
+    assert (decision.action, decision.text) == ("feedback", 'get_weather(city="Paris")')
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'Get_Weather' -> 'get_weather'"
+    ]
+    assert [(f.code, f.location) for f in decision.errors] == [("E2.1", ("step[0]", "api"))]
+
+
+def _looked_up(ids: int) -> list[dict[str, Any]]:
+    """A lookup that takes ``ids`` identifiers and answers a ``uri`` three levels down,
+    and a call that takes one: the graph scores that field, read by its last word, 0.3
+    less 0.01 a level and 0.03 an identifier the lookup needs."""
+    level: dict[str, Any] = {"type": "object", "properties": {"uri": {"type": "string"}}}
+    for name in ("y", "x"):
+        level = {"type": "object", "properties": {name: level}}
+    return [
+        {
+            "name": "lookup",
+            "parameters": _takes(*(f"{c}_id" for c in "abcdefg"[:ids])),
+            "outputSchema": level,
+            "annotations": READS,
+        },
+        {"name": "play_track", "parameters": _takes("track_uri")},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ids", "read"),
+    [
+        # 0.15: FIELD_MARGIN exactly over no other producer, so it is clear (issue 39:
+        # _reference 70)
+        (4, "r.x.y.uri"),
+        # 0.12: not clear
+        (5, None),
+    ],
+)
+def test_a_program_s_stand_in_is_read_from_a_field_clear_by_the_margin_itself(
+    ids: int, read: str | None
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_looked_up(ids)), retriever=None))
+    values = [str(10 + i) for i in range(ids)]
+    args = ", ".join(f'{c}_id="{v}"' for c, v in zip("abcdefg", values, strict=False))
+    program = f'r = lookup({args})\nplay_track(track_uri="<track_uri>")'
+    decision = decider.decide_program(program, instruction="play track " + " ".join(values))
+    if read is None:
+        assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    else:
+        assert (decision.action, decision.text) == (
+            "forward",
+            program.replace('"<track_uri>"', read),
+        )
+
+
 _ORDERS = [
     {
         "name": "orders",
@@ -833,6 +1133,86 @@ def test_a_round_that_leaves_an_error_where_it_repaired_is_undone(
     decider = Decider(Scanner(ApiCatalog.from_tools(_ORDERS), retriever=None))
     decision = decider.decide_program('get_order(Order_id=7, count="2")', instruction=instruction)
     assert decision.text == repaired
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "repairs", "left"),
+    [
+        # a function renamed carries no change beside it that leaves an error where it was
+        # made (o.orders is a list where order_id takes one id): the round is undone whole
+        # (the rebound read was kept, E5.4 left where it was made)
+        (
+            "o = orders()\nget_ordr(order_id=7)\nget_order(order_id=x.orders)",
+            "o = orders()\nget_ordr(order_id=7)\nget_order(order_id=x.orders)",
+            [],
+            [("E2", ("step[1]", "api")), ("E5.1", ("step[2]", "argument", "order_id"))],
+        ),
+    ],
+)
+def test_a_round_with_a_function_renamed_is_undone_like_any_other(
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_ORDERS), retriever=None))
+    decision = decider.decide_program(program, instruction="show orders 6 and 7")
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "repairs", "left"),
+    [
+        # a step's call and its reads are repaired in one round: the coercion beside a
+        # read rebound to a list is undone with it (issue 39: _plan 52)
+        pytest.param(
+            'o = orders()\nget_order(order_id=x.orders, count="2")',
+            'o = orders()\nget_order(order_id=x.orders, count="2")',
+            [],
+            [
+                ("E4.1", ("step[1]", "argument", "count")),
+                ("E5.1", ("step[1]", "argument", "order_id")),
+            ],
+            id="a-read-beside-a-coercion",
+        ),
+        # a function renamed: the steps after it are repaired in the same round, its own
+        # reads in the next one (issue 39: _plan 53)
+        pytest.param(
+            'o = orders()\nget_ordr(order_id=x.orders[0].id)\nget_order(order_id=6, count="2")',
+            "o = orders()\nget_order(order_id=o.orders[0].id)\nget_order(order_id=6, count=2)",
+            [
+                "E2 step[1].api: 'get_ordr' -> 'get_order'",
+                "E4.1 step[2].argument.count: '2' -> 2",
+                "E5.1 step[1].argument.order_id: 'x.orders[0].id' -> 'o.orders[0].id'",
+            ],
+            [],
+            id="the-steps-after-a-rename",
+        ),
+        # a misspelt function is renamed only where the whole call fits it: a value of
+        # the wrong type beside it is an error the renamed call still has (issue 39:
+        # _call_repairs 32, 33, whose re-check dropped every E4, not only a read's)
+        pytest.param(
+            'get_ordr(order_id=6, count="2")',
+            'get_ordr(order_id=6, count="2")',
+            [],
+            [("E2", ("step[0]", "api")), ("E4.1", ("step[0]", "argument", "count"))],
+            id="a-rename-beside-a-wrong-type",
+        ),
+    ],
+)
+def test_a_program_s_repairs_round_by_round_in_order(
+    program: str,
+    repaired: str,
+    repairs: list[str],
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(_ORDERS), retriever=None))
+    decision = decider.decide_program(program, instruction="show orders 6 and 7")
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == repairs
+    assert [(f.code, f.location) for f in decision.errors] == left
 
 
 _LIBRARY = [
