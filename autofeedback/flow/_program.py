@@ -326,7 +326,14 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
         program.block([stmt])
     for line, part, exc in pending:
         program.problems.append(_unparsable((f"line[{line}]",), part, exc))
+    program.unread_calls(body)
+    program.problems.sort(key=_line_of)  # in the program's order, the unread calls too
     return program.calls, program.problems
+
+
+def _line_of(finding: Finding) -> int:
+    where = finding.location[0] if finding.location else ""
+    return int(where[5:-1]) if where.startswith("line[") else 0
 
 
 def program_statements(
@@ -477,6 +484,8 @@ _DOTTED_KEYWORD = re.compile(r"[(,]\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\s*=(?!=)
 
 #: calls that are output, not API calls: their arguments are still read for API calls
 _OUTPUT = frozenset({"print"})
+#: how the E1 of an API call no step reads begins (:meth:`_Program.unread_calls`)
+UNREAD_CALL = "a call inside an expression is not read as a step"
 #: list and set methods a program collects results with (``out.append(GET_x(...))``)
 _COLLECT = frozenset({"append", "extend", "add", "insert", "update"})
 #: loops and branches nest; deeper than this a program is not one a model meant
@@ -517,6 +526,8 @@ class _Program:
         self.reader = _Reader(self.scope)
         self.calls: list[ProgramCall] = []
         self.problems: list[Finding] = []
+        #: the call nodes read: as steps, or as a list the program collects into
+        self.read: set[int] = set()
 
     def block(self, body: list[ast.stmt], depth: int = 0) -> None:
         for stmt in body:
@@ -643,6 +654,7 @@ class _Program:
         positional = tuple(self.reader.value(a) for a in value.args)
         name = _callee(value.func)
         assert name is not None
+        self.read.add(id(value))
         self.calls.append(
             ProgramCall(
                 name,
@@ -686,6 +698,7 @@ class _Program:
         """``ids.append(t.id)``: ``ids`` now holds what was appended (a list of ``t.id``
         when it started empty, like ``[t.id for t in r.items]``)."""
         assert isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name)
+        self.read.add(id(value))
         name = value.func.value.id
         held = self.scope.aliases.get(name)
         added = [self.reader.value(a) for a in value.args]
@@ -705,6 +718,43 @@ class _Program:
             if inner is not None and _is_api_call(inner):
                 self.call(ast.Expr(inner, lineno=getattr(arg, "lineno", 0)), inner, None)
 
+    def unread_calls(self, body: list[ast.stmt]) -> None:
+        """An E1 for each API call of ``body`` that was not read as a step: one inside an
+        expression (``x = 1 + F(...)``, ``[F(id=t.id) for t in r.items]``, a loop's or a
+        branch's condition, an argument's value). Nothing checked it and no runner would
+        make it, so it is never passed as clean. A line already reported is not again."""
+        reported = {f.location[0] for f in self.problems if f.location}
+        # a method of a value the program holds (person.job.lower()) is no API call
+        bound = {
+            n.id
+            for stmt in body
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if not isinstance(node, ast.Call) or id(node) in self.read:
+                    continue
+                where = f"line[{getattr(node, 'lineno', stmt.lineno)}]"
+                root = _chain_root(node.func)
+                if (
+                    not _is_api_call(node)
+                    or _callee(node.func) in _PYTHON_BUILTINS  # range(2), zip(a, b)
+                    or where in reported
+                    or (root is not None and root is not node.func and root.id in bound)
+                ):
+                    continue
+                reported.add(where)
+                self.problems.append(
+                    Finding(
+                        "E1",
+                        (where,),
+                        ast.unparse(node)[:200],
+                        message=f"{UNREAD_CALL}: write it on a line of its own, "
+                        "var = NAME(key=value, ...), and use var",
+                    )
+                )
+
     def _not_a_call(self, stmt: ast.stmt) -> None:
         self.problems.append(
             Finding(
@@ -720,6 +770,14 @@ class _Program:
 _BUILTINS = frozenset(
     {"len", "str", "int", "float", "list", "dict", "set", "sorted", "sum", "max", "min"}
 )
+
+
+#: Python's own functions a program computes values with inside an expression
+#: (``range(2)``, ``zip(a, b)``): not API calls; any other call there is one no step reads
+_PYTHON_BUILTINS = _BUILTINS | {
+    "range", "enumerate", "zip", "reversed", "bool", "tuple", "abs", "round", "any", "all",
+    "map", "filter", "isinstance", "repr", "format", "chr", "ord",
+}  # fmt: skip
 
 
 def _is_api_call(node: ast.Call) -> bool:

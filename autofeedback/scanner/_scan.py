@@ -537,12 +537,16 @@ def is_program(text: str) -> bool:
     (``r = F(q="x")`` then ``G(id=r.items[0].id)``): a sequence, not one request."""
     if "=" not in text or "\n" not in text.strip() or "." not in text:
         return False  # cheap: one line, or no attribute read at all
-    from autofeedback.flow._program import Derived, Ref, Unbound, parse_program
+    from autofeedback.flow._program import UNREAD_CALL, Derived, Ref, Unbound, parse_program
 
     try:
         calls, problems = parse_program(text)
     except Exception:
         return False
+    if calls and any(p.message.startswith(UNREAD_CALL) for p in problems):
+        # a call written inside an expression (x = 1 + F(...)): code no step reads, never
+        # passed over as prose
+        return True
     if len(calls) < 2:
         return False  # a line that cannot be read is that line's E1 in the sequence
     # a name read that no readable line binds, beside a line that cannot be read: the

@@ -53,8 +53,11 @@ def test_nothing_is_executed_and_bad_lines_are_e1() -> None:
         'import os\nx = 1\nF(a=__import__("os").system("x"))\ndef g():\n    pass\nr.a = 1'
     )
     assert [c.name for c in calls] == ["F"]
-    assert [p.code for p in problems] == ["E1", "E1", "E1"]  # import, def, attribute store
-    assert [p.location for p in problems] == [("line[1]",), ("line[4]",), ("line[6]",)]
+    # import, a call inside F's argument, def, attribute store
+    assert [p.code for p in problems] == ["E1", "E1", "E1", "E1"]
+    assert [p.location for p in problems] == [
+        ("line[1]",), ("line[3]",), ("line[4]",), ("line[6]",)
+    ]  # fmt: skip
     _, broken = parse_program("F(a=1))")
     assert broken[0].code == "E1" and "cannot be parsed" in broken[0].message
 
@@ -157,3 +160,53 @@ def test_a_value_shown_alone_is_not_a_call_and_not_an_error() -> None:
     assert [c.name for c in calls] == ["GET_images"] and problems == []
     _, problems = parse_program("r = GET_images(id=1)\nr.logos[0].id + os.system('x')")
     assert [p.code for p in problems] == ["E1"]  # a call inside is not a shown value
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "got"),
+    [
+        ("r = A(q=1)\nx = 1 + B(id=r.id)", 2, "B(id=r.id)"),
+        ("r = A(q=1)\nx = [B(id=t.id) for t in r.items]", 2, "B(id=t.id)"),
+        ("r = A(q=1)\nfor t in B(id=r.id).items:\n    C(id=t.id)", 2, "B(id=r.id)"),
+        ("r = A(q=1)\nif B(id=r.id):\n    C(id=1)", 2, "B(id=r.id)"),
+        ("r = A(q=1)\nC(id=B(id=r.id).id)", 2, "B(id=r.id)"),
+        ("r = A(q=1)\nx, y = r.id, B(id=1)", 2, "B(id=1)"),
+        ("r = A(q=1)\nb = get-book(book_id=r.id)", 2, "book(book_id=r.id)"),
+    ],
+    ids=["arithmetic", "comprehension", "loop", "branch", "argument", "tuple", "hyphen"],
+)
+def test_a_call_inside_an_expression_is_an_e1_not_a_pass(text: str, line: int, got: str) -> None:
+    # no step reads it, so nothing checks it and no runner makes it (it was passed over)
+    calls, problems = parse_program(text)
+    assert [c.name for c in calls][:1] == ["A"]
+    assert [(p.code, p.location, p.got) for p in problems] == [("E1", (f"line[{line}]",), got)]
+    assert problems[0].message.startswith("a call inside an expression is not read as a step")
+
+
+def test_what_a_program_computes_from_values_is_no_unread_call() -> None:
+    calls, problems = parse_program(
+        "r = A(q=1)\n"
+        "n = len(r.items) + 1\n"
+        "d = [p.id for p in r.crew if p.job.lower() == 'director'][0]\n"
+        "s = ', '.join(str(i) for i in r.ids)\n"
+        "B(id=d, n=n, s=s, title=r.title.strip())\n"
+        "for i, t in zip(range(2), r.items):\n"
+        "    C(id=t.id)\n"
+    )
+    assert [c.name for c in calls] == ["A", "B", "C"] and problems == []
+
+
+def test_a_program_with_a_call_inside_an_expression_is_not_passed_as_clean() -> None:
+    from autofeedback import ApiCatalog, Scanner
+
+    catalog = ApiCatalog.from_tools(
+        [
+            {
+                "name": "foo",
+                "parameters": {"type": "object", "properties": {"b": {"type": "integer"}}},
+            }
+        ]
+    )
+    scanner = Scanner(catalog, retriever=None)
+    found = list(scanner.iter_findings("a = foo(b=1)\nx = 1 + fooo(b=a.id)"))
+    assert [(f.code, f.location, f.got) for f in found] == [("E1", ("line[2]",), "fooo(b=a.id)")]
