@@ -377,8 +377,10 @@ def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[i
         for i in range(number, 0, -1):  # the line the reference is written on
             line = fixed.get(i, lines[i - 1])
             if finding.got in line:
-                fixed[i] = line.replace(finding.got, read, 1)
-                return
+                new = _sub_in_code(re.escape(finding.got), read, line)
+                if new != line:
+                    fixed[i] = new
+                    return
         return
     else:
         return

@@ -582,6 +582,43 @@ def test_a_fixed_line_changes_the_name_in_the_call_never_in_a_string_or_a_commen
     ]
 
 
+@pytest.mark.parametrize(
+    ("program", "fixed"),
+    [
+        # the read the call makes, not the same text in a value written before it
+        pytest.param(
+            'searchBooks(query="r.id"); getBook(bookId=r.id)',
+            'line 2: `searchBooks(query="r.id"); getBook(bookId=r.books[0].id)`',
+            id="in-a-value-before",
+        ),
+        # nor one written after it
+        pytest.param(
+            'getBook(bookId=r.id); searchBooks(query="r.id")',
+            'line 2: `getBook(bookId=r.books[0].id); searchBooks(query="r.id")`',
+            id="in-a-value-after",
+        ),
+        # nor in a comment
+        pytest.param(
+            "getBook(bookId=r.id)  # r.id: the first book",
+            "line 2: `getBook(bookId=r.books[0].id)  # r.id: the first book`",
+            id="in-a-comment",
+        ),
+    ],
+)
+def test_a_fixed_line_reads_the_documented_path_in_the_call_never_in_a_string_or_a_comment(
+    program: str, fixed: str
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    program = f'r = searchBooks(query="Dune")\n{program}'
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[-3:-1] == [
+        "With the suggested fixes, these lines read:",
+        fixed,
+    ]
+
+
 def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
     """A value's type error names the call's line only, even where the value was
     written on an earlier line; a made-up value written on the call's line is there."""
