@@ -359,11 +359,11 @@ def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[i
     code = finding.code
     if code.startswith("E2") and isinstance(finding.got, str) and finding.got:
         line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"\b{re.escape(finding.got)}(?=\s*\()", s, line, count=1)
+        new = _sub_in_code(rf"\b{re.escape(finding.got)}(?=\s*\()", s, line)
     elif code.startswith("E3") and code != "E3.4" and len(finding.location) > 1:
         name = finding.location[-1]
         line = fixed.get(number, lines[number - 1])
-        new = re.sub(rf"(?<![\w.]){re.escape(name)}(?=\s*=[^=])", s, line, count=1)
+        new = _sub_in_code(rf"(?<![\w.]){re.escape(name)}(?=\s*=[^=])", s, line)
     elif code == "E5.2" and isinstance(finding.got, str) and finding.got:
         variable = re.match(r"[A-Za-z_]\w*", finding.got)
         if variable is None:
@@ -377,13 +377,35 @@ def _fix_line(finding: Finding, lines: Sequence[str], number: int, fixed: dict[i
         for i in range(number, 0, -1):  # the line the reference is written on
             line = fixed.get(i, lines[i - 1])
             if finding.got in line:
-                fixed[i] = line.replace(finding.got, read, 1)
-                return
+                new = _sub_in_code(re.escape(finding.got), read, line)
+                if new != line:
+                    fixed[i] = new
+                    return
         return
     else:
         return
     if new != line:
         fixed[number] = new
+
+
+#: a Python line's string literals (one left open runs to the end of the line) and its
+#: comment, found left to right so that a quote or ``#`` inside one starts nothing
+_LITERAL = re.compile(r"""#.*|(?P<q>'''|\"\"\"|'|")(?:\\.|(?!(?P=q)).)*(?:(?P=q)|$)""")
+
+
+def _sub_in_code(pattern: str, new: str, line: str) -> str:
+    """``line`` with the first match of ``pattern`` outside its string literals and its
+    comment replaced by ``new``: the same word inside a value is the value's, never the
+    name a fix respells.
+
+    >>> _sub_in_code(r"\\bPage(?==)", "page", "f(q='Page=2', Page=2)")
+    "f(q='Page=2', page=2)"
+    """
+    literals = [m.span() for m in _LITERAL.finditer(line)]
+    for m in re.finditer(pattern, line):
+        if not any(start <= m.start() < end for start, end in literals):
+            return line[: m.start()] + new + line[m.end() :]
+    return line
 
 
 def _fix_keyed(

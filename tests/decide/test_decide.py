@@ -868,6 +868,105 @@ def test_repairs_of_credentials_are_masked_where_shown() -> None:
     assert "sk-secret-1234" not in shown and "api_key" in shown
 
 
+#: a shop whose own credential names (``securitySchemes``) are no names known to be secret
+SHOP_AUTH = {
+    "openapi": "3.0.0",
+    "info": {"title": "shop", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "components": {
+        "securitySchemes": {
+            "ident": {"type": "apiKey", "in": "header", "name": "X-Shop-Ident"},
+            "session": {"type": "apiKey", "in": "header", "name": "shop_ident"},
+        }
+    },
+    "security": [{"ident": []}],
+    "paths": {
+        "/tokens/{token}": {
+            "get": {
+                "operationId": "getToken",
+                "parameters": [
+                    {"name": "token", "in": "path", "required": True, "schema": {"type": "string"}}
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+        "/sessions": {
+            "post": {
+                "operationId": "openSession",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"shop_ident": {"type": "string"}},
+                                }
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        "/orders": {
+            "get": {
+                "operationId": "listOrders",
+                "parameters": [
+                    {
+                        "name": "shop_ident",
+                        "in": "header",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+    },
+}
+
+
+def test_a_credential_the_request_sends_is_masked_in_a_repair_that_repeats_it() -> None:
+    """The token looked up is the one the request authenticates with (a header the spec
+    declares): the path's slip is repaired and sent as written, and shown with the token
+    masked."""
+    decider = Decider(Scanner(ApiCatalog.from_obj(SHOP_AUTH), retriever=None))
+    url = "https://api.example.org/tokns/ab12cd34ef"
+    call = {"method": "GET", "url": url, "headers": {"X-Shop-Ident": "ab12cd34ef"}}
+    [decision] = decider.decide(call)
+    assert decision.request is not None
+    assert decision.request.url == "https://api.example.org/tokens/ab12cd34ef"
+    assert [r.as_dict() for r in decision.repairs] == [
+        {
+            "code": "E2",
+            "location": ["api"],
+            "before": "/tokns/[REDACTED]",
+            "after": "/tokens/[REDACTED]",
+        }
+    ]
+
+
+def test_a_credential_read_from_an_earlier_response_is_masked_where_shown() -> None:
+    """A session credential (a header the spec declares) the model left as a stand-in
+    is read from the response that opened the session: sent, and shown masked."""
+    steps = [
+        {"call": {"name": "openSession", "arguments": {}}, "response": {"shop_ident": "tk-ab12"}},
+        {"call": {"name": "listOrders", "arguments": {"shop_ident": "<shop_ident>"}}},
+    ]
+    seq = sequence_from_record({"instruction": "list my orders", "steps": steps})
+    decider = Decider(Scanner(ApiCatalog.from_obj(SHOP_AUTH), retriever=None))
+    [decision] = decider.decide_steps(seq, 1)
+    assert decision.request is not None and decision.request.arguments == {"shop_ident": "tk-ab12"}
+    assert [r.as_dict() for r in decision.repairs] == [
+        {
+            "code": "E5.3",
+            "location": ["header", "shop_ident"],
+            "before": "[REDACTED]",
+            "after": "[REDACTED]",
+        }
+    ]
+
+
 def test_repair_is_a_value_with_a_json_form() -> None:
     r = Repair("E4.1", ("argument", "days"), "3", 3)
     assert r.as_dict() == {
@@ -1064,6 +1163,30 @@ def test_a_call_to_a_tool_listed_twice_is_fed_back_as_written() -> None:
             "calling it",
         )
     ]
+
+
+def test_a_call_to_a_tool_listed_twice_is_not_renamed_to_a_tool_one_slip_away() -> None:
+    """``read_flie`` is listed twice (set aside, issue 43) beside ``read_file``: a call to
+    it is what the list offered, not a slip of ``read_file``, so it is fed back as
+    written; the same name, not listed, is repaired as a slip."""
+    from autofeedback import SpecWarning
+
+    def tool(name: str, *parameters: str) -> dict[str, Any]:
+        properties = {p: {"type": "string"} for p in parameters}
+        return {"name": name, "parameters": {"type": "object", "properties": properties}}
+
+    with pytest.warns(SpecWarning, match="'read_flie' is listed 2 times, as different tools"):
+        catalog = ApiCatalog.from_tools(
+            [tool("read_file", "path"), tool("read_flie", "path"), tool("read_flie", "file")]
+        )
+    call = {"name": "read_flie", "arguments": {"path": "a.txt"}}
+    [decision] = Decider(Scanner(catalog, retriever=None)).decide(call)
+    written = ApiRequest(name="read_flie", arguments={"path": "a.txt"}, format="json")
+    assert (decision.action, decision.request, decision.repairs) == ("feedback", written, ())
+    assert [f.code for f in decision.remaining] == ["E2"]
+    alone = ApiCatalog.from_tools([tool("read_file", "path")])
+    [slip] = Decider(Scanner(alone, retriever=None)).decide(call)
+    assert [str(r) for r in slip.repairs] == ["E2 api: 'read_flie' -> 'read_file'"]
 
 
 def test_a_program_is_checked_and_repaired_with_what_else_the_model_saw(

@@ -535,6 +535,90 @@ def test_a_path_into_a_list_response_is_read_from_its_first_item() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("program", "fixed"),
+    [
+        # the API's name: the call's, not the same name in a value written before it
+        pytest.param(
+            'searchBooks(query="list_reviews(x)"); list_reviews(bookId=1)',
+            'searchBooks(query="list_reviews(x)"); listReviews(bookId=1)',
+            id="api-in-a-value-before",
+        ),
+        # nor one written after it
+        pytest.param(
+            'list_reviews(bookId=1); searchBooks(query="list_reviews(x)")',
+            'listReviews(bookId=1); searchBooks(query="list_reviews(x)")',
+            id="api-in-a-value-after",
+        ),
+        # a parameter's name: the argument's, not the same words in a value
+        pytest.param(
+            "searchBooks(query='Page=2'); listReviews(bookId=1, Page=2)",
+            "searchBooks(query='Page=2'); listReviews(bookId=1, page=2)",
+            id="parameter-in-a-value-before",
+        ),
+        pytest.param(
+            'listReviews(bookId=1, Page=2); searchBooks(query="Page=2")',
+            'listReviews(bookId=1, page=2); searchBooks(query="Page=2")',
+            id="parameter-in-a-value-after",
+        ),
+        # nor in a comment
+        pytest.param(
+            "listReviews(bookId=1, Page=2)  # Page=2: the second page",
+            "listReviews(bookId=1, page=2)  # Page=2: the second page",
+            id="parameter-in-a-comment",
+        ),
+    ],
+)
+def test_a_fixed_line_changes_the_name_in_the_call_never_in_a_string_or_a_comment(
+    program: str, fixed: str
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    found = list(checker.iter_findings(sequence_from_program(program)))
+    assert program_feedback(found, program).splitlines()[-3:-1] == [
+        "With the suggested fixes, these lines read:",
+        f"line 1: `{fixed}`",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "fixed"),
+    [
+        # the read the call makes, not the same text in a value written before it
+        pytest.param(
+            'searchBooks(query="r.id"); getBook(bookId=r.id)',
+            'line 2: `searchBooks(query="r.id"); getBook(bookId=r.books[0].id)`',
+            id="in-a-value-before",
+        ),
+        # nor one written after it
+        pytest.param(
+            'getBook(bookId=r.id); searchBooks(query="r.id")',
+            'line 2: `getBook(bookId=r.books[0].id); searchBooks(query="r.id")`',
+            id="in-a-value-after",
+        ),
+        # nor in a comment
+        pytest.param(
+            "getBook(bookId=r.id)  # r.id: the first book",
+            "line 2: `getBook(bookId=r.books[0].id)  # r.id: the first book`",
+            id="in-a-comment",
+        ),
+    ],
+)
+def test_a_fixed_line_reads_the_documented_path_in_the_call_never_in_a_string_or_a_comment(
+    program: str, fixed: str
+) -> None:
+    from autofeedback.flow import sequence_from_program
+
+    checker = Scanner(ApiCatalog.from_file(BOOKSHOP), retriever=None).sequence_checker()
+    program = f'r = searchBooks(query="Dune")\n{program}'
+    found = list(checker.iter_findings(sequence_from_program(program, instruction="Dune")))
+    assert program_feedback(found, program).splitlines()[-3:-1] == [
+        "With the suggested fixes, these lines read:",
+        fixed,
+    ]
+
+
 def test_only_a_reference_is_said_to_be_read_on_another_line() -> None:
     """A value's type error names the call's line only, even where the value was
     written on an earlier line; a made-up value written on the call's line is there."""

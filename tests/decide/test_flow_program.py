@@ -192,6 +192,129 @@ def test_no_producer_is_sent_first_where_that_is_not_certain(
     assert _first(steps, instruction) is None
 
 
+#: the player's API over HTTP: a trace of requests
+PLAYER_HTTP = {
+    "openapi": "3.0.0",
+    "info": {"title": "player", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "paths": {
+        "/devices": {
+            "get": {
+                "operationId": "devices",
+                "responses": {
+                    "200": {
+                        "description": "ok",
+                        "content": {"application/json": {"schema": _gives("devices", "id")}},
+                    }
+                },
+            }
+        },
+        "/play": {
+            "post": {
+                "operationId": "play",
+                "parameters": [
+                    {
+                        "name": "device_id",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {"200": {"description": "ok"}},
+            }
+        },
+    },
+}
+
+
+def test_an_http_step_that_made_up_an_id_gets_no_producer_sent_by_name() -> None:
+    """A trace of HTTP requests is sent as requests: a producer called by its name is no
+    step of it (the same step written as a call gets ``devices()`` first)."""
+    decider = Decider(Scanner(ApiCatalog.from_obj(PLAYER_HTTP), retriever=None))
+    url = "https://api.example.org/play?device_id=<device_id>"
+    seq = sequence_from_record(
+        {"instruction": "play music", "steps": [{"request": {"method": "POST", "url": url}}]}
+    )
+    [decision] = decider.decide_steps(seq, 0)
+    assert [(f.code, f.got) for f in decision.errors] == [("E5.3", "<device_id>")]
+    assert decision.first is None
+
+
+def test_the_producer_sent_first_is_the_made_up_value_s_not_another_error_s() -> None:
+    """A value the model wrote that breaks its enum (``"your room"``, which reads as a
+    stand-in) is fed back with its E4.2; the producer sent first is the one of the made-up
+    device id, not that of the rooms."""
+    rooms = {
+        "name": "rooms",
+        "parameters": _takes(),
+        "outputSchema": _gives("rooms", "room"),
+        "annotations": READS,
+    }
+    play_in = {
+        "name": "play_in",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "room": {"type": "string", "enum": ["kitchen", "hall"]},
+                "device_id": {"type": "string"},
+            },
+            "required": ["room", "device_id"],
+        },
+    }
+    devices = {
+        "name": "devices",
+        "parameters": _takes(),
+        "outputSchema": _gives("devices", "id"),
+        "annotations": READS,
+    }
+    catalog = ApiCatalog.from_tools([devices, rooms, play_in])
+    step = {"call": {"name": "play_in", "arguments": {"room": "your room", "device_id": "<d>"}}}
+    seq = sequence_from_record({"instruction": "play music", "steps": [step]})
+    [decision] = Decider(Scanner(catalog, retriever=None)).decide_steps(seq, 0)
+    assert [(f.code, f.got) for f in decision.errors] == [
+        ("E4.2", "your room"),
+        ("E5.3", "<d>"),
+    ]
+    assert decision.first == (
+        ApiRequest(name="devices", arguments={}, format="json"),
+        Repair("E5.3", ("step[0]", "inserted before"), None, "devices()"),
+    )
+
+
+def test_a_tool_a_search_documented_gets_its_producer_from_a_graph_that_knows_it() -> None:
+    """Tools listed for the search only (deferred): the checker's data-flow graph is built
+    from every tool, the scanner's catalog from those listed. A step calling a tool that an
+    earlier search documented is judged against that tool, and gets the producer of its
+    made-up id sent first, as a listed tool's step does."""
+    from autofeedback.sequences import FlowGraph, SequenceChecker
+
+    search = {"name": "search_tools", "parameters": _takes("q"), "annotations": READS}
+    devices = {
+        "name": "devices",
+        "parameters": _takes(),
+        "outputSchema": _gives("devices", "id"),
+        "annotations": READS,
+    }
+    play = {"name": "play", "parameters": _takes("device_id")}
+    scanner = Scanner(ApiCatalog.from_tools([search, devices]), retriever=None)
+    graph = FlowGraph.from_catalog(ApiCatalog.from_tools([search, devices, play]))
+    checker = SequenceChecker(scanner, graph=graph)
+    steps = [
+        {
+            "call": {"name": "search_tools", "arguments": {"q": "play"}},
+            "response": {"tools": [play]},
+        },
+        {"call": {"name": "play", "arguments": {"device_id": "<device_id>"}}},
+    ]
+    seq = sequence_from_record({"instruction": "play music", "steps": steps})
+    [decision] = Decider(scanner).decide_steps(seq, 1, checker=checker)
+    assert [(f.code, f.got) for f in decision.errors] == [("E5.3", "<device_id>")]
+    assert decision.first == (
+        ApiRequest(name="devices", arguments={}, format="json"),
+        Repair("E5.3", ("step[1]", "inserted before"), None, "devices()"),
+    )
+
+
 # -- a program: the producer written in before the step --------------------------------------
 
 

@@ -177,3 +177,53 @@ def test_the_corrected_call_keeps_the_api_its_first_round_chose(api_retriever: A
     assert corrected_call(scanner, request, findings, instruction=asked) == (
         "<API>get_weather(city='Paris')</API>"
     )
+
+
+#: a search whose body takes ``limit`` only with ``offset`` (``dependentRequired``)
+PAGED = {
+    "openapi": "3.0.0",
+    "info": {"title": "shop", "version": "1"},
+    "servers": [{"url": "https://api.example.org"}],
+    "paths": {
+        "/search": {
+            "post": {
+                "operationId": "search",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    "q": {"type": "string"},
+                                    "limit": {"type": "integer"},
+                                    "offset": {"type": "integer"},
+                                },
+                                "dependentRequired": {"limit": ["offset"]},
+                            }
+                        }
+                    },
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    },
+}
+
+
+def test_a_round_that_trades_one_error_for_another_is_not_kept() -> None:
+    """``Limit`` respelt ``limit`` would fix its E3.2 and break the body's
+    ``dependentRequired`` (E4.2): as many errors after the round as before, so the call
+    goes back as written; with ``offset`` sent too the same respelling is kept."""
+    decider = Decider(Scanner(ApiCatalog.from_obj(PAGED), retriever=None))
+    url = "https://api.example.org/search"
+    [traded] = decider.decide({"method": "POST", "url": url, "body": '{"q": "dune", "Limit": 5}'})
+    assert (traded.action, traded.repairs) == ("feedback", ())
+    assert [(f.code, f.location) for f in traded.remaining] == [("E3.2", ("body", "Limit"))]
+    assert traded.request is not None and traded.request.body == '{"q": "dune", "Limit": 5}'
+    body = '{"q": "dune", "Limit": 5, "offset": 0}'
+    [kept] = decider.decide({"method": "POST", "url": url, "body": body})
+    assert (kept.action, [str(r) for r in kept.repairs]) == (
+        "forward",
+        ["E3.2 body.Limit: 'Limit' -> 'limit'"],
+    )
