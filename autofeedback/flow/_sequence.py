@@ -133,7 +133,7 @@ def looks_like_program(text: str) -> bool:
     result is assigned to a variable (``r = F(q="x")``)."""
     import ast
 
-    from autofeedback.flow._program import program_statements
+    from autofeedback.flow._statements import program_statements
 
     if "=" not in text or "(" not in text:
         return False
