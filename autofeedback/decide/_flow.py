@@ -200,7 +200,10 @@ def _ground_from_responses(
         if f.code != "E5.3" or len(f.location) < 2:
             continue
         name = f.location[-1]
-        if isinstance(f.got, (list, dict)):
+        if isinstance(f.got, (list, dict)) or not _stand_in(f.got):
+            # only a stand-in (<device_id>) is read from an earlier response: a value the
+            # model wrote is its own, and another in its place would change what the
+            # call does (the model is told where to read one)
             continue
         value = _one_value(checker, seq, index, op, name)
         if value is None:
@@ -211,6 +214,14 @@ def _ground_from_responses(
         request = changed
         made.append(Repair("E5.3", f.location, f.got, value))
     return (request, made) if made else None
+
+
+def _stand_in(value: Any) -> bool:
+    """Whether ``value`` is a placeholder (``<device_id>``, ``YOUR_TOKEN``) rather than a
+    value the model wrote: only a stand-in gives way to an inserted call's answer."""
+    from autofeedback.flow._grounding import placeholder_kind
+
+    return placeholder_kind(value, id_like=True) == "placeholder"
 
 
 def _one_value(

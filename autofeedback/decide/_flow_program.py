@@ -23,6 +23,7 @@ from autofeedback.decide._flow import (
     _errors,
     _inner,
     _operation,
+    _stand_in,
     _step_of,
     first_item_sure,
 )
@@ -296,7 +297,9 @@ def _flow_repair(
         if new is None or new == before:
             return None
         return _Edit(*at, new, index, param), Repair(f.code, f.location, before, new)
-    if f.code == "E5.3" and _is_literal(call.arguments.get(param)):
+    if f.code == "E5.3" and _is_literal(call.arguments.get(param)) and _stand_in(f.got):
+        # only a stand-in (<order_id>) is read from an earlier response: a value the model
+        # wrote (order_id=6) is its own, and replacing it would change what the call does
         op = checker.scanner.catalog.get(call.name)
         if op is None:
             return None
@@ -437,14 +440,6 @@ def producer_first(
             where = f"step[{index}]"
             return request, Repair("E5.3", (where, "inserted before"), None, f"{producer.name}()")
     return None
-
-
-def _stand_in(value: Any) -> bool:
-    """Whether ``value`` is a placeholder (``<device_id>``, ``YOUR_TOKEN``) rather than a
-    value the model wrote: only a stand-in gives way to an inserted call's answer."""
-    from autofeedback.flow._grounding import placeholder_kind
-
-    return placeholder_kind(value, id_like=True) == "placeholder"
 
 
 def _takes_nothing(checker: SequenceChecker, operation: str) -> bool:

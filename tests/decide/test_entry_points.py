@@ -212,13 +212,13 @@ def test_the_react_runner_takes_the_id_the_search_returned(
     sandbox.reset()
     llm, seen = _script(
         "Action: <API>searchBooks(query='Dune')</API>",
-        "Action: <API>getBook(bookId=123)</API>",
+        "Action: <API>getBook(bookId='<book_id>')</API>",
         "Final Answer: Frank Herbert",
     )
     result = ReactRunner(llm, bookshop, base_url=sandbox.url).run("Who wrote Dune?")
     assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200), ("getBook", 200)]
     [fix] = result.turns[1].repairs
-    assert (fix.code, fix.before, fix.after) == ("E5.3", 123, 7)
+    assert (fix.code, fix.before, fix.after) == ("E5.3", "<book_id>", 7)
     assert len(seen) == 3
 
 

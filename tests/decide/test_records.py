@@ -254,10 +254,10 @@ CASES = [
         id="program",
     ),
     pytest.param(
-        {"output": 'b = searchBooks(query="Dune")\ngetBook(bookId=7)'},
+        {"output": 'b = searchBooks(query="Dune")\ngetBook(bookId="<book_id>")'},
         'b = searchBooks(query="Dune")\ngetBook(bookId=b.books[0].id)',
-        [_repair("E5.3", ["step[1]", "path", "bookId"], 7, "b.books[0].id")],
-        id="program-made-up-id",
+        [_repair("E5.3", ["step[1]", "path", "bookId"], "<book_id>", "b.books[0].id")],
+        id="program-stand-in-id",
     ),
     pytest.param(
         {
@@ -366,8 +366,7 @@ ARGUMENTS_SHOWN = '{"query": "[REDACTED]", "api_key": "[REDACTED]"}'
         ),
         pytest.param(
             {"output": f'b = search_books(query="{KEY}", api_key="{KEY}")\ngetBook(bookId=7)'},
-            'b = searchBooks(query="[REDACTED]", api_key="[REDACTED]")\n'
-            "getBook(bookId=b.books[0].id)",
+            'b = searchBooks(query="[REDACTED]", api_key="[REDACTED]")\ngetBook(bookId=7)',
             id="program",
         ),
         pytest.param({"steps": [{"output": IN_TEXT}]}, [{"output": SHOWN}], id="trace-output"),
@@ -424,3 +423,21 @@ def test_a_credential_under_a_name_only_the_spec_declares_is_masked_where_it_is_
         "url": "/items?q=[REDACTED]",
         "headers": {"X-Shop-Pass": "[REDACTED]"},
     }
+
+
+@pytest.mark.parametrize("written", ["7", '"ORD-1"', '"9f1c2e"'])
+def test_a_value_the_model_wrote_is_never_replaced_by_a_read_of_an_earlier_response(
+    written: str,
+) -> None:
+    # 'bookId' = 7 is not given by anyone, and searchBooks' books[].id would give one:
+    # but 7 is the model's value, and reading another in would change which book is
+    # fetched; the model is told where to read it (a stand-in, "<book_id>", is read in)
+    output = f'b = searchBooks(query="Dune")\ngetBook(bookId={written})'
+    [result] = audit_lines(
+        [json.dumps({"output": output})], ApiCatalog.from_file(SPEC), retriever=None, fix=True
+    )
+    got = result.as_dict()
+    assert "repaired" not in got
+    [finding] = got["findings"]
+    assert (finding["code"], finding["location"]) == ("E5.3", ["step[1]", "path", "bookId"])
+    assert finding["suggestion"] == "read it from the response of searchBooks: `books[].id`"

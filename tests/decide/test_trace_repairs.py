@@ -93,14 +93,14 @@ def _get_url(url: str, **request: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("written", "sent"),
     [
-        ("/books/8/", "/books/7/"),
         ("/books/XXX/", "/books/7/"),  # a placeholder
-        ("/books/8", "/books/7"),  # the model's own form, without the slash
-        ("/reviews?bookId=8&lang=en", "/reviews?bookId=7&lang=en"),
+        ("/books/YOUR_BOOK_ID/", "/books/7/"),
+        ("/books/XXX", "/books/7"),  # the model's own form, without the slash
+        ("/reviews?bookId=XXX&lang=en", "/reviews?bookId=7&lang=en"),
         ("/reviews?lang=en%20GB&bookId=%3Cbook_id%3E", "/reviews?lang=en%20GB&bookId=7"),
     ],
 )
-def test_the_made_up_id_gets_the_one_an_earlier_response_gave(
+def test_the_stand_in_id_gets_the_one_an_earlier_response_gave(
     decider: Decider, written: str, sent: str
 ) -> None:
     decision = _step(decider, [_search(7), _get_url(written)])
@@ -109,15 +109,37 @@ def test_the_made_up_id_gets_the_one_an_earlier_response_gave(
     assert decision.request is not None and decision.request.url == f"{BASE}{sent}"
 
 
-def test_the_made_up_id_given_apart_from_the_url_gets_it_there(decider: Decider) -> None:
-    step = _get_url("/reviews", params={"bookId": 8, "lang": "en"})
+def test_the_stand_in_id_given_apart_from_the_url_gets_it_there(decider: Decider) -> None:
+    step = _get_url("/reviews", params={"bookId": "XXX", "lang": "en"})
     decision = _step(decider, [_search(7), step])
-    assert [str(r) for r in decision.repairs] == ["E5.3 query.bookId: 8 -> 7"]
+    assert [str(r) for r in decision.repairs] == ["E5.3 query.bookId: 'XXX' -> 7"]
     assert decision.request is not None
     assert (decision.request.url, decision.request.params) == (
         f"{BASE}/reviews",
         {"bookId": 7, "lang": "en"},
     )
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        _get_url("/books/8/"),
+        _get_url("/reviews?bookId=8&lang=en"),
+        _get_url("/reviews", params={"bookId": 8, "lang": "en"}),
+    ],
+    ids=["path", "query", "params"],
+)
+def test_a_made_up_id_the_model_wrote_is_its_own_and_left_to_it(
+    decider: Decider, step: dict[str, Any]
+) -> None:
+    # 8 is given by no one, and the search before it answered 7: but 8 is the model's
+    # value, and 7 in its place would fetch another book; the model is told where to read
+    # one (a stand-in such as XXX is read in, above)
+    decision = _step(decider, [_search(7), step])
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert [f.code for f in decision.errors] == ["E5.3"]
+    assert decision.request is not None
+    assert decision.request.url == step["request"]["url"]
 
 
 @pytest.mark.parametrize(
@@ -181,14 +203,14 @@ def _answered(url: str, body: Any) -> dict[str, Any]:
 def test_the_id_is_read_from_the_one_earlier_response_that_holds_it(
     decider: Decider, earlier: list[dict[str, Any]], instruction: str
 ) -> None:
-    decision = _step(decider, [*earlier, _get_url("/books/8/")], instruction)
-    assert [str(r) for r in decision.repairs] == ["E5.3 path.bookId: '8' -> 7"]
+    decision = _step(decider, [*earlier, _get_url("/books/XXX/")], instruction)
+    assert [str(r) for r in decision.repairs] == ["E5.3 path.bookId: 'XXX' -> 7"]
     assert decision.request is not None and decision.request.url == f"{BASE}/books/7/"
 
 
 def test_a_later_step_s_response_is_not_read(decider: Decider) -> None:
     seq = sequence_from_record(
-        {"instruction": "Show me Dune", "steps": [_search(7), _get_url("/books/8/"), _search(9)]}
+        {"instruction": "Show me Dune", "steps": [_search(7), _get_url("/books/XXX/"), _search(9)]}
     )
     decision = decider.decide_steps(seq, 1)[0]
     assert decision.request is not None and decision.request.url == f"{BASE}/books/7/"
@@ -197,9 +219,9 @@ def test_a_later_step_s_response_is_not_read(decider: Decider) -> None:
 @pytest.mark.parametrize(
     ("written", "sent", "left"),
     [
-        ("/reviews?bookId=8", "/reviews?bookId=7", ("E3.4", ("query", "lang"))),
+        ("/reviews?bookId=XXX", "/reviews?bookId=7", ("E3.4", ("query", "lang"))),
         # the author's id: no earlier response gave one, the model is asked
-        ("/authors/A9/books/8/", "/authors/A9/books/7/", ("E5.3", ("path", "authorId"))),
+        ("/authors/A9/books/XXX/", "/authors/A9/books/7/", ("E5.3", ("path", "authorId"))),
     ],
 )
 def test_the_id_is_grounded_beside_an_error_left_to_the_model(
