@@ -21,10 +21,12 @@ from autofeedback._specs._refs import Resolver
 from autofeedback.core._exceptions import SpecError
 from autofeedback.core._model import Operation, Parameter, Response
 
-__all__ = ["OUTPUT_KEYS", "load_callables"]
+__all__ = ["OUTPUT_KEYS", "WHOLE_OBJECT_KEYWORDS", "load_callables"]
 
 #: Keys beside ``parameters`` that may hold the function's output schema, first wins.
 OUTPUT_KEYS = ("outputSchema", "output_schema", "response", "returns")
+#: The keywords that judge an object by its field names and their count alone.
+WHOLE_OBJECT_KEYWORDS = ("maxProperties", "minProperties", "dependentRequired", "propertyNames")
 #: Keys that hold a function's parameter schema (OpenAI, MCP, Anthropic), first wins.
 _PARAMETER_KEYS = ("parameters", "inputSchema", "input_schema")
 
@@ -111,6 +113,9 @@ def _load_function(
     # listed ones are the function's: an unlisted one is a wrong name, E3)
     more = resolved.get("additionalProperties")
     extra = {} if more is True else dict(more) if isinstance(more, dict) else None
+    # what no one argument's check judges: the arguments' count, the ones one brings with
+    # it, what their names may be (checked on the call's whole arguments)
+    whole = {k: resolved[k] for k in WHOLE_OBJECT_KEYWORDS if k in resolved} or None
     parameters: list[Parameter] = []
     for pname, pschema in properties.items():
         # a boolean schema: true allows any value, false none
@@ -145,6 +150,7 @@ def _load_function(
         destructive=_hint(hints, "destructiveHint"),
         unread=tuple(dict.fromkeys(unread)),
         extra_arguments=extra,
+        whole_arguments=whole,
     )
 
 

@@ -122,6 +122,8 @@ def to_tools(catalog: Operations) -> list[dict[str, Any]]:
             schema = _object_schema(args, closed=False)
             if op.extra_arguments is not None:  # the arguments it takes beyond those listed
                 schema["additionalProperties"] = sanitize_schema(op.extra_arguments) or True
+            if op.whole_arguments:  # what it says of them as a whole
+                schema.update(sanitize_schema(op.whole_arguments) or {})
         function: dict[str, Any] = {"name": name}
         if op.description:
             function["description"] = op.description[:_MAX_TOOL_DESCRIPTION]

@@ -645,6 +645,7 @@ def _strict_schema(op: Operation) -> dict[str, Any] | None:
         "additionalProperties": (
             dict(op.extra_arguments) if op.extra_arguments is not None else False
         ),
+        **(op.whole_arguments or {}),
     }
 
 

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from autofeedback._specs._functions import WHOLE_OBJECT_KEYWORDS
 from autofeedback.checks._check_values import _finding, _spec_faults, _validator, composed_body
 from autofeedback.core._findings import Finding
 from autofeedback.core._model import Operation
@@ -23,7 +24,7 @@ from autofeedback.core._resolve import Arg
 
 #: the keywords that judge an object by its field names and their count alone (the
 #: values are the fields' own checks')
-_OBJECT_KEYWORDS = ("maxProperties", "minProperties", "dependentRequired", "propertyNames")
+_OBJECT_KEYWORDS = WHOLE_OBJECT_KEYWORDS
 
 
 def object_keywords(schema: Any) -> Mapping[str, Any] | None:
@@ -47,14 +48,32 @@ def check_object_body(
     op: Operation, args: Sequence[Arg], sent: bool, budget: PatternBudget | None = None
 ) -> Iterator[Finding]:
     """E4.2 for a body whose fields, as sent, break what its schema says of the whole
-    object, located at ``("body",)``; at most one. ``sent``: whether the request sent a
+    object, located at ``("body",)``, or a function call's arguments that break what its
+    parameters schema says of them as a whole (:attr:`Operation.whole_arguments`),
+    located at ``("arguments",)``; at most one. ``sent``: whether the request sent a
     body at all (an empty object is one, with no field)."""
+    if op.whole_arguments is not None:
+        # a function's: judged on the arguments the call sent, known or not
+        yield from _whole(
+            op, op.whole_arguments, {a.name: a.value for a in args}, ("arguments",), budget
+        )
+        return
     if composed_body(op):
         return  # validated whole, these keywords included, by check_body
     schema = object_keywords(op.body_schema)
     fields = {a.name: a.value for a in args if a.location == "body"}
     if schema is None or not (fields or sent):
         return  # no body sent: whether one must be is E3.4's
+    yield from _whole(op, schema, fields, ("body",), budget)
+
+
+def _whole(
+    op: Operation,
+    schema: Mapping[str, Any],
+    fields: dict[str, Any],
+    where: tuple[str, ...],
+    budget: PatternBudget | None,
+) -> Iterator[Finding]:
     budget = budget or PatternBudget.current() or PatternBudget()
     try:
         with budget:
@@ -63,5 +82,7 @@ def check_object_body(
         return
     if error is None:
         return
-    finding = _finding(op, Arg("body", "body", fields), error, "")
-    yield dataclasses.replace(finding, location=("body",))
+    finding = _finding(
+        op, Arg(where[0], "body" if where == ("body",) else "argument", fields), error, ""
+    )
+    yield dataclasses.replace(finding, location=where)

@@ -96,6 +96,10 @@ class Operation:
     #: ``additionalProperties: true`` (``{}``: any value) or give a schema there (a map
     #: such as ``{"env": "prod"}``); ``None``: it takes none, and an unlisted one is E3
     extra_arguments: Mapping[str, Any] | None = None
+    #: what a function's parameters schema says of its arguments as a whole
+    #: (``maxProperties``, ``minProperties``, ``dependentRequired``, ``propertyNames``),
+    #: as one schema; ``None`` where it says nothing of them
+    whole_arguments: Mapping[str, Any] | None = None
 
     @property
     def is_http(self) -> bool:
