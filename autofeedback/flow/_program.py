@@ -316,7 +316,10 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
     if not body and unreadable:
         # nothing readable at all: one finding for the whole text, as before
         return [], [unparsable((), text, unreadable[0][2])]
-    program = _Program(_Offsets(text))
+    offsets = _Offsets(text)
+    hyphens = _HyphenCalls(offsets)
+    body = [hyphens.visit(stmt) for stmt in body]
+    program = _Program(offsets)
     pending = sorted(unreadable, key=lambda u: u[0])
     for stmt in body:
         # each unreadable part is reported where it stands among the calls
@@ -329,6 +332,47 @@ def parse_program(text: str) -> tuple[list[ProgramCall], list[Finding]]:
     program.unread_calls(body)
     program.problems.sort(key=_line_of)  # in the program's order, the unread calls too
     return program.calls, program.problems
+
+
+class _HyphenCalls(ast.NodeTransformer):
+    """``get-book(book_id=1)``, which Python reads as ``get - book(book_id=1)``, as the call
+    of the tool named ``get-book`` (MCP tools are often named so): where the names and
+    hyphens are written with no space between them, as no subtraction is."""
+
+    def __init__(self, offsets: _Offsets) -> None:
+        self.offsets = offsets
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        call = self._call(node)
+        return self.generic_visit(node) if call is None else self.generic_visit(call)
+
+    def _call(self, node: ast.BinOp) -> ast.Call | None:
+        right = node.right
+        if not (
+            isinstance(node.op, ast.Sub)
+            and isinstance(right, ast.Call)
+            and isinstance(right.func, ast.Name)
+        ):
+            return None
+        names = [right.func.id]
+        left: ast.expr = node.left
+        while isinstance(left, ast.BinOp) and isinstance(left.op, ast.Sub):
+            if not isinstance(left.right, ast.Name):
+                return None
+            names.append(left.right.id)
+            left = left.left
+        if not isinstance(left, ast.Name):
+            return None
+        name = "-".join([left.id, *reversed(names)])
+        start, end = self.offsets.span(left), self.offsets.span(right.func)
+        if start is None or end is None or self.offsets.text[start[0] : end[1]] != name:
+            return None  # a - b(x), spaced: a subtraction
+        func = ast.Name(name, ast.Load())
+        call = ast.Call(func, right.args, right.keywords)
+        for made, last in ((func, right.func), (call, right)):
+            made.lineno, made.col_offset = left.lineno, left.col_offset
+            made.end_lineno, made.end_col_offset = last.end_lineno, last.end_col_offset
+        return call
 
 
 def _line_of(finding: Finding) -> int:

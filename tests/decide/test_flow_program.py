@@ -637,16 +637,6 @@ _SPELT_APART = [
 @pytest.mark.parametrize(
     ("program", "left"),
     [
-        # `get-book(...)` is `get - book(...)` to Python: the call would be gone, the
-        # program reported clean (it was forwarded so)
-        pytest.param('b = get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen"),
-        pytest.param('get_book(book_id="1")', [("E2.2", ("step[0]", "api"))], id="hyphen-alone"),
-        # the next call would be read as the renamed step (issue 39: _better 8, 9)
-        pytest.param(
-            'b = get_book(book_id="1")\nfooBar()',
-            [("E2.2", ("step[0]", "api")), ("E2", ("step[1]", "api"))],
-            id="hyphen-before-unknown",
-        ),
         # `from="x"` does not read at all; the round is undone whole
         pytest.param(
             'search(From="x", n="5")',
@@ -673,6 +663,29 @@ def test_an_edit_python_reads_as_another_program_is_never_made(
     decider = Decider(Scanner(ApiCatalog.from_tools(_SPELT_APART), retriever=None))
     decision = decider.decide_program(program, instruction="play music")
     assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == left
+
+
+@pytest.mark.parametrize(
+    ("program", "repaired", "left"),
+    [
+        ('b = get_book(book_id="1")', 'b = get-book(book_id="1")', []),
+        ('get_book(book_id="1")', 'get-book(book_id="1")', []),
+        # the next call stays a step of its own (issue 39: _better 8, 9)
+        ('b = get_book(book_id="1")\nfooBar()', 'b = get-book(book_id="1")\nfooBar()',
+         [("E2", ("step[1]", "api"))]),
+    ],
+    ids=["assigned", "alone", "before-unknown"],
+)  # fmt: skip
+def test_a_rename_to_a_tool_named_with_hyphens_is_its_call(
+    program: str, repaired: str, left: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    # get_book -> get-book (a separator) is the call of the tool get-book: a program reads
+    # get-book(...), written with no space, as that call (not get - book(...))
+    decider = Decider(Scanner(ApiCatalog.from_tools(_SPELT_APART), retriever=None))
+    decision = decider.decide_program(program, instruction="show book 1")
+    assert decision.text == repaired
+    assert [str(r) for r in decision.repairs] == ["E2.2 step[0].api: 'get_book' -> 'get-book'"]
     assert [(f.code, f.location) for f in decision.errors] == left
 
 

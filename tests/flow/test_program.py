@@ -171,9 +171,9 @@ def test_a_value_shown_alone_is_not_a_call_and_not_an_error() -> None:
         ("r = A(q=1)\nif B(id=r.id):\n    C(id=1)", 2, "B(id=r.id)"),
         ("r = A(q=1)\nC(id=B(id=r.id).id)", 2, "B(id=r.id)"),
         ("r = A(q=1)\nx, y = r.id, B(id=1)", 2, "B(id=1)"),
-        ("r = A(q=1)\nb = get-book(book_id=r.id)", 2, "book(book_id=r.id)"),
+        ("r = A(q=1)\nb = get - book(book_id=r.id)", 2, "book(book_id=r.id)"),
     ],
-    ids=["arithmetic", "comprehension", "loop", "branch", "argument", "tuple", "hyphen"],
+    ids=["arithmetic", "comprehension", "loop", "branch", "argument", "tuple", "subtraction"],
 )
 def test_a_call_inside_an_expression_is_an_e1_not_a_pass(text: str, line: int, got: str) -> None:
     # no step reads it, so nothing checks it and no runner makes it (it was passed over)
@@ -210,3 +210,18 @@ def test_a_program_with_a_call_inside_an_expression_is_not_passed_as_clean() -> 
     scanner = Scanner(catalog, retriever=None)
     found = list(scanner.iter_findings("a = foo(b=1)\nx = 1 + fooo(b=a.id)"))
     assert [(f.code, f.location, f.got) for f in found] == [("E1", ("line[2]",), "fooo(b=a.id)")]
+
+
+def test_a_tool_named_with_hyphens_is_called_in_a_program() -> None:
+    # get-book(...) reads in Python as get - book(...); written with no space around the
+    # hyphens it is the call of the tool get-book (MCP servers name tools so)
+    calls, problems = parse_program(
+        "r = search-books(q='Dune')\nb = get-book-by-id(book_id=r.items[0].id)\nprint(b.title)"
+    )
+    assert problems == []
+    assert [(c.name, c.text) for c in calls] == [
+        ("search-books", "search-books(q='Dune')"),
+        ("get-book-by-id", "get-book-by-id(book_id=r.items[0].id)"),
+    ]
+    assert calls[1].arguments["book_id"].path == ("items", "[]", "id")
+    assert calls[1].spans is not None and calls[1].spans.func == (31, 45)  # where it is written
