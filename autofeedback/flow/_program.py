@@ -21,10 +21,14 @@ them, still without running anything:
 * a call read straight from (``n = GET_x().total``), or appended to a list
   (``out.append(GET_x(...))``), is a call; ``print(...)``, bare strings and a value
   shown alone (``r.results[0].id`` on its own line) are not;
-* ``**{"vote_average.gte": 7}`` passes parameters whose names no keyword can spell.
+* ``**{"vote_average.gte": 7}`` passes parameters whose names no keyword can spell;
+* ``get-book(book_id=1)``, written with no space around its hyphens, is the call of the
+  tool ``get-book`` (Python alone would read ``get - book(book_id=1)``).
 
 Anything else (an import, a ``def``, a call to something that is not a function of the
-API) stays an E1 finding for that line.
+API) stays an E1 finding for that line, and so does an API call written inside an
+expression (``x = 1 + F(...)``, a loop's or a branch's condition, a comprehension, an
+argument's value): no step reads it, so nothing would check it.
 """
 
 from __future__ import annotations
