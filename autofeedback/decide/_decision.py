@@ -476,7 +476,7 @@ class Decider:
                 repairs = shown(made, checker.scanner, request)
                 decision = _after_repairs(repaired, request, mine, remaining, repairs)
             if self.repair == "sure" and any(f.code == "E5.3" for f in decision.errors):
-                before = producer_first(checker, seq, index, decision.errors)
+                before = producer_first(checker, seq, index, decision.errors, decision.request)
                 if before is not None:
                     decision = dataclasses.replace(decision, first=before)
             out.append(decision)

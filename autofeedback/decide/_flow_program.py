@@ -413,18 +413,24 @@ def _producer_to_insert(
 
 
 def producer_first(
-    checker: SequenceChecker, seq: StepSequence, index: int, findings: Sequence[Finding]
+    checker: SequenceChecker,
+    seq: StepSequence,
+    index: int,
+    findings: Sequence[Finding],
+    request: ApiRequest | None = None,
 ) -> tuple[ApiRequest, Repair] | None:
     """A trace's step ``index`` made up a value (E5.3) that no earlier step's operation
     produces: the producer's call to send first (it takes no argument), and the repair
     that says so; ``None`` where that is not certain. ``findings``: the step's errors,
-    located inside it. The step is decided again once the producer's response is in the
-    trace (:func:`repair_step` then reads the value from it)."""
+    located inside it; ``request``: the step's call as decided (its name repaired: Play
+    is play), where it is not the step's own. The step is decided again once the
+    producer's response is in the trace (:func:`repair_step` then reads the value from
+    it)."""
     step = seq.steps[index]
     if step.request is None or step.request.is_http or step.call is not None:
         return None  # a call by name only: what a runner sends next
     catalog = _catalog_at(checker, seq, index)
-    op = _operation(checker, step.request, catalog)
+    op = _operation(checker, request if request is not None else step.request, catalog)
     called: set[str] = set()
     for earlier in seq.steps[:index]:
         earlier_op = _operation(checker, earlier.request) if earlier.request else None

@@ -123,6 +123,8 @@ def _call(name: str, **arguments: str) -> dict[str, Any]:
             "json",
             id="beside-written",
         ),
+        # its name repaired (Play is play): the producer of play's parameter
+        pytest.param([_call("Play", device_id="<device_id>")], "json", id="name-repaired"),
     ],
 )
 def test_a_trace_step_that_made_up_an_id_gets_its_producer_sent_first(
