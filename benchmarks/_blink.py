@@ -24,8 +24,10 @@ its peer; the table gives medians and, for ratios, the spread over the repeats.
   guards and the proxies run per call; the scanner is built once per tool list), p50 in
   CPU time, against ``is_valid`` of the peers' validators.
 * **Faulty calls**: the mutated calls of ``_records.bfcl_mutated_lines`` through
-  the scanner without the semantic check, p50 and p99 in CPU time, against
-  python-jsonschema listing every error of the same call (``iter_errors``).
+  ``audit``, whole processes, with the default checks and with ``--no-semantic``,
+  against the strict peers; and in process through the scanner without the semantic
+  check, p50 and p99 in CPU time, against python-jsonschema listing every error of the
+  same call (``iter_errors``).
 * **HTTP records** on the composed 2,034-operation spec: ``_record_cost.http_rows``,
   once each side.
 """
@@ -292,21 +294,63 @@ def clean_process_rows(repeat: int) -> tuple[list[str], dict[str, Any]]:
                     peers[engine].append(got)
                     if what == "once":
                         facts[f"{engine} flagged"] = json.loads(got.stdout)["flagged"]
-        for engine, runs in peers.items():
-            wall = [t.wall / o.wall for o, t in zip(ours, runs, strict=True)]
-            cpu = [t.cpu / o.cpu for o, t in zip(ours, runs, strict=True)]
-            goal = ">= 1x" if engine == "jsonschema" else ""
-            met = ""
-            if goal:
-                met = "✓" if _median(wall) >= 1 else f"✗ ({_median(wall):.2f} of it)"
-            rows.append(
-                f"| clean calls: `audit`, whole process, {what} ({n:,} records/s, wall / CPU) | "
-                f"{n / _median([r.wall for r in ours]):,.0f} / "
-                f"{n / _median([r.cpu for r in ours]):,.0f} | "
-                f"{engine}, strict | {n / _median([r.wall for r in runs]):,.0f} / "
-                f"{n / _median([r.cpu for r in runs]):,.0f} | {_spread(wall, '{:.2f}')}x / "
-                f"{_spread(cpu, '{:.2f}')}x | {goal} {met} |"
-            )
+        rows += _ratio_rows(f"clean calls: `audit`, whole process, {what}", n, ours, peers)
+    return rows, facts
+
+
+def _ratio_rows(
+    name: str, n: int, ours: list[Run], peers: dict[str, list[Run]], goal: str = ">= 1x"
+) -> list[str]:
+    """One row per peer: records/s of each side and the ratios, run by run."""
+    rows = []
+    for engine, runs in peers.items():
+        wall = [t.wall / o.wall for o, t in zip(ours, runs, strict=True)]
+        cpu = [t.cpu / o.cpu for o, t in zip(ours, runs, strict=True)]
+        wanted = goal if engine == "jsonschema" else ""
+        met = ""
+        if wanted:
+            met = "✓" if _median(wall) >= 1 else f"✗ ({_median(wall):.2f} of it)"
+        rows.append(
+            f"| {name} ({n:,} records/s, wall / CPU) | "
+            f"{n / _median([r.wall for r in ours]):,.0f} / "
+            f"{n / _median([r.cpu for r in ours]):,.0f} | "
+            f"{engine}, strict | {n / _median([r.wall for r in runs]):,.0f} / "
+            f"{n / _median([r.cpu for r in runs]):,.0f} | {_spread(wall, '{:.2f}')}x / "
+            f"{_spread(cpu, '{:.2f}')}x | {wanted} {met} |"
+        )
+    return rows
+
+
+def faulty_process_rows(repeat: int) -> tuple[list[str], dict[str, Any]]:
+    """The mutated calls (``_records.bfcl_mutated_lines``: every record with its own tool
+    list, nearly every call wrong) through ``audit``, with its default checks (the
+    embedding model scores the names that miss) and with ``--no-semantic``, against the
+    strict peers, whole processes."""
+    from benchmarks._records import bfcl_mutated_lines
+
+    WORK.mkdir(parents=True, exist_ok=True)
+    lines = bfcl_mutated_lines()
+    log = WORK / "bfcl_mutated.jsonl"
+    log.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    n = len(lines)
+    facts: dict[str, Any] = {"records": n}
+    rows = []
+    for flags, what in (((), "default checks"), (("--no-semantic",), "`--no-semantic`")):
+        ours: list[Run] = []
+        peers: dict[str, list[Run]] = {"jsonschema": [], "jsonschema_rs": []}
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as cache:
+                env = _env(cache)
+                got = run_process([sys.executable, "-c", CLI, "audit", str(log), *flags,
+                                   "--format", "jsonl", "-o", os.devnull], env)  # fmt: skip
+                ours.append(got)
+                for engine in peers:
+                    peer = run_process([sys.executable, "-c", STRICT_PEER, engine, str(log),
+                                        str(ROOT)], env)  # fmt: skip
+                    peers[engine].append(peer)
+                    facts[f"{engine} flagged"] = json.loads(peer.stdout)["flagged"]
+        name = f"faulty calls: `audit`, whole process, once, {what}"
+        rows += _ratio_rows(name, n, ours, peers, ">= 1x, or how far and why")
     return rows, facts
 
 
@@ -444,8 +488,9 @@ def table(data: Path, repeat: int) -> str:
     rows = startup_rows(repeat)
     rows += spec_load_rows(data, repeat)
     clean_rows, clean_facts = clean_process_rows(repeat)
+    faulty_rows, faulty_facts = faulty_process_rows(repeat)
     inproc_rows, inproc_facts = in_process_rows()
-    rows += clean_rows + inproc_rows
+    rows += clean_rows + faulty_rows + inproc_rows
     rows += http_rows(data)
     notes = (
         f"\nWhole processes repeated {repeat}x, each side back to back with its peer; a "
@@ -456,7 +501,13 @@ def table(data: Path, repeat: int) -> str:
         f"(semantic on; autofeedback reports an error on {inproc_facts['clean flagged']} "
         "of them: a gold call missing a required parameter); the peers validate strictly "
         f"(python-jsonschema flagged {clean_facts.get('jsonschema flagged')}, jsonschema-rs "
-        f"{clean_facts.get('jsonschema_rs flagged')}). In process: 3 passes over the same "
+        f"{clean_facts.get('jsonschema_rs flagged')}). Faulty calls, whole process: the "
+        f"{faulty_facts['records']:,} mutated calls of same_verdicts.bfcl_mutated_lines, "
+        "once, with the default checks (the embedding model loads and scores the names "
+        "that miss) and with `--no-semantic` (python-jsonschema flagged "
+        f"{faulty_facts.get('jsonschema flagged')}, jsonschema-rs "
+        f"{faulty_facts.get('jsonschema_rs flagged')}; the peers only say valid or not, "
+        "autofeedback says which of E1-E4 and what to send). In process: 3 passes over the same "
         f"{inproc_facts['clean']:,} clean calls and {inproc_facts['faulty']:,} mutated "
         "ones (same_verdicts.bfcl_mutated_lines), after a first pass that built the "
         "compiled validators, timed in CPU time of the thread. HTTP: valid records on the "
