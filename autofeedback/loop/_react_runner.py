@@ -17,7 +17,7 @@ import requests
 
 from autofeedback._parse._output import to_requests
 from autofeedback.catalog._catalog import ApiCatalog
-from autofeedback.checks._check_name import check_name
+from autofeedback.checks._check_name import check_name, destructive
 from autofeedback.core._exceptions import ConfigurationError, FileNotRead, HostNotAllowed
 from autofeedback.core._findings import Finding, Repair
 from autofeedback.core._model import ApiRequest, Operation
@@ -407,14 +407,16 @@ class ReactRunner(_Runner):
 
     def _decide(self, steps: list[Step], request: ApiRequest, instruction: str) -> Decision:
         """The decision on ``request`` as the next step of the trace so far (its findings
-        located under ``step[i]``; the sequence's E2.1 left out: a search before the goal
-        is no wrong API)."""
+        located under ``step[i]``; the sequence's E2.1 left out, a search before the goal
+        being no wrong API, unless the step would destroy something: a wrong delete
+        cannot be undone)."""
         seq = StepSequence((*steps, Step(len(steps), request)), instruction=instruction)
         where = f"step[{len(steps)}]"
         found = [
             f
             for f in self.checker.iter_findings(seq)
-            if f.location[:1] == (where,) and not f.code.startswith("E2.1")
+            if f.location[:1] == (where,)
+            and not (f.code.startswith("E2.1") and not self._destroys(f.operation))
         ]
         [decision] = self.decider.decide_steps(
             seq, len(steps), checker=self.checker, findings=found
@@ -424,6 +426,10 @@ class ReactRunner(_Runner):
             findings=tuple(_under(f, where) for f in decision.findings),
             remaining=tuple(_under(f, where) for f in decision.remaining),
         )
+
+    def _destroys(self, name: str | None) -> bool:
+        op = self.checker.scanner.catalog.get(name or "")
+        return op is not None and destructive(op)
 
     def _observation(self, status: int, body: Any) -> str:
         text = body if isinstance(body, str) else json.dumps(body, default=str)

@@ -29,7 +29,7 @@ from collections.abc import Sequence as CollectionSequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from autofeedback.catalog._catalog import ApiCatalog
-from autofeedback.checks._check_name import check_selection
+from autofeedback.checks._check_name import check_selection, destructive
 from autofeedback.checks._words import no_side_effects
 from autofeedback.core._findings import Finding, Severity
 from autofeedback.core._model import ApiRequest, Operation, Parameter
@@ -420,11 +420,14 @@ class SequenceChecker:
         if f is None or (scanner.leads_to(op, f) and step.index not in malformed):
             return None  # a token or an id the better API needs: a step towards it
         # the margin that decides the severity is the sequence's: the best API against
-        # the best of its steps, not against the goal step alone
+        # the best of its steps, not against the goal step alone; a destructive goal that
+        # does not fit is an error at any margin, as for a single call (a wrong delete
+        # cannot be undone)
         scores = {r.name: float(r.score) for r in ranked}
         closest = max(scores.get(o.name, 0.0) for _, o in ops)
         margin = scores[ranked[0].name] - closest
-        severity: Severity = "error" if margin >= self.confident_margin else "warning"
+        sure = margin >= self.confident_margin or (f.severity == "error" and destructive(op))
+        severity: Severity = "error" if sure else "warning"
         return _under(dataclasses.replace(f, severity=severity), (f"step[{step.index}]",))
 
 

@@ -20,6 +20,7 @@ from autofeedback import (
     ApiCatalog,
     ConfigurationError,
     Finding,
+    Scanner,
     ToolCallRejected,
     check_tool_calls,
     decide_tool_calls,
@@ -673,3 +674,26 @@ def test_with_the_chat_a_made_up_token_names_the_call_that_gives_it() -> None:
             "has `token`",
         )
     ]
+
+
+def test_the_react_runner_never_sends_a_destructive_call_the_instruction_does_not_ask_for(
+    bookshop: ApiCatalog, sandbox: Sandbox, api_retriever: Any
+) -> None:
+    # the runner leaves the sequence's E2.1 out (a search before the goal is no wrong
+    # API), but a delete that does not fit the request is one no later step can undo:
+    # cancelOrder for "Who wrote Dune?" was sent (its order id given by the user)
+    sandbox.reset()
+    llm, _ = _script(
+        "Action: <API>cancelOrder(orderId='ORD-123456')</API>",
+        "Final Answer: I could not tell",
+    )
+    scanner = Scanner(bookshop, retriever=api_retriever)
+    runner = ReactRunner(llm, bookshop, base_url=sandbox.url, scanner=scanner)
+    result = runner.run("Who wrote Dune? My order is ORD-123456.")
+    assert result.calls == ()
+    assert [(f.code, f.severity) for f in result.turns[0].findings] == [("E2.1", "error")]
+    # a search towards the goal is still sent
+    llm, _ = _script("Action: <API>searchBooks(query='Dune')</API>", "Final Answer: Herbert")
+    runner = ReactRunner(llm, bookshop, base_url=sandbox.url, scanner=scanner)
+    result = runner.run("Who wrote Dune?")
+    assert [(r.name, s) for r, s, _ in result.calls] == [("searchBooks", 200)]

@@ -242,6 +242,25 @@ def test_e2_1_is_asked_of_the_sequence(bookshop: ApiCatalog, api_retriever: Any)
     assert (f.code, f.location[0], f.suggestion) == ("E2.1", "step[0]", "listReviews")
 
 
+def test_a_destructive_goal_that_does_not_fit_is_an_e2_1_error_in_a_sequence_too(
+    bookshop: ApiCatalog, api_retriever: Any
+) -> None:
+    # a single call of a delete that does not fit is an error at any margin (a wrong
+    # delete cannot be undone); the sequence's margin made it a warning
+    checker = SequenceChecker(
+        Scanner(bookshop, retriever=api_retriever), graph=FlowGraph.from_catalog(bookshop)
+    )
+    instruction = "Who wrote Dune? My order is ORD-123456."
+    seq = sequence_from_program("cancelOrder(orderId='ORD-123456')", instruction=instruction)
+    (f,) = checker.check(seq)
+    assert (f.code, f.severity, f.location[0]) == ("E2.1", "error", "step[0]")
+    # the same goal that fits is none
+    fits = sequence_from_program(
+        "cancelOrder(orderId='ORD-123456')", instruction="Cancel my order ORD-123456"
+    )
+    assert checker.check(fits) == []
+
+
 def test_single_call_placeholder_names_a_producer_the_user_can_call(
     bookshop: ApiCatalog,
 ) -> None:
