@@ -613,6 +613,44 @@ def test_a_misspelt_function_is_not_renamed_where_its_call_then_names_a_read_twi
     ]
 
 
+@pytest.mark.parametrize(
+    ("program", "renamed"),
+    [
+        pytest.param('get_weather(city="Paris", temp_unit="fahrenheit")', [], id="as-written"),
+        # the function's name respelt first: its parameters are then judged as above
+        pytest.param(
+            'GetWeather(city="Paris", temp_unit="fahrenheit")',
+            ["E2.2 step[0].api: 'GetWeather' -> 'get_weather'"],
+            id="after-the-function-respelt",
+        ),
+    ],
+)
+def test_a_program_s_repairs_judge_a_parameter_by_the_scanner_s_own_threshold(
+    api_retriever: Any, program: str, renamed: list[str]
+) -> None:
+    """`temp_unit` is set_units' parameter, and close in meaning to get_weather's `unit`
+    (0.65 with the embedding model): over the default threshold (and the margin another
+    tool's name needs) it would be E3.3 and renamed `unit`, the one enum that holds
+    "fahrenheit". Under this scanner's threshold of 0.9 it is E3.1, another tool's
+    parameter, left to the model, whether or not the function was respelt before."""
+    units = {
+        "name": "set_units",
+        "parameters": {
+            "type": "object",
+            "properties": {"temp_unit": {"type": "string", "enum": ["C", "F"]}},
+        },
+    }
+    catalog = ApiCatalog.from_tools([*CALLS_TOOLS, units])
+    scanner = Scanner(catalog, retriever=api_retriever, threshold=0.9)
+    decision = Decider(scanner).decide_program(program, instruction="the weather in Paris")
+    assert decision.action == "feedback"
+    assert decision.text == 'get_weather(city="Paris", temp_unit="fahrenheit")'
+    assert [str(r) for r in decision.repairs] == renamed
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E3.1", ("step[0]", "argument", "temp_unit"))
+    ]
+
+
 def test_a_value_taken_out_of_the_name_is_written_in_though_it_breaks_a_bound() -> None:
     # the rename is the same words and the value is the model's own: both are kept, and
     # the renamed call's parameters are judged from then on (the bound is fed back)
