@@ -454,9 +454,10 @@ def test_a_producer_of_one_item_is_written_in_whatever_item_the_instruction_coun
 
 # -- a program: each repair written where the model wrote what it repairs ---------------------
 
-CALLS = ApiCatalog.from_tools(
-    json.loads((Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text())["tools"]
-)
+CALLS_TOOLS = json.loads(
+    (Path(__file__).parents[1] / "data" / "decide" / "calls.json").read_text()
+)["tools"]
+CALLS = ApiCatalog.from_tools(CALLS_TOOLS)
 
 
 @pytest.mark.parametrize(
@@ -470,6 +471,35 @@ CALLS = ApiCatalog.from_tools(
 def test_a_program_s_value_is_coerced_in_its_call(program: str, repaired: str) -> None:
     decision = Decider(Scanner(CALLS, retriever=None)).decide_program(program, instruction="go")
     assert (decision.action, decision.text) == ("forward", repaired)
+
+
+@pytest.mark.parametrize(
+    ("program", "left"),
+    [
+        # given in `**{...}`: the value has no keyword of its own to be rewritten at
+        pytest.param(
+            'get_weather(city="Paris", **{"days": "3"})',
+            ("E4.1", "days", "3"),
+            id="a-value-unpacked-from-a-dict",
+        ),
+        # a full-width D: Python reads `Days`, a case slip of `days`, but the text holds
+        # other characters than the repair would show as rewritten
+        pytest.param(
+            'get_weather(city="Paris", \uff24ays=3)',
+            ("E3.2", "Days", "Days"),
+            id="a-keyword-in-other-characters",
+        ),
+    ],
+)
+def test_a_program_s_argument_is_repaired_only_where_its_keyword_is_written_as_read(
+    program: str, left: tuple[str, str, str]
+) -> None:
+    decision = Decider(Scanner(CALLS, retriever=None)).decide_program(program, instruction="go")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    code, name, got = left
+    assert [(f.code, f.location, f.got) for f in decision.errors] == [
+        (code, ("step[0]", "argument", name), got)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -541,6 +571,102 @@ def test_a_value_written_into_a_program_s_call_name_becomes_its_argument(
     assert [str(r) for r in decision.repairs] == [
         "E2.2 step[0].api: 'get_user_42_posts' -> 'get_user_user_id_posts'",
         "E2.2 step[0].argument.user_id: None -> 42",
+    ]
+
+
+def test_a_program_s_value_is_coerced_beside_what_its_arguments_break_as_a_whole() -> None:
+    # `limit` needs `offset` beside it (the tool's dependentRequired): an error of the
+    # arguments as a whole, located at them, left to the model; the coercion is kept
+    integer = {"type": "integer"}
+    parameters = {
+        "type": "object",
+        "properties": {"limit": integer, "offset": integer},
+        "dependentRequired": {"limit": ["offset"]},
+    }
+    catalog = ApiCatalog.from_tools([{"name": "list_items", "parameters": parameters}])
+    decision = Decider(Scanner(catalog, retriever=None)).decide_program(
+        'list_items(limit="5")', instruction="five items"
+    )
+    assert (decision.action, decision.text) == ("feedback", "list_items(limit=5)")
+    assert [str(r) for r in decision.repairs] == ["E4.1 step[0].argument.limit: '5' -> 5"]
+    assert [(f.code, f.location, f.got) for f in decision.errors] == [
+        ("E4.2", ("step[0]", "arguments"), {"limit": 5})
+    ]
+
+
+def test_a_misspelt_function_is_not_renamed_where_its_call_then_names_a_read_twice() -> None:
+    # renamed get_weather, the call would still send `City` beside `city`, the city read
+    # from locate's answer (E3.2 names the read's parameter): the call does not fit, so
+    # the name is left to the model with both errors
+    locate = {
+        "name": "locate",
+        "parameters": _takes(),
+        "outputSchema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+    catalog = ApiCatalog.from_tools([*CALLS_TOOLS, locate])
+    program = 'w = locate()\nget_weathr(City="Paris", city=w.city)'
+    decision = Decider(Scanner(catalog, retriever=None)).decide_program(
+        program, instruction="the weather where I am"
+    )
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E2", ("step[1]", "api")),
+        ("E3.2", ("step[1]", "argument", "City")),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("program", "renamed"),
+    [
+        pytest.param('get_weather(city="Paris", temp_unit="fahrenheit")', [], id="as-written"),
+        # the function's name respelt first: its parameters are then judged as above
+        pytest.param(
+            'GetWeather(city="Paris", temp_unit="fahrenheit")',
+            ["E2.2 step[0].api: 'GetWeather' -> 'get_weather'"],
+            id="after-the-function-respelt",
+        ),
+    ],
+)
+def test_a_program_s_repairs_judge_a_parameter_by_the_scanner_s_own_threshold(
+    api_retriever: Any, program: str, renamed: list[str]
+) -> None:
+    """`temp_unit` is set_units' parameter, and close in meaning to get_weather's `unit`
+    (0.65 with the embedding model): over the default threshold (and the margin another
+    tool's name needs) it would be E3.3 and renamed `unit`, the one enum that holds
+    "fahrenheit". Under this scanner's threshold of 0.9 it is E3.1, another tool's
+    parameter, left to the model, whether or not the function was respelt before."""
+    units = {
+        "name": "set_units",
+        "parameters": {
+            "type": "object",
+            "properties": {"temp_unit": {"type": "string", "enum": ["C", "F"]}},
+        },
+    }
+    catalog = ApiCatalog.from_tools([*CALLS_TOOLS, units])
+    scanner = Scanner(catalog, retriever=api_retriever, threshold=0.9)
+    decision = Decider(scanner).decide_program(program, instruction="the weather in Paris")
+    assert decision.action == "feedback"
+    assert decision.text == 'get_weather(city="Paris", temp_unit="fahrenheit")'
+    assert [str(r) for r in decision.repairs] == renamed
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E3.1", ("step[0]", "argument", "temp_unit"))
+    ]
+
+
+def test_a_value_taken_out_of_the_name_is_written_in_though_it_breaks_a_bound() -> None:
+    # the rename is the same words and the value is the model's own: both are kept, and
+    # the renamed call's parameters are judged from then on (the bound is fed back)
+    spec = json.loads(json.dumps(POSTS))
+    spec["paths"]["/user/{user_id}/posts"]["get"]["parameters"][0]["schema"]["minimum"] = 100
+    decider = Decider(Scanner(ApiCatalog.from_obj(spec), retriever=None))
+    decision = decider.decide_program("get_user_42_posts()", instruction="the posts of user 42")
+    assert (decision.action, decision.text) == ("feedback", "get_user_user_id_posts(user_id=42)")
+    assert [str(r) for r in decision.repairs] == [
+        "E2.2 step[0].api: 'get_user_42_posts' -> 'get_user_user_id_posts'",
+        "E2.2 step[0].argument.user_id: None -> 42",
+    ]
+    assert [(f.code, f.location, f.got) for f in decision.errors] == [
+        ("E4.2", ("step[0]", "argument", "user_id"), 42)
     ]
 
 

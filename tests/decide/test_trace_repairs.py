@@ -41,7 +41,7 @@ def _param(name: str, where: str, schema: Any = INT) -> dict[str, Any]:
     return {"name": name, "in": where, "required": True, "schema": schema}
 
 
-LIBRARY = {
+LIBRARY: dict[str, Any] = {
     "openapi": "3.0.0",
     "info": {"title": "library", "version": "1"},
     "servers": [{"url": BASE}],
@@ -242,3 +242,121 @@ def test_a_program_s_step_is_repaired_in_the_program_s_text_only(decider: Decide
     assert [f.code for f in step.errors] == ["E3.2", "E3.4"]
     whole = decider.decide_program(program, instruction="Show me Dune")
     assert whole.text == 'b = searchBooks(q="Dune")\ngetBook(bookId=b.books[0].id)'
+
+
+# a spec with what the library lacks: a query of two ids, a language read from a list
+SHELF: dict[str, Any] = {
+    **LIBRARY,
+    "paths": {
+        **LIBRARY["paths"],
+        "/ratings": _get(
+            "listRatings",
+            [_param("bookId", "query"), _param("authorId", "query")],
+            _obj(ratings=_list(_obj(stars=INT))),
+        ),
+        "/languages": _get("listLanguages", [], _obj(languages=_list(_obj(lang=TEXT)))),
+        "/blurbs": _get(
+            "getBlurb",
+            [_param("lang", "query", {"type": "string", "enum": ["en", "fr"]})],
+            _obj(text=TEXT),
+        ),
+    },
+}
+
+
+@pytest.fixture
+def shelf() -> Decider:
+    return Decider(Scanner(ApiCatalog.from_obj(SHELF), retriever=None))
+
+
+@pytest.mark.parametrize(
+    ("earlier", "written", "sent", "repaired", "left"),
+    [
+        pytest.param(
+            [_search(7)],
+            "/authors/XXX/books/XXX/",
+            "/authors/XXX/books/7/",
+            "E5.3 path.bookId: 'XXX' -> 7",
+            ("path", "authorId"),
+            id="the-first-given-by-no-response",
+        ),
+        pytest.param(
+            [_answered("/authors", {"authors": [{"id": 4}]}), _search(7)],
+            "/ratings?bookId=XXX&bookId=XXX&authorId=XXX",
+            "/ratings?bookId=XXX&bookId=XXX&authorId=4",
+            "E5.3 query.authorId: 'XXX' -> 4",
+            ("query", "bookId"),
+            id="the-first-given-twice",
+        ),
+    ],
+)
+def test_of_two_stand_ins_the_second_is_read_in_past_the_first_left(
+    shelf: Decider,
+    earlier: list[dict[str, Any]],
+    written: str,
+    sent: str,
+    repaired: str,
+    left: tuple[str, str],
+) -> None:
+    # the first stand-in has no value to take (no response gave an author's id) or no
+    # one place to take it (the query names it twice): the second is read in all the same
+    decision = _step(shelf, [*earlier, _get_url(written)], "Show me Dune")
+    assert decision.action == "feedback"
+    assert [str(r) for r in decision.repairs] == [repaired]
+    assert [(f.code, f.location) for f in decision.errors] == [("E5.3", left)]
+    assert decision.request is not None and decision.request.url == f"{BASE}{sent}"
+
+
+def test_a_wrong_enum_value_in_words_is_the_model_s_not_a_stand_in_read_in(
+    shelf: Decider,
+) -> None:
+    # "your language" reads as a stand-in, but where no identifier goes it is a value
+    # outside the enum (E4.2), not a made-up id (E5.3): the one language the earlier
+    # response gave is not written in its place; the model is told the enum
+    steps = [
+        _answered("/languages", {"languages": [{"lang": "en"}]}),
+        _get_url("/blurbs?lang=your%20language"),
+    ]
+    decision = _step(shelf, steps, "A blurb of Dune")
+    assert (decision.action, decision.repairs) == ("feedback", ())
+    assert [(f.code, f.location) for f in decision.errors] == [("E4.2", ("query", "lang"))]
+    assert decision.request is not None
+    assert decision.request.url == f"{BASE}/blurbs?lang=your%20language"
+
+
+def test_a_tool_a_search_documented_gets_its_stand_in_from_an_earlier_response() -> None:
+    """The tool is listed for the search only (deferred): the scanner's catalog lacks it,
+    the checker's data-flow graph is built from every tool. The step that calls it is
+    judged against the tool the search documented, so its stand-in is read from the one
+    earlier response that holds a device id."""
+    from autofeedback.sequences import FlowGraph, SequenceChecker
+
+    def takes(*names: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {n: TEXT for n in names}, "required": [*names]}
+
+    search = {"name": "search_tools", "parameters": takes("q")}
+    gives = _obj(devices=_list(_obj(id=TEXT)))
+    devices = {"name": "devices", "parameters": takes(), "outputSchema": gives}
+    play = {"name": "play", "parameters": takes("device_id")}
+    scanner = Scanner(ApiCatalog.from_tools([search, devices]), retriever=None)
+    graph = FlowGraph.from_catalog(ApiCatalog.from_tools([search, devices, play]))
+    steps = [
+        {
+            "call": {"name": "search_tools", "arguments": {"q": "play"}},
+            "response": {"tools": [play]},
+        },
+        {
+            "call": {"name": "devices", "arguments": {}},
+            "response": {"devices": [{"id": "kitchen-7"}]},
+        },
+        {"call": {"name": "play", "arguments": {"device_id": "<device_id>"}}},
+    ]
+    seq = sequence_from_record({"instruction": "play music", "steps": steps})
+    checker = SequenceChecker(scanner, graph=graph)
+    [decision] = Decider(scanner).decide_steps(seq, 2, checker=checker)
+    assert (decision.action, decision.errors) == ("forward", [])
+    assert [str(r) for r in decision.repairs] == [
+        "E5.3 argument.device_id: '<device_id>' -> 'kitchen-7'"
+    ]
+    assert decision.request is not None
+    assert decision.request.arguments == {"device_id": "kitchen-7"}
