@@ -555,3 +555,45 @@ def test_a_programs_values_are_grounded_by_the_context_as_a_calls_are(
     assert (result.ok, result.findings) == (True, ())
     [result] = audit_lines([json.dumps({**record, "context": None})], bookshop, retriever=None)
     assert [f.code for f in result.findings] == ["E5.3"]
+
+
+_PAGED = [
+    {
+        "name": "pages",
+        "parameters": {"type": "object", "properties": {}},
+        "outputSchema": {"type": "object", "properties": {"next_offset": {"type": "integer"}}},
+        "annotations": {"readOnlyHint": True},
+    },
+]
+NEEDS_OFFSET = {"dependentRequired": {"limit": ["offset"]}}
+
+
+@pytest.mark.parametrize(
+    ("whole", "program", "found"),
+    [
+        # offset is given, read from the earlier page: limit has what it needs
+        (NEEDS_OFFSET, "list_items(limit=5, offset=p.next_offset)", []),
+        (NEEDS_OFFSET, "list_items(limit=5)", [
+            ("E4.2", "arguments: {'limit': 5} breaks the documented dependentRequired "
+             "{'limit': ['offset']}")
+        ]),
+        # two arguments, one of them read from a response, where one at most is allowed
+        ({"maxProperties": 1}, "list_items(limit=5, offset=p.next_offset)", [
+            ("E4.2", "arguments: {'limit': 5, 'offset': '<from an earlier response>'} breaks "
+             "the documented maxProperties 1")
+        ]),
+    ],
+)  # fmt: skip
+def test_a_program_s_arguments_read_from_a_response_count_in_the_whole_of_its_arguments(
+    whole: dict[str, Any], program: str, found: list[tuple[str, str]]
+) -> None:
+    # what a tool says of its arguments as a whole reads which names are sent: a value
+    # read from an earlier response is sent too (p = pages(); list_items(limit=5,
+    # offset=p.next_offset) was told limit needs offset)
+    fields = {"limit": {"type": "integer"}, "offset": {"type": "integer"}}
+    parameters = {"type": "object", "properties": fields, **whole}
+    catalog = ApiCatalog.from_tools([*_PAGED, {"name": "list_items", "parameters": parameters}])
+    graph = FlowGraph.from_catalog(catalog)
+    checker = SequenceChecker(Scanner(catalog, retriever=None), graph=graph)
+    seq = sequence_from_program(f"p = pages()\n{program}", instruction="list my items")
+    assert [(f.code, f.message) for f in checker.check(seq)] == found
