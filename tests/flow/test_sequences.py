@@ -597,3 +597,64 @@ def test_a_program_s_arguments_read_from_a_response_count_in_the_whole_of_its_ar
     checker = SequenceChecker(Scanner(catalog, retriever=None), graph=graph)
     seq = sequence_from_program(f"p = pages()\n{program}", instruction="list my items")
     assert [(f.code, f.message) for f in checker.check(seq)] == found
+
+
+def _items_spec(tmp_path: Path, body: dict[str, Any]) -> ApiCatalog:
+    ok = {"description": "ok"}
+    pages = {"type": "object", "properties": {"next_offset": {"type": "integer"}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "items", "version": "1"},
+        "paths": {
+            "/pages": {
+                "get": {
+                    "operationId": "pages",
+                    "responses": {
+                        "200": {**ok, "content": {"application/json": {"schema": pages}}}
+                    },
+                }
+            },
+            "/items": {
+                "post": {
+                    "operationId": "listItems",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"200": ok},
+                }
+            },
+        },
+    }
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(spec))
+    return ApiCatalog.from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("program", "found"),
+    [
+        ("listItems(limit=5, offset=p.next_offset)", []),
+        (
+            "listItems(limit=5)",
+            [
+                (
+                    "E3.4",
+                    ("step[1]", "body", "offset"),
+                    "the body fits none of its documented shapes; the nearest, branch 1, "
+                    "requires 'offset'",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_program_s_body_field_read_from_a_response_counts_in_the_body_s_shape(
+    tmp_path: Path, program: str, found: list[tuple[str, tuple[str, ...], str]]
+) -> None:
+    # the body is one of two shapes, one with offset and one with cursor: offset read
+    # from the earlier page is sent (it was told the body requires offset)
+    properties = {"limit": {"type": "integer"}, "offset": {"type": "integer"}}
+    shapes = [{"required": ["offset"]}, {"required": ["cursor"]}]
+    catalog = _items_spec(tmp_path, {"type": "object", "properties": properties, "oneOf": shapes})
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    seq = sequence_from_program(f"p = pages()\n{program}")
+    assert [(f.code, f.location, f.message) for f in checker.check(seq)] == found
