@@ -218,11 +218,18 @@ class SequenceChecker:
             every = {**positional, **call.arguments}
             from_refs = {k for k, v in every.items() if not _literal(v)}
             literal = {k: v for k, v in every.items() if _literal(v)}
-            if op is not None and all(op.parameter(k) is not None for k in every):
+            if (
+                op is not None
+                and all(op.parameter(k) is not None for k in every)
+                and not (from_refs and (op.whole_arguments or op.body_schema))
+            ):
                 # documented names: only the literal values need the E1-E4 checks (and
                 # the call's fast path usually takes them); with an unknown name, the
                 # names given by reference must be there too, or an unknown one would be
-                # told to become one of them
+                # told to become one of them; so must they where the arguments are
+                # judged together, a tool's as a whole (dependentRequired: limit needs
+                # offset, given as p.next_offset) or a request body's (the oneOf branch
+                # that requires offset)
                 request = ApiRequest(name=call.name, arguments=literal, format="python")
             else:
                 # every name goes to the name checks (E3); a value read from a response

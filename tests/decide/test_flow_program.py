@@ -1606,3 +1606,110 @@ def test_one_item_read_from_an_earlier_step_is_never_written_into_a_list_paramet
     assert [(f.code, f.location) for f in decision.errors] == [
         ("E5.3", ("step[1]", "argument", "device_ids"))
     ]
+
+
+def test_a_stand_in_is_read_from_the_variable_as_bound_before_its_step() -> None:
+    # t is bound again after the step: the step reads the reviews, the later orders are
+    # nothing it can read (issue 39: _flow_repair 12)
+    tools = [_TOP_REVIEWS, _GET_BOOK, *_ORDERS]
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    program = 't = top_reviews()\nget_book(book_id="<book_id>")\nt = orders()'
+    decision = decider.decide_program(program, instruction="the book of the top review")
+    assert (decision.action, decision.text) == (
+        "forward",
+        "t = top_reviews()\nget_book(book_id=t.reviews[0].book_id)\nt = orders()",
+    )
+
+
+def test_a_stand_in_read_in_is_undone_with_the_round_that_leaves_an_error_beside_it() -> None:
+    # x.orders rebound to o.orders is a list where order_id takes one id (E5.4 where it
+    # was made): the round is undone whole, the stand-in's read with it, and the model
+    # is told of both (issue 39: _flow_repair 100, the read's edit naming its parameter)
+    compare = {
+        "name": "compare",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": {"type": "integer"}, "book_id": {"type": "string"}},
+            "required": ["order_id", "book_id"],
+        },
+    }
+    decider = Decider(
+        Scanner(ApiCatalog.from_tools([_TOP_REVIEWS, *_ORDERS, compare]), retriever=None)
+    )
+    program = 'o = orders()\nt = top_reviews()\ncompare(order_id=x.orders, book_id="<book_id>")'
+    decision = decider.decide_program(program, instruction="the book of the top review")
+    assert (decision.action, decision.text, decision.repairs) == ("feedback", program, ())
+    assert [(f.code, f.location) for f in decision.errors] == [
+        ("E5.1", ("step[2]", "argument", "order_id")),
+        ("E5.3", ("step[2]", "argument", "book_id")),
+    ]
+
+
+# -- a program: the producer written in past what the rounds left ---------------------------
+
+_DEVICES = {
+    "name": "devices",
+    "parameters": _takes(),
+    "outputSchema": _gives("devices", "id"),
+    "annotations": READS,
+}
+_PLAY = {"name": "play", "parameters": _takes("device_id")}
+_LOUD = {
+    "name": "play",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "device_id": {"type": "string"},
+            "volume": {"type": "integer"},
+            "shuffle": {"type": "boolean"},
+        },
+        "required": ["device_id"],
+        "dependentRequired": {"volume": ["shuffle"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("tools", "program", "repaired", "left"),
+    [
+        # the rename to `get-book` would lose the call (`get - book(...)`): that round is
+        # undone, and the producer is still written in (issue 39: repair_program 56)
+        pytest.param(
+            [_SPELT_APART[0], _DEVICES, _PLAY],
+            'b = get_book(book_id="1")\nplay(device_id="<device_id>")',
+            'b = get_book(book_id="1")\ndevices_result = devices()\n'
+            "play(device_id=devices_result.devices[0].id)",
+            [("E2.2", ("step[0]", "api"))],
+            id="past-a-lost-call",
+        ),
+        # one insertion per decision: the second stand-in is left, its finding now
+        # naming the response to read it from (issue 39: repair_program 104)
+        pytest.param(
+            [_DEVICES, _PLAY],
+            'play(device_id="<device_id>")\nplay(device_id="<device_id>")',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id)\n"
+            'play(device_id="<device_id>")',
+            [("E5.3", ("step[2]", "argument", "device_id"))],
+            id="beside-a-second-stand-in",
+        ),
+        # volume needs shuffle: the call's arguments as a whole are the model's to fix
+        # (issue 39: repair_program 105)
+        pytest.param(
+            [_DEVICES, _LOUD],
+            'play(device_id="<device_id>", volume=3)',
+            "devices_result = devices()\nplay(device_id=devices_result.devices[0].id, volume=3)",
+            [("E4.2", ("step[1]", "arguments"))],
+            id="beside-an-error-of-the-whole-call",
+        ),
+    ],
+)
+def test_the_producer_is_written_in_past_what_the_rounds_left(
+    tools: list[dict[str, Any]],
+    program: str,
+    repaired: str,
+    left: list[tuple[str, tuple[str, ...]]],
+) -> None:
+    decider = Decider(Scanner(ApiCatalog.from_tools(tools), retriever=None))
+    decision = decider.decide_program(program, instruction="play music")
+    assert (decision.action, decision.text) == ("feedback", repaired)
+    assert [(f.code, f.location) for f in decision.errors] == left

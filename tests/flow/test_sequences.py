@@ -574,3 +574,106 @@ def test_a_programs_values_are_grounded_by_the_context_as_a_calls_are(
     assert (result.ok, result.findings) == (True, ())
     [result] = audit_lines([json.dumps({**record, "context": None})], bookshop, retriever=None)
     assert [f.code for f in result.findings] == ["E5.3"]
+
+
+_PAGED = [
+    {
+        "name": "pages",
+        "parameters": {"type": "object", "properties": {}},
+        "outputSchema": {"type": "object", "properties": {"next_offset": {"type": "integer"}}},
+        "annotations": {"readOnlyHint": True},
+    },
+]
+NEEDS_OFFSET = {"dependentRequired": {"limit": ["offset"]}}
+
+
+@pytest.mark.parametrize(
+    ("whole", "program", "found"),
+    [
+        # offset is given, read from the earlier page: limit has what it needs
+        (NEEDS_OFFSET, "list_items(limit=5, offset=p.next_offset)", []),
+        (NEEDS_OFFSET, "list_items(limit=5)", [
+            ("E4.2", "arguments: {'limit': 5} breaks the documented dependentRequired "
+             "{'limit': ['offset']}")
+        ]),
+        # two arguments, one of them read from a response, where one at most is allowed
+        ({"maxProperties": 1}, "list_items(limit=5, offset=p.next_offset)", [
+            ("E4.2", "arguments: {'limit': 5, 'offset': '<from an earlier response>'} breaks "
+             "the documented maxProperties 1")
+        ]),
+    ],
+)  # fmt: skip
+def test_a_program_s_arguments_read_from_a_response_count_in_the_whole_of_its_arguments(
+    whole: dict[str, Any], program: str, found: list[tuple[str, str]]
+) -> None:
+    # what a tool says of its arguments as a whole reads which names are sent: a value
+    # read from an earlier response is sent too (p = pages(); list_items(limit=5,
+    # offset=p.next_offset) was told limit needs offset)
+    fields = {"limit": {"type": "integer"}, "offset": {"type": "integer"}}
+    parameters = {"type": "object", "properties": fields, **whole}
+    catalog = ApiCatalog.from_tools([*_PAGED, {"name": "list_items", "parameters": parameters}])
+    graph = FlowGraph.from_catalog(catalog)
+    checker = SequenceChecker(Scanner(catalog, retriever=None), graph=graph)
+    seq = sequence_from_program(f"p = pages()\n{program}", instruction="list my items")
+    assert [(f.code, f.message) for f in checker.check(seq)] == found
+
+
+def _items_spec(tmp_path: Path, body: dict[str, Any]) -> ApiCatalog:
+    ok = {"description": "ok"}
+    pages = {"type": "object", "properties": {"next_offset": {"type": "integer"}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "items", "version": "1"},
+        "paths": {
+            "/pages": {
+                "get": {
+                    "operationId": "pages",
+                    "responses": {
+                        "200": {**ok, "content": {"application/json": {"schema": pages}}}
+                    },
+                }
+            },
+            "/items": {
+                "post": {
+                    "operationId": "listItems",
+                    "requestBody": {"content": {"application/json": {"schema": body}}},
+                    "responses": {"200": ok},
+                }
+            },
+        },
+    }
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(spec))
+    return ApiCatalog.from_file(path)
+
+
+@pytest.mark.parametrize(
+    ("program", "found"),
+    [
+        ("listItems(limit=5, offset=p.next_offset)", []),
+        (
+            "listItems(limit=5)",
+            [
+                (
+                    "E3.4",
+                    ("step[1]", "body", "offset"),
+                    "the body fits none of its documented shapes; the nearest, branch 1, "
+                    "requires 'offset'",
+                )
+            ],
+        ),
+    ],
+)
+def test_a_program_s_body_field_read_from_a_response_counts_in_the_body_s_shape(
+    tmp_path: Path, program: str, found: list[tuple[str, tuple[str, ...], str]]
+) -> None:
+    # the body is one of two shapes, one with offset and one with cursor: offset read
+    # from the earlier page is sent (it was told the body requires offset)
+    properties = {"limit": {"type": "integer"}, "offset": {"type": "integer"}}
+    shapes = [{"required": ["offset"]}, {"required": ["cursor"]}]
+    catalog = _items_spec(tmp_path, {"type": "object", "properties": properties, "oneOf": shapes})
+    checker = SequenceChecker(
+        Scanner(catalog, retriever=None), graph=FlowGraph.from_catalog(catalog)
+    )
+    seq = sequence_from_program(f"p = pages()\n{program}")
+    assert [(f.code, f.location, f.message) for f in checker.check(seq)] == found
