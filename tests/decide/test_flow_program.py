@@ -1672,14 +1672,15 @@ _LOUD = {
 @pytest.mark.parametrize(
     ("tools", "program", "repaired", "left"),
     [
-        # the rename to `get-book` would lose the call (`get - book(...)`): that round is
-        # undone, and the producer is still written in (issue 39: repair_program 56)
+        # the rename of `From` to `from` would lose the call (`search(from="x")` does
+        # not parse): that round is undone, and the producer is still written in
+        # (issue 39: repair_program 56)
         pytest.param(
-            [_SPELT_APART[0], _DEVICES, _PLAY],
-            'b = get_book(book_id="1")\nplay(device_id="<device_id>")',
-            'b = get_book(book_id="1")\ndevices_result = devices()\n'
+            [_SPELT_APART[1], _DEVICES, _PLAY],
+            's = search(From="x")\nplay(device_id="<device_id>")',
+            's = search(From="x")\ndevices_result = devices()\n'
             "play(device_id=devices_result.devices[0].id)",
-            [("E2.2", ("step[0]", "api"))],
+            [("E3.2", ("step[0]", "argument", "From"))],
             id="past-a-lost-call",
         ),
         # one insertion per decision: the second stand-in is left, its finding now
