@@ -27,6 +27,13 @@ __all__ = ["OUTPUT_KEYS", "WHOLE_OBJECT_KEYWORDS", "load_callables"]
 OUTPUT_KEYS = ("outputSchema", "output_schema", "response", "returns")
 #: The keywords that judge an object by its field names and their count alone.
 WHOLE_OBJECT_KEYWORDS = ("maxProperties", "minProperties", "dependentRequired", "propertyNames")
+#: What a function's parameters schema says of its arguments together, beyond each one's
+#: own schema: the whole-object keywords and the compositions at its top (``oneOf``
+#: branches that each require another argument, ``not``, ``if``/``then``).
+_WHOLE_ARGUMENT_KEYWORDS = (
+    *WHOLE_OBJECT_KEYWORDS, "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
+    "dependentSchemas",
+)  # fmt: skip
 #: Keys that hold a function's parameter schema (OpenAI, MCP, Anthropic), first wins.
 _PARAMETER_KEYS = ("parameters", "inputSchema", "input_schema")
 
@@ -115,7 +122,7 @@ def _load_function(
     extra = {} if more is True else dict(more) if isinstance(more, dict) else None
     # what no one argument's check judges: the arguments' count, the ones one brings with
     # it, what their names may be (checked on the call's whole arguments)
-    whole = {k: resolved[k] for k in WHOLE_OBJECT_KEYWORDS if k in resolved} or None
+    whole = {k: resolved[k] for k in _WHOLE_ARGUMENT_KEYWORDS if k in resolved} or None
     parameters: list[Parameter] = []
     for pname, pschema in properties.items():
         # a boolean schema: true allows any value, false none

@@ -97,8 +97,10 @@ class Operation:
     #: such as ``{"env": "prod"}``); ``None``: it takes none, and an unlisted one is E3
     extra_arguments: Mapping[str, Any] | None = None
     #: what a function's parameters schema says of its arguments as a whole
-    #: (``maxProperties``, ``minProperties``, ``dependentRequired``, ``propertyNames``),
-    #: as one schema; ``None`` where it says nothing of them
+    #: (``maxProperties``, ``minProperties``, ``dependentRequired``, ``propertyNames``,
+    #: and the compositions at its top: ``oneOf``, ``anyOf``, ``allOf``, ``not``,
+    #: ``if``/``then``/``else``, ``dependentSchemas``), as one schema; ``None`` where it
+    #: says nothing of them
     whole_arguments: Mapping[str, Any] | None = None
 
     @property

@@ -359,3 +359,30 @@ def test_a_tool_s_arguments_within_their_whole_bounds_are_clean() -> None:
     for _ in range(2):
         [found] = scanner.iter_findings({"name": "f", "arguments": {"a": 1}})
         assert (found.code, found.location) == ("E4.2", ("arguments",))
+
+
+@pytest.mark.parametrize(
+    ("composition", "arguments", "keyword"),
+    [
+        ({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"c": 1}, "oneOf"),
+        ({"anyOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"c": 1}, "anyOf"),
+        ({"allOf": [{"required": ["c"]}]}, {"a": 1}, "required"),
+        ({"not": {"required": ["a", "b"]}}, {"a": 1, "b": 2}, "not"),
+        ({"if": {"required": ["a"]}, "then": {"required": ["c"]}}, {"a": 1}, "required"),
+    ],
+    ids=["oneOf", "anyOf", "allOf", "not", "if-then"],
+)
+def test_what_a_tool_s_parameters_compose_at_their_top_is_checked(
+    composition: dict[str, Any], arguments: dict[str, Any], keyword: str
+) -> None:
+    # list_items(limit=5) under oneOf [{required: [cursor]}, {required: [page]}] was
+    # reported clean: a composition at the top of a tool's parameters was read nowhere
+    fields = {n: {"type": "integer"} for n in ("a", "b", "c")}
+    tools = [{"name": "f", "parameters": {"type": "object", "properties": fields, **composition}}]
+    scanner = Scanner(ApiCatalog.from_tools(tools), retriever=None)
+    for _ in range(2):  # walked on the first call, compiled on the second
+        [found] = scanner.iter_findings({"name": "f", "arguments": arguments})
+        assert (found.code, found.location) == ("E4.2", ("arguments",))
+        assert f"breaks the documented {keyword}" in found.message
+    fitting = {"a": 1, "c": 3}
+    assert list(scanner.iter_findings({"name": "f", "arguments": fitting})) == []
