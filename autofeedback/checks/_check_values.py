@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from autofeedback._specs._functions import WHOLE_OBJECT_KEYWORDS
 from autofeedback.checks import _formats
 from autofeedback.checks._branches import branch_errors, misfit
 from autofeedback.checks._formats import ASSERTED
@@ -634,10 +635,34 @@ def _asserted() -> dict[str, Callable[[Any], bool]]:
     return dict(_asserted_formats)
 
 
+#: the keywords that judge an object by its field names and their count alone (the
+#: values are the fields' own checks')
+_OBJECT_KEYWORDS = WHOLE_OBJECT_KEYWORDS
+
+
+def object_keywords(schema: Any) -> Mapping[str, Any] | None:
+    """The whole-object keywords of a body schema (its top level and ``allOf`` parts),
+    as one schema; ``None`` when it has none.
+
+    >>> object_keywords({"type": "object", "maxProperties": 2, "properties": {"a": {}}})
+    {'maxProperties': 2}
+    """
+    if not isinstance(schema, Mapping):
+        return None
+    parts = [schema, *(p for p in schema.get("allOf") or () if isinstance(p, Mapping))]
+    kept = [{k: p[k] for k in _OBJECT_KEYWORDS if k in p} for p in parts]
+    kept = [k for k in kept if k]
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else {"allOf": kept}
+
+
 def _strict_schema(op: Operation) -> dict[str, Any] | None:
     names = [p.name for p in op.parameters]
     if len(set(names)) != len(names) or composed_body(op) or op.auth_parameters:
         return None  # the detailed checks only: names alone do not say where a value goes
+    if object_keywords(op.body_schema) is not None:
+        return None  # the body's fields judged as a whole, apart from the other arguments
     return {
         "type": "object",
         "properties": {p.name: dict(p.schema) for p in op.parameters},

@@ -15,33 +15,17 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from autofeedback._specs._functions import WHOLE_OBJECT_KEYWORDS
-from autofeedback.checks._check_values import _finding, _spec_faults, _validator, composed_body
+from autofeedback.checks._check_values import (
+    _finding,
+    _spec_faults,
+    _validator,
+    composed_body,
+    object_keywords,
+)
 from autofeedback.core._findings import Finding
 from autofeedback.core._model import Operation
 from autofeedback.core._patterns import PatternBudget
 from autofeedback.core._resolve import Arg
-
-#: the keywords that judge an object by its field names and their count alone (the
-#: values are the fields' own checks')
-_OBJECT_KEYWORDS = WHOLE_OBJECT_KEYWORDS
-
-
-def object_keywords(schema: Any) -> Mapping[str, Any] | None:
-    """The whole-object keywords of a body schema (its top level and ``allOf`` parts),
-    as one schema; ``None`` when it has none.
-
-    >>> object_keywords({"type": "object", "maxProperties": 2, "properties": {"a": {}}})
-    {'maxProperties': 2}
-    """
-    if not isinstance(schema, Mapping):
-        return None
-    parts = [schema, *(p for p in schema.get("allOf") or () if isinstance(p, Mapping))]
-    kept = [{k: p[k] for k in _OBJECT_KEYWORDS if k in p} for p in parts]
-    kept = [k for k in kept if k]
-    if not kept:
-        return None
-    return kept[0] if len(kept) == 1 else {"allOf": kept}
 
 
 def check_object_body(
@@ -61,10 +45,17 @@ def check_object_body(
     if composed_body(op):
         return  # validated whole, these keywords included, by check_body
     schema = object_keywords(op.body_schema)
-    fields = {a.name: a.value for a in args if a.location == "body"}
+    # an HTTP operation called by name (getBook(...)) sends its body's fields as arguments
+    fields = {a.name: a.value for a in args if a.location == "body" or _body_field(op, a)}
     if schema is None or not (fields or sent):
         return  # no body sent: whether one must be is E3.4's
     yield from _whole(op, schema, fields, ("body",), budget)
+
+
+def _body_field(op: Operation, arg: Arg) -> bool:
+    """Whether ``arg``, given by name, is a field of ``op``'s body."""
+    param = op.parameter(arg.name) if arg.location == "argument" else None
+    return param is not None and param.location == "body"
 
 
 def _whole(

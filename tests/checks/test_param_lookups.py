@@ -386,3 +386,18 @@ def test_what_a_tool_s_parameters_compose_at_their_top_is_checked(
         assert f"breaks the documented {keyword}" in found.message
     fitting = {"a": 1, "c": 3}
     assert list(scanner.iter_findings({"name": "f", "arguments": fitting})) == []
+
+
+def test_an_http_operation_called_by_name_gets_its_body_judged_as_a_whole() -> None:
+    # addPet(a=1) is the body {"a": 1}: it was reported clean, where POST /pets with that
+    # body breaks dependentRequired (found by mut-decide10)
+    fields = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    schema = {"type": "object", "properties": fields, "dependentRequired": {"a": ["b"]}}
+    scanner = Scanner(ApiCatalog.from_obj(_body_spec(schema), source="t"), retriever=None)
+    for _ in range(2):  # no fast path answers it clean first
+        found = list(scanner.iter_findings({"name": "addPet", "arguments": {"a": 1}}))
+        assert [(f.code, f.location, f.message) for f in found] == [
+            ("E4.2", ("body",), "body: {'a': 1} breaks the documented dependentRequired "
+             "{'a': ['b']}")
+        ]  # fmt: skip
+        assert list(scanner.iter_findings({"name": "addPet", "arguments": {"a": 1, "b": 2}})) == []
