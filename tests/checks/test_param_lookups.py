@@ -401,3 +401,14 @@ def test_an_http_operation_called_by_name_gets_its_body_judged_as_a_whole() -> N
              "{'a': ['b']}")
         ]  # fmt: skip
         assert list(scanner.iter_findings({"name": "addPet", "arguments": {"a": 1, "b": 2}})) == []
+
+
+def test_a_body_field_sent_in_the_query_is_not_counted_in_the_body() -> None:
+    # the misplaced field is the E3's to name; the body sent ({}) breaks nothing itself
+    fields = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    schema = {"type": "object", "properties": fields, "dependentRequired": {"a": ["b"]}}
+    scanner = Scanner(ApiCatalog.from_obj(_body_spec(schema), source="t"), retriever=None)
+    request = {"method": "POST", "url": f"{HOST}/pets?a=1", "body": {}}
+    assert [(f.code, f.location) for f in scanner.iter_findings(request)] == [
+        ("E3", ("query", "a"))
+    ]
