@@ -929,34 +929,19 @@ SHOP_AUTH = {
 }
 
 
-def test_a_credential_the_request_sends_is_masked_in_a_repair_that_repeats_it() -> None:
+@pytest.mark.parametrize("where", ["call", "trace-step"])
+def test_a_credential_the_request_sends_is_masked_in_a_repair_that_repeats_it(where: str) -> None:
     """The token looked up is the one the request authenticates with (a header the spec
     declares): the path's slip is repaired and sent as written, and shown with the token
-    masked."""
+    masked; a call decided alone, and a step of a trace (issue 39: decide_steps 57)."""
     decider = Decider(Scanner(ApiCatalog.from_obj(SHOP_AUTH), retriever=None))
     url = "https://api.example.org/tokns/ab12cd34ef"
     call = {"method": "GET", "url": url, "headers": {"X-Shop-Ident": "ab12cd34ef"}}
-    [decision] = decider.decide(call)
-    assert decision.request is not None
-    assert decision.request.url == "https://api.example.org/tokens/ab12cd34ef"
-    assert [r.as_dict() for r in decision.repairs] == [
-        {
-            "code": "E2",
-            "location": ["api"],
-            "before": "/tokns/[REDACTED]",
-            "after": "/tokens/[REDACTED]",
-        }
-    ]
-
-
-def test_a_credential_a_trace_step_sends_is_masked_in_a_repair_that_repeats_it() -> None:
-    """The same as a step of a trace: the token the step's request authenticates with is
-    masked in the repair that shows its path (issue 39: decide_steps 57)."""
-    url = "https://api.example.org/tokns/ab12cd34ef"
-    step = {"request": {"method": "GET", "url": url, "headers": {"X-Shop-Ident": "ab12cd34ef"}}}
-    seq = sequence_from_record({"instruction": "show my token", "steps": [step]})
-    decider = Decider(Scanner(ApiCatalog.from_obj(SHOP_AUTH), retriever=None))
-    [decision] = decider.decide_steps(seq, 0)
+    if where == "call":
+        [decision] = decider.decide(call)
+    else:
+        seq = sequence_from_record({"instruction": "show my token", "steps": [{"request": call}]})
+        [decision] = decider.decide_steps(seq, 0)
     assert decision.request is not None
     assert decision.request.url == "https://api.example.org/tokens/ab12cd34ef"
     assert [r.as_dict() for r in decision.repairs] == [
