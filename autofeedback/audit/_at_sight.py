@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from autofeedback._specs._functions import _TYPE_NAMES, _bfcl_schema
-from autofeedback.checks._quick import fits
+from autofeedback._specs._functions import _NOT_PLAIN, _TYPE_NAMES, _bfcl_schema
+from autofeedback.checks._quick import _KEYS, _SCALARS, _TYPES, fits
 
 __all__ = ["clean_at_sight"]
 
@@ -40,16 +40,13 @@ _FUNCTION_KEYS = frozenset({"name", "description", "parameters"})
 _PARAMETERS_KEYS = frozenset(
     {"type", "properties", "required", "additionalProperties", "description", "title"}
 )
+#: what a schema may hold: the keywords ``fits`` reads, no other; of its annotations,
+#: the texts and flags must be of their kind (a ``description`` holding a schema is
+#: walked by the loader), the data (``default``, ``examples``) scalars
+_SCHEMA_KEYS = _KEYS
 _TEXT_KEYS = frozenset({"description", "title", "$comment"})
 _FLAG_KEYS = frozenset({"deprecated", "readOnly", "writeOnly"})
-_DATA_KEYS = frozenset({"default", "examples"})
-_STRUCTURE_KEYS = frozenset(
-    {"type", "enum", "properties", "required", "additionalProperties", "items"}
-)
-_SCHEMA_KEYS = _STRUCTURE_KEYS | _TEXT_KEYS | _FLAG_KEYS | _DATA_KEYS
-#: property names that make the loader read a schema the long way (``plain``)
-_NOT_PLAIN = frozenset({"$ref", "$dynamicRef", "$id", "$schema", "additionalItems", "dependencies"})
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+_JSON_TYPES = frozenset(_TYPES)
 #: a name the loader keeps as written and the catalog never sets aside (printable
 #: ASCII with no space: one script, nothing invisible, nothing NFKC changes)
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,255}")
@@ -117,7 +114,6 @@ def _function(tool: Any) -> dict[str, Any] | None:
 #: what the walks answer: not plain; plain with JSON Schema's type names only (the loader
 #: copies it as it is); plain with a type name the loader maps (``dict``, ``float``...)
 _NO, _AS_IS, _MAPPED = 0, 1, 2
-_JSON_TYPES = frozenset({"string", "integer", "number", "boolean", "null", "object", "array"})
 
 
 def _plain_parameters(schema: Any) -> int:
@@ -154,7 +150,7 @@ def _plain_parameters(schema: Any) -> int:
 def _plain_properties(properties: dict[str, Any], depth: int) -> int:
     found = _AS_IS
     for name, sub in properties.items():
-        if name in _NOT_PLAIN:
+        if name in _NOT_PLAIN:  # a property named $ref: the loader reads it the long way
             return _NO
         plain = _plain_schema(sub, depth + 1)
         if plain == _NO:
